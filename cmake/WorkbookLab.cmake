@@ -1,0 +1,194 @@
+# How a lab is built and tested. A lab's CMakeLists.txt makes one call:
+#
+#   workbook_add_lab(NUMBER 01
+#     SOURCES vector_ops.cpp                # the file(s) the student edits
+#     TESTS   tests/vector_ops_test.cpp     # visible correctness tests (GoogleTest)
+#     PERF    tests/perf_cases.cpp)         # the performance spec (WORKBOOK_PERF_CASE)
+#
+# SOURCES are compiled from labs/<lab>/ or, with WORKBOOK_IMPL=solutions, from solutions/<lab>/:
+# the tests never know which. Each GoogleTest case becomes its own CTest test (lab01.Relu.Tail...),
+# each perf case a test labelled perf that times the student's kernel against the reference.
+
+# --- Compiler settings shared by every target ----------------------------------------------------
+if(WORKBOOK_SANITIZER STREQUAL "address")
+  add_compile_options(-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer)
+  add_link_options(-fsanitize=address,undefined)
+elseif(WORKBOOK_SANITIZER STREQUAL "thread")
+  add_compile_options(-fsanitize=thread -fno-omit-frame-pointer)
+  add_link_options(-fsanitize=thread)
+elseif(NOT WORKBOOK_SANITIZER STREQUAL "")
+  message(FATAL_ERROR "WORKBOOK_SANITIZER is '${WORKBOOK_SANITIZER}': use address, thread or nothing")
+endif()
+
+# Warnings on for our own targets (dependencies come in as system headers, so theirs stay quiet).
+# Designated initializers that leave members at their defaults are idiomatic C++20, so GCC 12's
+# missing-field-initializers warning about them is off.
+function(workbook_target_defaults target)
+  target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wno-missing-field-initializers
+    $<$<BOOL:${WORKBOOK_WERROR}>:-Werror>
+    $<$<BOOL:${WORKBOOK_NATIVE}>:-march=native>)
+endfunction()
+
+# Every test gets these: the build fixture (so `ctest` builds first), and where to write results.
+set(WORKBOOK_RESULTS_DIR "${PROJECT_BINARY_DIR}/results")
+set(WORKBOOK_CEILINGS_FILE "${PROJECT_BINARY_DIR}/workbook-ceilings.json")
+function(workbook_test_properties)
+  cmake_parse_arguments(PARSE_ARGV 0 arg "" "" "TESTS;LABELS;FIXTURES")
+  set_tests_properties(${arg_TESTS} PROPERTIES
+    LABELS "${arg_LABELS}"
+    FIXTURES_REQUIRED "workbook_build;${arg_FIXTURES}"
+    ENVIRONMENT "WORKBOOK_RESULTS_DIR=${WORKBOOK_RESULTS_DIR};WORKBOOK_CEILINGS=${WORKBOOK_CEILINGS_FILE}")
+endfunction()
+
+# --- `ctest` builds what it tests ----------------------------------------------------------------
+# `cmake --preset lab01 && ctest` has no build step, so the first test builds the tree; every other
+# test requires it (a failed build marks them "not run", which ctest counts as failures).
+function(workbook_add_build_fixture)
+  add_test(NAME workbook.build COMMAND "${CMAKE_COMMAND}" --build "${PROJECT_BINARY_DIR}")
+  set_tests_properties(workbook.build PROPERTIES FIXTURES_SETUP workbook_build LABELS build
+    RUN_SERIAL TRUE TIMEOUT 1800)
+endfunction()
+
+# --- A plain `ctest` in the source root runs the build configured last -----------------------------
+# The committed CTestTestfile.cmake in the source root includes build/last-configured.cmake.
+function(workbook_register_last_build)
+  if(NOT WORKBOOK_REGISTER_LAST_BUILD OR PROJECT_BINARY_DIR STREQUAL PROJECT_SOURCE_DIR)
+    return()
+  endif()
+  file(WRITE "${PROJECT_SOURCE_DIR}/build/last-configured.cmake"
+    "# Written by the configure of ${PROJECT_BINARY_DIR}: a plain `ctest` in the source root\n"
+    "# runs that build's tests (see CTestTestfile.cmake in the source root).\n"
+    "subdirs(\"${PROJECT_BINARY_DIR}\")\n")
+endfunction()
+
+# --- One lab -------------------------------------------------------------------------------------
+function(workbook_add_lab)
+  cmake_parse_arguments(PARSE_ARGV 0 arg "" "NUMBER;MAX_RATIO" "SOURCES;TESTS;PERF;LIBRARIES")
+  if(NOT arg_NUMBER OR NOT arg_SOURCES OR NOT arg_TESTS)
+    message(FATAL_ERROR "workbook_add_lab needs NUMBER, SOURCES and TESTS")
+  endif()
+  if(NOT arg_MAX_RATIO)
+    set(arg_MAX_RATIO 1.25)   # the perf test passes within 1.25x of the reference's time
+  endif()
+  set(lab "lab${arg_NUMBER}")
+  cmake_path(GET CMAKE_CURRENT_SOURCE_DIR FILENAME folder)
+  set(student_dir "${PROJECT_SOURCE_DIR}/labs/${folder}")
+  set(solution_dir "${PROJECT_SOURCE_DIR}/solutions/${folder}")
+  set(has_solution TRUE)
+  foreach(source IN LISTS arg_SOURCES)
+    if(NOT EXISTS "${solution_dir}/${source}")
+      set(has_solution FALSE)
+    endif()
+  endforeach()
+  if(WORKBOOK_IMPL STREQUAL "solutions" AND NOT has_solution)
+    message(FATAL_ERROR "${lab}: WORKBOOK_IMPL=solutions but solutions/${folder} lacks ${arg_SOURCES}")
+  endif()
+  list(GET arg_SOURCES 0 first_source)
+  set(edit_file "labs/${folder}/${first_source}")
+
+  # The implementation under test, and the reference it is compared with.
+  if(WORKBOOK_IMPL STREQUAL "solutions")
+    _workbook_lab_library(${lab}_impl "${solution_dir}" "${student_dir}" "${arg_SOURCES}" "${arg_LIBRARIES}")
+    set(reference ${lab}_impl)
+  else()
+    _workbook_lab_library(${lab}_impl "${student_dir}" "${student_dir}" "${arg_SOURCES}" "${arg_LIBRARIES}")
+    if(has_solution)
+      _workbook_lab_library(${lab}_reference "${solution_dir}" "${student_dir}" "${arg_SOURCES}" "${arg_LIBRARIES}")
+      set(reference ${lab}_reference)
+    endif()
+  endif()
+
+  # Correctness tests: compiled once, linked against the implementation under test.
+  add_library(${lab}_test_objects OBJECT ${arg_TESTS})
+  target_include_directories(${lab}_test_objects PRIVATE "${student_dir}")
+  target_link_libraries(${lab}_test_objects PRIVATE workbook::testing)
+  workbook_target_defaults(${lab}_test_objects)
+  add_executable(${lab}_tests)
+  target_link_libraries(${lab}_tests PRIVATE ${lab}_test_objects ${lab}_impl workbook::testing_main)
+  gtest_add_tests(TARGET ${lab}_tests SOURCES ${arg_TESTS} TEST_PREFIX "${lab}." TEST_LIST tests)
+  workbook_test_properties(TESTS ${tests} LABELS "${lab};correctness")
+
+  # With the solutions, also prove the stub fails every test it should with "not implemented".
+  if(WORKBOOK_IMPL STREQUAL "solutions")
+    _workbook_lab_library(${lab}_stub "${student_dir}" "${student_dir}" "${arg_SOURCES}" "${arg_LIBRARIES}")
+    add_executable(${lab}_tests_on_stub)
+    target_link_libraries(${lab}_tests_on_stub PRIVATE ${lab}_test_objects ${lab}_stub workbook::testing_main)
+    add_test(NAME ${lab}.stub_reports_not_implemented
+      COMMAND "${CMAKE_COMMAND}" -DEXE=$<TARGET_FILE:${lab}_tests_on_stub> -DEDIT=${edit_file}
+              -DOUT=${PROJECT_BINARY_DIR}/stub-${lab}.json -P "${PROJECT_SOURCE_DIR}/cmake/CheckStub.cmake")
+    workbook_test_properties(TESTS ${lab}.stub_reports_not_implemented LABELS "${lab};correctness;stub")
+  endif()
+
+  if(arg_PERF)
+    _workbook_lab_perf(${lab} "${arg_PERF}" "${student_dir}" "${reference}" "${edit_file}" ${arg_MAX_RATIO})
+  endif()
+
+  # The solutions folder may add numbered versions, their tests and the lab's benchmark.
+  if(WORKBOOK_IMPL STREQUAL "solutions" AND EXISTS "${solution_dir}/CMakeLists.txt")
+    set(WORKBOOK_LAB ${lab})
+    set(WORKBOOK_LAB_DIR "${student_dir}")
+    add_subdirectory("${solution_dir}" "${CMAKE_CURRENT_BINARY_DIR}/solution")
+  endif()
+endfunction()
+
+# A static library of one implementation of a lab (student's, reference or stub).
+function(_workbook_lab_library target impl_dir header_dir sources libraries)
+  list(TRANSFORM sources PREPEND "${impl_dir}/")
+  add_library(${target} STATIC ${sources})
+  target_include_directories(${target} PUBLIC "${header_dir}")
+  target_link_libraries(${target} PUBLIC workbook::workbook ${libraries})
+  workbook_target_defaults(${target})
+endfunction()
+
+# Perf cases: one worker executable per implementation (same case objects, different kernels), and
+# one test per case that runs workbook-perf to time them interleaved.
+function(_workbook_lab_perf lab perf_sources student_dir reference edit_file max_ratio)
+  add_library(${lab}_perf_cases OBJECT ${perf_sources})
+  target_include_directories(${lab}_perf_cases PRIVATE "${student_dir}")
+  target_link_libraries(${lab}_perf_cases PRIVATE workbook::workbook)
+  workbook_target_defaults(${lab}_perf_cases)
+
+  add_executable(${lab}_perf)
+  target_link_libraries(${lab}_perf PRIVATE ${lab}_perf_cases ${lab}_impl workbook::perf_main)
+  if(reference)
+    if(reference STREQUAL "${lab}_impl")
+      set(reference_worker ${lab}_perf)
+    else()
+      add_executable(${lab}_perf_reference)
+      target_link_libraries(${lab}_perf_reference PRIVATE ${lab}_perf_cases ${reference} workbook::perf_main)
+      set(reference_worker ${lab}_perf_reference)
+    endif()
+    set(against --reference "$<TARGET_FILE:${reference_worker}>")
+  elseif(EXISTS "${student_dir}/tests/reference_profile.json")
+    # The student kit has no solutions: judge against the fraction of the roofline the reference reached.
+    set(against --profile "${student_dir}/tests/reference_profile.json")
+  else()
+    message(FATAL_ERROR "${lab} has perf cases but neither a reference solution nor tests/reference_profile.json")
+  endif()
+
+  set(names "")
+  foreach(source IN LISTS perf_sources)
+    file(STRINGS "${CMAKE_CURRENT_SOURCE_DIR}/${source}" lines REGEX "^WORKBOOK_PERF_CASE\\(")
+    foreach(line IN LISTS lines)
+      string(REGEX REPLACE "^WORKBOOK_PERF_CASE\\(([A-Za-z0-9_]+).*" "\\1" name "${line}")
+      list(APPEND names ${name})
+    endforeach()
+  endforeach()
+  foreach(name IN LISTS names)
+    add_test(NAME ${lab}.perf.${name}
+      COMMAND workbook-perf --lab ${lab} --case ${name} --student "$<TARGET_FILE:${lab}_perf>" ${against}
+              --max-ratio ${max_ratio} --edit ${edit_file}
+              --ceilings "${WORKBOOK_CEILINGS_FILE}" --results "${WORKBOOK_RESULTS_DIR}")
+    workbook_test_properties(TESTS ${lab}.perf.${name} LABELS "${lab};perf" FIXTURES workbook_ceilings)
+    set_tests_properties(${lab}.perf.${name} PROPERTIES RUN_SERIAL TRUE)
+    if(WORKBOOK_BENCH AND reference)
+      # The bench records the fraction of the roofline the reference reaches: the student kit's yardstick.
+      add_test(NAME ${lab}.profile.${name}
+        COMMAND workbook-perf --lab ${lab} --case ${name} --student "$<TARGET_FILE:${reference_worker}>"
+                --record-profile "${WORKBOOK_RESULTS_DIR}/${lab}/reference_profile.json"
+                --ceilings "${WORKBOOK_CEILINGS_FILE}" --results "${WORKBOOK_RESULTS_DIR}")
+      workbook_test_properties(TESTS ${lab}.profile.${name} LABELS "${lab};bench" FIXTURES workbook_ceilings)
+      set_tests_properties(${lab}.profile.${name} PROPERTIES RUN_SERIAL TRUE)
+    endif()
+  endforeach()
+endfunction()

@@ -1,0 +1,69 @@
+#pragma once
+/// \file bench.hpp
+/// \brief The shared benchmark helper: each lab's bench times its kernels (the reference, its
+/// numbered versions, library baselines) and shows every one against the measured ceilings, as a
+/// table, a JSON record and a roofline plot.
+///
+/// \code
+/// workbook::Bench bench("lab01", workbook::load_or_measure_ceilings(path, false));
+/// bench.compare("relu, 64 Mi floats", work, {
+///     {"v1 scalar", [&] { versions::relu_v1_scalar(x, y); }},
+///     {"v4 streaming stores", [&] { lab01::relu(x, y); }, workbook::Bench::kReference},
+/// });
+/// bench.finish(std::cout, workbook::results_dir());
+/// \endcode
+///
+/// The versions of one group are timed interleaved (time_interleaved), so that a burst of noise on
+/// a shared machine slows them all alike instead of one of them.
+
+#include <workbook/ceilings.hpp>
+#include <workbook/roofline.hpp>
+#include <workbook/timing.hpp>
+
+#include <filesystem>
+#include <functional>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+namespace workbook {
+
+class Bench {
+ public:
+  Bench(std::string lab, Ceilings ceilings);
+
+  static constexpr bool kReference = true;
+  /// One version of a kernel: its label, one call of it, and whether it is the reference solution.
+  struct Version {
+    std::string label;
+    std::function<void()> kernel;
+    bool reference = false;
+  };
+
+  /// Times the versions of one kernel, each doing `work` per call, interleaved, and adds them to
+  /// the table under `group` (the kernel and its size). Returns where each landed on the roofline.
+  std::vector<Analysis> compare(const std::string& group, const Work& work, const std::vector<Version>& versions,
+                                const TimingOptions& timing = {.max_seconds = 1.0});
+
+  /// Prints the table, and writes <results>/bench/<lab>.json and <lab>.svg.
+  void finish(std::ostream& out, const std::filesystem::path& results) const;
+
+  const Ceilings& ceilings() const { return ceilings_; }
+
+ private:
+  struct Entry {
+    std::string group, label;
+    bool reference;
+    Timing timing;
+    Analysis analysis;
+  };
+  std::string lab_;
+  Ceilings ceilings_;
+  std::vector<Entry> entries_;
+};
+
+/// The command line every bench takes: --ceilings FILE and --results DIR (defaults as for the
+/// tests). Returns false (after printing usage) on anything else.
+bool parse_bench_arguments(int argc, char** argv, std::string& ceilings, std::filesystem::path& results);
+
+}  // namespace workbook

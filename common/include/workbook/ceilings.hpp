@@ -1,0 +1,73 @@
+#pragma once
+/// \file ceilings.hpp
+/// \brief The machine's ceilings, measured on the machine: memory bandwidth (copy and triad, one
+/// thread and all threads), L1 load bandwidth, and FMA peak (one core and all cores).
+///
+/// A roofline is only as good as its roofs, and datasheet numbers are not what a student's code
+/// can reach on their laptop or in a VM. So the harness measures them with small, well-understood
+/// kernels, caches the result per machine in the build tree, and re-measures on demand
+/// (`workbook-probe --remeasure`).
+
+#include <workbook/machine.hpp>
+
+#include <cstddef>
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace workbook {
+
+/// Measured ceilings. Bandwidths count bytes read plus bytes written (a copy of n bytes moves 2n),
+/// over working sets far larger than the caches unless named otherwise. Each is the best of several
+/// runs: noise only ever slows a run down, so the fastest run estimates what the machine can do.
+struct Ceilings {
+  static constexpr int kFormat = 1;  ///< bump when fields change: older caches are re-measured
+
+  MachineInfo machine;
+  std::string measured_at;  ///< UTC, ISO 8601
+  unsigned threads = 1;     ///< threads behind the *_all figures
+
+  double copy_1t_gbs = 0;            ///< best of the two store kinds below, one thread
+  double copy_regular_1t_gbs = 0;    ///< copy with ordinary stores (each line read before written)
+  double copy_streaming_1t_gbs = 0;  ///< copy with streaming stores (no read-for-ownership)
+  double copy_all_gbs = 0;           ///< best copy, all threads
+  double triad_1t_gbs = 0;           ///< a[i] = b[i] + s * c[i], one thread
+  double triad_all_gbs = 0;          ///< the same, all threads
+  double l1_read_1t_gbs = 0;         ///< loads from a buffer that fits in the L1 data cache
+  double fma_1t_gflops = 0;          ///< fp32 fused multiply-add peak of one core (an FMA = 2 FLOP)
+  double fma_all_gflops = 0;         ///< the same, all cores
+  std::size_t cache_knee_bytes = 0;  ///< the working set past which copy bandwidth is within 20% of
+                                     ///< memory's: what "larger than the caches" means here
+
+  nlohmann::json to_json() const;
+  static Ceilings from_json(const nlohmann::json& j);  ///< throws on a missing field
+};
+
+/// Called with one line of progress at a time ("copy, 1 thread, streaming stores: 48.1 GB/s").
+using Progress = std::function<void(const std::string&)>;
+
+/// Measures every ceiling (about 2-4 seconds). Run it on an otherwise idle machine.
+Ceilings measure_ceilings(const Progress& progress = {});
+
+/// The ceilings cached at `path`, if that file exists, has the current format and was measured on
+/// this machine (same fingerprint).
+std::optional<Ceilings> load_ceilings(const std::string& path);
+
+/// Writes the cache atomically (a temporary file renamed into place).
+void save_ceilings(const std::string& path, const Ceilings& ceilings);
+
+/// load_ceilings(path), or measure (with progress) and save when it is missing, stale or when
+/// `remeasure` is set.
+Ceilings load_or_measure_ceilings(const std::string& path, bool remeasure, const Progress& progress = {});
+
+/// The kernel behind copy_streaming_1t_gbs, for a bench to time beside its own kernels in one run:
+/// y = x with streaming stores (whole SIMD batches, then a tail; y must be 64-byte aligned).
+void copy_streaming(std::span<const float> x, std::span<float> y);
+
+/// The cache path tests and tools use: $WORKBOOK_CEILINGS, else ./workbook-ceilings.json.
+std::string default_ceilings_path();
+
+}  // namespace workbook

@@ -1,0 +1,128 @@
+#pragma once
+/// \file check.hpp
+/// \brief Correctness against a float64 oracle, with a diagnosis that names the pattern of a
+/// mismatch and the file to edit.
+///
+/// A check compares a kernel's output with the exact answer computed in double precision, within a
+/// tolerance derived from the operation (see Tolerance), and reports max-abs error, norm-wise relative
+/// error and ULP distance. When it fails it looks for the usual mistakes: "the last 3 elements were
+/// never written: check your tail loop", "the output is all zeros", "every element is off by a
+/// constant", "NaN inputs were not propagated", "the output is transposed", ...
+
+#include <workbook/buffer.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <iosfwd>
+#include <limits>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace workbook {
+
+/// The kernel a check is about, named in every message: which function, in which file.
+struct Where {
+  std::string function;  ///< e.g. "relu"
+  std::string file;      ///< e.g. "labs/01_vectorized_relu/vector_ops.cpp"
+};
+
+/// float32 unit roundoff u = 2^-24: one rounding to float changes a value by at most a factor 1 +- u.
+inline constexpr double kFloatUnitRoundoff = 0x1p-24;
+
+/// How far a result may be from the oracle: |got - want| <= rel * scale + abs, where the scale is
+/// |want| for an elementwise result and the sum of |terms| for a reduction (what rounding errors
+/// scale with). Build it from the operation, not by guessing:
+///   - exact(): selections and copies (ReLU), integer arithmetic;
+///   - roundings(k): k float32 roundings on the way from inputs to result (a + b: 1; (a - b)^2: 2),
+///     rel = gamma_k = k u / (1 - k u), the standard bound (Higham, Accuracy and Stability, 3.1);
+///   - sum_of(n): a float32 reduction of n terms in any order, rel = gamma_n (with FMA or without).
+struct Tolerance {
+  double rel = 0;
+  double abs = 0;
+  std::string derivation;  ///< shown with a failure, so a student sees where the bound comes from
+
+  static Tolerance exact();
+  static Tolerance roundings(int k);
+  static Tolerance sum_of(std::size_t terms);
+};
+
+/// gamma_k = k u / (1 - k u) for float32.
+double gamma_float(double k);
+
+/// A named input shown beside each mismatch ("x = -0.5").
+struct Column {
+  std::string name;
+  std::function<double(std::size_t)> at;
+};
+Column column(std::string name, std::span<const float> values);
+Column column(std::string name, std::span<const std::int8_t> values);
+
+/// The logical shape of an output, for 2-D diagnoses (tails of rows or columns, transposition).
+/// ld is the distance between rows in the buffer (>= cols); elements between cols and ld are
+/// padding that a kernel must not write.
+struct Shape {
+  std::size_t rows = 1;
+  std::size_t cols = 0;
+  std::size_t ld = 0;  ///< 0 means cols
+};
+
+/// What to compare, and how.
+struct ElementwiseCheck {
+  Where where;
+  Tolerance tolerance;
+  std::vector<Column> inputs;  ///< shown beside mismatches, indexed like the output
+  Shape shape;                 ///< default: one row of size() elements
+  /// What the error of element i scales with; default |want(i)|. A matrix product's element is a
+  /// sum of K products, so its scale is sum_k |a_ik| |b_kj| (with Tolerance::sum_of(K)).
+  std::function<double(std::size_t)> scale;
+};
+
+/// The outcome of a check: ok, or a failure a student can act on.
+struct CheckResult {
+  bool ok = true;
+  std::string summary;    ///< one line: what is wrong
+  std::string diagnosis;  ///< the pattern found and what to fix
+  std::string details;    ///< the first mismatches, with inputs, got and expected
+  std::string tolerance;  ///< the bound used and its derivation
+  std::string edit;       ///< "edit labs/...: relu"
+
+  std::size_t checked = 0;     ///< elements compared
+  std::size_t wrong = 0;       ///< elements outside the tolerance
+  std::size_t first_wrong = 0; ///< index of the first one (when wrong > 0)
+  double max_abs_error = 0;    ///< over elements where both sides are finite
+  double rel_error = 0;        ///< norm-wise: ||got - want||_2 / ||want||_2
+  double max_ulps = 0;         ///< float outputs: largest error in units of the last place
+
+  /// Everything above, formatted for a student.
+  std::string report() const;
+  explicit operator bool() const { return ok; }
+};
+std::ostream& operator<<(std::ostream& out, const CheckResult& result);
+
+/// Compares an output buffer (with its poison and guards, see GuardedBuffer) with want(i), the
+/// float64 answer for logical element i (row-major over shape.rows x shape.cols).
+template <class T>
+CheckResult check_elementwise(const GuardedBuffer<T>& got, const std::function<double(std::size_t)>& want,
+                              const ElementwiseCheck& how);
+
+/// A float64 oracle of a reduction: result = finish(sum of term(i) for i < terms), where finish is
+/// monotone increasing (identity for a dot product, sqrt for a Euclidean distance).
+struct ReductionOracle {
+  std::size_t terms = 0;
+  std::function<double(std::size_t)> term;
+  std::function<double(double)> finish = [](double s) { return s; };
+  int extra_roundings = 1;  ///< roundings per term before it is summed (a[i] * b[i]: 1 without FMA)
+};
+
+/// Compares a reduction's result with the oracle, within gamma_{n + extra} * sum|terms| on the sum
+/// (mapped through finish, plus one rounding of it). On failure it recognises the last or first k
+/// elements left out, one SIMD lane or one accumulator of several summed, zero, and double counting.
+CheckResult check_reduction(double got, const ReductionOracle& oracle, const Where& where);
+
+/// Checks that a kernel left an input as it was (it takes it as const; a cast can still write it).
+CheckResult check_unchanged(std::span<const float> before, std::span<const float> after,
+                            const Where& where, const std::string& name);
+
+}  // namespace workbook

@@ -1,0 +1,103 @@
+#pragma once
+/// \file perf.hpp
+/// \brief A lab's performance spec: perf cases, each a function that sets up inputs, states the
+/// work the roofline counts, and hands one kernel to the harness.
+///
+/// \code
+/// void relu(workbook::perf::Case& perf) {
+///   const std::size_t n = std::size_t{64} << 20;     // 64 Mi floats, far past the caches
+///   workbook::AlignedVector<float> x(n);
+///   workbook::fill_uniform(x, perf.rng());
+///   workbook::GuardedBuffer<float> y(n);
+///   perf.describe("relu", "ReLU of 64 Mi floats");
+///   perf.work({.ops = double(n), .bytes = 8.0 * double(n)});
+///   perf.measure({
+///       .run = [&] { lab01::relu(x, y.span()); },
+///       .poison = [&] { y.poison(); },
+///       .verify = [&] { return check_relu(x, y); },
+///   });
+/// }
+/// WORKBOOK_PERF_CASE(relu);
+/// \endcode
+///
+/// The same case file is linked into two workers, one with the student's kernels and one with the
+/// reference's; `workbook-perf` starts both and times them in alternation (see perf_driver.hpp).
+/// Run a worker by hand to time your kernels alone: `lab01_perf [case...]`.
+
+#include <workbook/check.hpp>
+#include <workbook/roofline.hpp>
+#include <workbook/seed.hpp>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace workbook::perf {
+
+/// One kernel, as a case hands it to the harness. The buffers it captures must outlive measure().
+struct Kernel {
+  std::function<void()> run;            ///< one call of the kernel under test
+  std::function<void()> poison;         ///< fills the outputs with poison before the timed runs
+  std::function<CheckResult()> verify;  ///< after the timed runs: were the outputs written, right?
+};
+
+/// What a case function talks to.
+class Case {
+ public:
+  explicit Case(std::string name, std::uint64_t seed);
+  virtual ~Case() = default;
+
+  const std::string& name() const { return name_; }
+  std::uint64_t seed() const { return seed_; }
+  /// The generator for this case's inputs (seeded from WORKBOOK_SEED and the case name).
+  Rng& rng() { return rng_; }
+
+  /// The function under test and a line about the case, both shown in the feedback.
+  void describe(std::string function, std::string text);
+  /// The work of one call, for the roofline.
+  void work(const Work& work);
+  /// Advice for a kernel under `below` of its roof; the lowest matching threshold wins.
+  void hint(double below, std::string text);
+
+  /// Hands the kernel to the harness, which checks it once, then times it and checks again.
+  /// Returns when the harness is done.
+  virtual void measure(const Kernel& kernel) = 0;
+
+  const std::string& function() const { return function_; }
+  const std::string& description() const { return description_; }
+  const Work& work() const { return work_; }
+  const std::vector<Hint>& hints() const { return hints_; }
+
+ private:
+  std::string name_;
+  std::uint64_t seed_;
+  Rng rng_;
+  std::string function_, description_;
+  Work work_;
+  std::vector<Hint> hints_;
+};
+
+using CaseFunction = void (*)(Case&);
+
+/// The cases of this executable, in registration order.
+struct Registered {
+  std::string name;
+  CaseFunction function;
+};
+std::vector<Registered>& registry();
+
+/// Adds a case to the registry (use WORKBOOK_PERF_CASE).
+struct Registration {
+  Registration(const char* name, CaseFunction function);
+};
+
+/// main() of a perf worker: `--list`, the driver's `--worker` protocol, or, with case names (or
+/// none: all), times the kernels in this process and prints them against the ceilings.
+int worker_main(int argc, char** argv);
+
+}  // namespace workbook::perf
+
+/// Registers `function` (a void(workbook::perf::Case&)) as the perf case of the same name. The
+/// build system finds these lines and makes one test of each: labNN.perf.<name>.
+#define WORKBOOK_PERF_CASE(function) \
+  static const ::workbook::perf::Registration workbook_perf_case_##function(#function, &function)

@@ -1,0 +1,60 @@
+#pragma once
+/// \file report.hpp
+/// \brief How results are shown: a console table, JSON records, an SVG roofline plot and Markdown
+/// feedback, written next to the test results.
+
+#include <workbook/ceilings.hpp>
+#include <workbook/roofline.hpp>
+#include <workbook/stats.hpp>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace workbook {
+
+/// "11.2 ms", "532 us", "1.23 s", "45 ns".
+std::string format_seconds(double seconds);
+/// Fixed-point with `digits` decimals.
+std::string format_fixed(double value, int digits = 1);
+/// "79%".
+std::string format_percent(double fraction);
+
+/// A console table: the first column left-aligned, the others right-aligned.
+class Table {
+ public:
+  explicit Table(std::vector<std::string> header);
+  void add(std::vector<std::string> row);
+  std::string str() const;
+
+ private:
+  std::vector<std::vector<std::string>> rows_;
+};
+
+/// A point on a roofline plot.
+struct PlotPoint {
+  enum class Role { student, reference, other };
+  std::string label;
+  double intensity = 0;  ///< operations per byte
+  double gops = 0;       ///< achieved rate
+  Role role = Role::other;
+};
+
+/// An SVG roofline: log-log axes, the measured roofs (copy bandwidth for one thread and all, L1 loads,
+/// FMA peak of one core and of all), the ridge points, and the given points, labelled.
+std::string roofline_svg(const Ceilings& ceilings, const std::vector<PlotPoint>& points,
+                         const std::string& title, const std::string& ops_unit = "FLOP");
+
+/// Where results go: $WORKBOOK_RESULTS_DIR, else ./workbook-results.
+std::filesystem::path results_dir();
+
+/// Writes `text` to `path`, creating its folders.
+void write_file(const std::filesystem::path& path, const std::string& text);
+
+/// JSON records of a summary and of a roofline analysis.
+nlohmann::json to_json(const Summary& summary);
+nlohmann::json to_json(const Analysis& analysis);
+
+}  // namespace workbook

@@ -1,0 +1,87 @@
+#pragma once
+/// \file roofline.hpp
+/// \brief The roofline model: a kernel's work (operations and the fewest bytes it must move) and a
+/// measured time give achieved bandwidth, achieved rate and arithmetic intensity; the measured
+/// ceilings say which roof binds, how close the kernel is to it, and what to try next.
+///
+/// Attainable rate = min(compute roof, intensity x bandwidth roof). The ridge point, compute roof /
+/// bandwidth roof, separates memory-bound work (intensity below it) from compute-bound work.
+
+#include <workbook/ceilings.hpp>
+
+#include <span>
+#include <string>
+#include <vector>
+
+namespace workbook {
+
+/// Where a kernel's bytes come from, which decides its bandwidth roof.
+enum class MemoryLevel {
+  dram,  ///< main memory: working sets past the caches (the copy bandwidth roof)
+  l1,    ///< the L1 data cache: small inputs read again and again (the L1 load roof)
+};
+
+/// What one call of a kernel must do, counted from the algorithm, not from the code.
+struct Work {
+  double ops = 0;    ///< arithmetic operations (FLOP; an FMA counts 2, a ReLU's max counts 1)
+  double bytes = 0;  ///< the fewest bytes it must move: each input read once, each output written once
+  MemoryLevel level = MemoryLevel::dram;
+  unsigned threads = 1;  ///< 1: one-core roofs; more: the all-thread roofs
+  std::string ops_unit = "FLOP";
+
+  double intensity() const { return bytes > 0 ? ops / bytes : 0; }  ///< operations per byte
+};
+
+/// The two roofs that apply to a piece of work.
+struct Roofs {
+  double bandwidth_gbs = 0;
+  std::string bandwidth_name;  ///< e.g. "copy, 1 thread"
+  double compute_gops = 0;
+  std::string compute_name;    ///< e.g. "FMA peak, 1 core"
+  double ridge() const { return compute_gops / bandwidth_gbs; }  ///< operations per byte
+};
+Roofs roofs_for(const Work& work, const Ceilings& ceilings);
+
+/// The least time the roofline allows: max(bytes / bandwidth, ops / compute).
+double roofline_seconds(const Work& work, const Ceilings& ceilings);
+
+/// What binds a kernel, as measured.
+enum class Bound {
+  memory,         ///< at least 60% of the bandwidth roof, and more of it than of the compute roof
+  compute,        ///< at least 60% of the compute roof, and more of it than of the bandwidth roof
+  underutilized,  ///< under 60% of both: latency, dependencies, too little parallel work
+};
+const char* to_string(Bound bound);
+
+/// A measured kernel placed on the roofline.
+struct Analysis {
+  Work work;
+  Roofs roofs;
+  double seconds = 0;
+  double gbs = 0;                  ///< achieved bandwidth: work.bytes / seconds
+  double gops = 0;                 ///< achieved rate: work.ops / seconds
+  double intensity = 0;            ///< work.intensity()
+  double attainable_gops = 0;      ///< min(compute roof, intensity x bandwidth roof)
+  double fraction_of_roof = 0;     ///< roofline_seconds / seconds: 1 is on the roofline
+  double fraction_of_bandwidth = 0;
+  double fraction_of_compute = 0;
+  bool memory_bound_model = false; ///< intensity below the ridge
+  Bound bound = Bound::underutilized;
+  bool at_roofline = false;        ///< fraction_of_roof >= 0.9
+};
+Analysis analyze(const Work& work, double seconds, const Ceilings& ceilings);
+
+/// A lab's advice for a kernel that reaches less than `below` of its roof (0..1).
+struct Hint {
+  double below = 1.0;
+  std::string text;
+};
+
+/// The next step for the student: the first lab hint whose threshold the kernel is under (hints
+/// sorted by `below`, lowest first), else general advice for its bound.
+std::string next_step(const Analysis& analysis, std::span<const Hint> hints);
+
+/// One line: "memory bound (intensity 0.125 FLOP/B, ridge 4.7): 79% of copy, 1 thread (48.2 GB/s)".
+std::string verdict(const Analysis& analysis);
+
+}  // namespace workbook

@@ -1,0 +1,62 @@
+#pragma once
+/// \file subprocess.hpp
+/// \brief A child process with a private line channel: the perf driver runs the student's and the
+/// reference's kernels in workers it talks to, and the autograder runs untrusted code this way.
+///
+/// The channel is a pair of pipes on the child's file descriptors 3 (it reads commands) and 4 (it
+/// writes replies), apart from stdout and stderr, so whatever the code under test prints cannot
+/// be mistaken for a reply.
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <sys/types.h>
+
+namespace workbook {
+
+class Subprocess {
+ public:
+  struct Options {
+    std::vector<std::string> argv;  ///< argv[0]: the program's path
+    bool channel = false;           ///< open the line channel on fds 3 and 4
+    /// The child's environment ("NAME=value"); std::nullopt inherits this process's.
+    std::optional<std::vector<std::string>> environment;
+  };
+
+  /// Starts the child. Throws std::runtime_error when the program cannot be started.
+  explicit Subprocess(const Options& options);
+  ~Subprocess();  ///< kills and reaps a child that is still running
+  Subprocess(const Subprocess&) = delete;
+  Subprocess& operator=(const Subprocess&) = delete;
+
+  pid_t pid() const { return pid_; }
+
+  /// Sends one line (a newline is added). False when the child has closed its end.
+  bool send(const std::string& line);
+
+  enum class Read { line, end, timeout };
+  /// Reads one line from the channel, waiting at most `timeout_seconds`.
+  Read read_line(std::string& line, double timeout_seconds);
+
+  /// How a child ended.
+  struct Exit {
+    bool exited = false;  ///< returned from main / called exit
+    int code = 0;         ///< exit code, when exited
+    int signal = 0;       ///< the signal that killed it, otherwise
+    std::string describe() const;  ///< "exit code 1", "killed by signal 11 (Segmentation fault)"
+  };
+  /// Waits for the child to end, at most `timeout_seconds` (negative: for ever).
+  std::optional<Exit> wait(double timeout_seconds = -1);
+  /// Sends SIGKILL (no effect once reaped).
+  void kill();
+
+ private:
+  pid_t pid_ = -1;
+  int to_child_ = -1, from_child_ = -1;
+  std::string buffer_;
+  std::optional<Exit> exit_;
+};
+
+}  // namespace workbook

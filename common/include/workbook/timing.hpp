@@ -1,0 +1,77 @@
+#pragma once
+/// \file timing.hpp
+/// \brief CPU timing done honestly: warm-up, adaptive repeats until the spread is small, median and
+/// IQR, and interleaved A/B comparison of two kernels.
+///
+/// A "runner" runs a kernel a given number of times and returns each run's seconds. local_runner()
+/// wraps a function of this process; the perf driver's runners ask a worker process to do it, so
+/// the same statistics serve both. Inputs larger than the caches, or rotated (rotation_count), keep
+/// a kernel from being timed on data a previous run left in cache.
+
+#include <workbook/stats.hpp>
+
+#include <cstddef>
+#include <functional>
+#include <vector>
+
+namespace workbook {
+
+/// Runs a kernel `count` times and returns the duration of each run, in seconds.
+using BatchRunner = std::function<std::vector<double>(int count)>;
+
+/// How long to time, and when to stop.
+struct TimingOptions {
+  double warmup_seconds = 0.1;   ///< run and discard at least this long first (caches, page faults, clocks)
+  int warmup_runs = 1;           ///< ... and at least this many runs
+  int min_runs = 7;              ///< never summarise fewer timed runs
+  int max_runs = 100000;
+  double max_seconds = 2.0;      ///< stop after this long even if the spread is still above target
+  double target_rel_iqr = 0.02;  ///< stop once IQR / median is below this (after min_runs)
+  double batch_seconds = 0.05;   ///< how long one batch runs before the spread is checked (or, in an
+                                 ///< A/B comparison, before switching sides)
+};
+
+/// The timed runs of one kernel.
+struct Timing {
+  std::vector<double> seconds;  ///< every timed run, in order
+  Summary summary;
+  int warmup_runs = 0;
+  bool converged = false;  ///< the spread reached the target before a cap
+};
+
+/// A runner for a function of this process: steady_clock around each call.
+BatchRunner local_runner(std::function<void()> kernel);
+
+/// Times a kernel: warm-up, then batches of runs until the spread converges or a cap is reached.
+Timing time_runs(const BatchRunner& runner, const TimingOptions& options = {});
+
+/// time_runs(local_runner(kernel), options).
+Timing time_cpu(std::function<void()> kernel, const TimingOptions& options = {});
+
+/// Two kernels timed in alternation, A B B A, round after round, so that drift (clock changes,
+/// another process, thermal state) hits both alike. The ratio is taken per round.
+struct Comparison {
+  Timing a, b;
+  std::vector<double> ratios;  ///< per round: median of A's runs / median of B's runs
+  Summary ratio;
+  int rounds = 0;
+  bool converged = false;
+  bool decided_early = false;  ///< stopped because `decided` said the outcome is already clear
+};
+
+/// Compares A with B. `decided`, when given, is asked after each round and may stop early (say,
+/// once A is clearly far slower than B: more rounds would not change the verdict).
+Comparison compare_interleaved(const BatchRunner& a, const BatchRunner& b,
+                               const TimingOptions& options = {},
+                               const std::function<bool(const Comparison&)>& decided = {});
+
+/// Several kernels timed in rounds, each running one batch per round, in forward order one round and
+/// backward the next (A B C, C B A, ...), so that drift hits all alike. Stops when every kernel's
+/// spread has converged (after 3 rounds at least) or after options.max_seconds per kernel.
+std::vector<Timing> time_interleaved(const std::vector<BatchRunner>& runners, const TimingOptions& options = {});
+
+/// How many copies of a working set of `bytes_per_set` bytes to rotate through so that each run
+/// finds its data evicted from a cache of `cache_bytes`: enough sets to cover twice the cache.
+std::size_t rotation_count(std::size_t bytes_per_set, std::size_t cache_bytes);
+
+}  // namespace workbook

@@ -1,0 +1,638 @@
+#include <workbook/check.hpp>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstdio>
+#include <ostream>
+#include <sstream>
+#include <stdexcept>
+
+namespace workbook {
+namespace {
+
+// Bytes in one SIMD register of this build, to name the batch width in diagnoses ("4 full batches
+// of 16 + 3 left over"). The same as xsimd's default architecture, without including all of xsimd.
+#if defined(__AVX512F__)
+constexpr std::size_t kSimdBytes = 64;
+#elif defined(__AVX__)
+constexpr std::size_t kSimdBytes = 32;
+#else
+constexpr std::size_t kSimdBytes = 16;
+#endif
+template <class T>
+constexpr std::size_t kLanes = kSimdBytes / sizeof(T);
+
+std::string fmt(double v) {
+  if (std::isnan(v)) return "NaN";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  if (v == 0) return std::signbit(v) ? "-0" : "0";
+  char text[32];
+  std::snprintf(text, sizeof text, "%.8g", v);
+  return text;
+}
+
+std::string count(std::size_t n, const char* noun) {
+  return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
+}
+
+// How a tail looks for a width of `lanes`: "n = 67 = 4 full batches of 16 + 3 left over".
+std::string batches_of(std::size_t n, std::size_t lanes) {
+  return "n = " + std::to_string(n) + " = " + std::to_string(n / lanes) + " full batches of " +
+         std::to_string(lanes) + " + " + std::to_string(n % lanes) + " left over";
+}
+
+// Neumaier's compensated sum: the oracle's own rounding error stays far below float32 tolerances.
+class AccurateSum {
+ public:
+  void add(double x) {
+    const double t = sum_ + x;
+    compensation_ += std::fabs(sum_) >= std::fabs(x) ? (sum_ - t) + x : (x - t) + sum_;
+    sum_ = t;
+  }
+  // With an infinite or NaN term the compensation is meaningless (inf - inf): the plain sum is right.
+  double value() const { return std::isfinite(sum_) ? sum_ + compensation_ : sum_; }
+
+ private:
+  double sum_ = 0, compensation_ = 0;
+};
+
+template <class T>
+double as_double(T v) {
+  return static_cast<double>(v);
+}
+
+template <class T>
+constexpr bool is_float_output = std::is_floating_point_v<T>;
+
+// Does `got` match `want` within the tolerance? `unwritten` outputs never match.
+template <class T>
+bool matches(double got, bool unwritten, double want, double scale, const Tolerance& tol) {
+  if (unwritten) return false;
+  if (std::isnan(want)) return std::isnan(got);
+  // The answer as the output type can hold it: an exact result beyond FLT_MAX rounds to infinity.
+  const double representable = is_float_output<T> ? static_cast<double>(static_cast<T>(want)) : want;
+  if (std::isinf(representable)) return got == representable;
+  if (!std::isfinite(got)) return false;
+  if (tol.rel == 0 && tol.abs == 0) return got == representable;  // +0 == -0: zero's sign is free
+  return std::fabs(got - want) <= tol.rel * scale + tol.abs;
+}
+
+// The spacing of float32 values at |v|: the distance to the next float up.
+double ulp_of(double v) {
+  const float a = std::fabs(static_cast<float>(v));
+  const float next = std::bit_cast<float>(std::bit_cast<std::uint32_t>(a) + 1);
+  return static_cast<double>(next) - static_cast<double>(a);
+}
+
+// All the facts the diagnoses need about one compared output.
+struct Outcome {
+  std::size_t n = 0, rows = 1, cols = 0;
+  std::vector<std::uint8_t> bad, unwritten;
+  std::size_t bad_count = 0, unwritten_count = 0;
+  std::function<double(std::size_t)> got, want;
+
+  bool all_bad_unwritten() const {
+    for (std::size_t i = 0; i < n; ++i)
+      if (bad[i] && !unwritten[i]) return false;
+    return true;
+  }
+  // Is the set of bad elements exactly [first, last)?
+  bool bad_exactly(std::size_t first, std::size_t last) const {
+    if (last - first != bad_count) return false;
+    for (std::size_t i = first; i < last; ++i)
+      if (!bad[i]) return false;
+    return true;
+  }
+  std::size_t first_bad() const {
+    for (std::size_t i = 0; i < n; ++i)
+      if (bad[i]) return i;
+    return n;
+  }
+};
+
+// Every bad element within tolerance of one constant difference (or ratio)? Returns it via `value`.
+bool constant_pattern(const Outcome& o, bool ratio, const Tolerance& tol, double& value) {
+  if (o.n < 2 || o.bad_count < std::max<std::size_t>(2, o.n * 9 / 10)) return false;
+  std::vector<double> d;
+  for (std::size_t i = 0; i < o.n; ++i) {
+    const double g = o.got(i), w = o.want(i);
+    if (!std::isfinite(g) || !std::isfinite(w)) return false;
+    if (ratio) {
+      if (w == 0) continue;
+      d.push_back(g / w);
+    } else {
+      d.push_back(g - w);
+    }
+  }
+  if (d.size() < 2) return false;
+  std::nth_element(d.begin(), d.begin() + d.size() / 2, d.end());
+  value = d[d.size() / 2];
+  if (value == (ratio ? 1.0 : 0.0)) return false;
+  const double slack = std::max(4 * tol.rel, 16 * kFloatUnitRoundoff);
+  for (std::size_t i = 0; i < o.n; ++i) {
+    const double g = o.got(i), w = o.want(i);
+    if (ratio) {
+      if (w != 0 && std::fabs(g / w - value) > slack * std::fabs(value)) return false;
+    } else if (std::fabs((g - w) - value) > slack * (std::fabs(w) + std::fabs(value)) + tol.abs) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// got[i] == want[i + shift] for every i where both exist?
+bool shifted_by(const Outcome& o, long shift) {
+  if (o.n < 4) return false;
+  std::size_t compared = 0;
+  for (std::size_t i = 0; i < o.n; ++i) {
+    const long j = static_cast<long>(i) + shift;
+    if (j < 0 || j >= static_cast<long>(o.n)) continue;
+    const double g = o.got(i), w = o.want(static_cast<std::size_t>(j));
+    if (!(g == w || (std::isnan(g) && std::isnan(w)))) return false;
+    ++compared;
+  }
+  return compared >= o.n - 1;
+}
+
+// got laid out as the transpose of want (C[i][j] holds C[j][i], or column-major storage)?
+bool transposed(const Outcome& o, const Tolerance& tol) {
+  if (o.rows < 2 || o.cols < 2) return false;
+  for (std::size_t r = 0; r < o.rows; ++r)
+    for (std::size_t c = 0; c < o.cols; ++c) {
+      const double g = o.got(c * o.rows + r), w = o.want(r * o.cols + c);
+      if (std::fabs(g - w) > std::max(tol.rel, 1e-5) * (std::fabs(w) + 1e-30) + tol.abs) return false;
+    }
+  return true;
+}
+
+// Bad elements exactly the last kr rows and the last kc columns of an rows x cols output?
+bool bad_in_tails(const Outcome& o, std::size_t& kr, std::size_t& kc) {
+  kr = kc = 0;
+  auto row_all_bad = [&](std::size_t r) {
+    for (std::size_t c = 0; c < o.cols; ++c)
+      if (!o.bad[r * o.cols + c]) return false;
+    return true;
+  };
+  auto col_all_bad = [&](std::size_t c) {
+    for (std::size_t r = 0; r < o.rows; ++r)
+      if (!o.bad[r * o.cols + c]) return false;
+    return true;
+  };
+  while (kr < o.rows && row_all_bad(o.rows - 1 - kr)) ++kr;
+  while (kc < o.cols && col_all_bad(o.cols - 1 - kc)) ++kc;
+  if (kr == o.rows || kc == o.cols || (kr == 0 && kc == 0)) return false;
+  return kr * o.cols + kc * o.rows - kr * kc == o.bad_count;
+}
+
+// Are the bad elements exactly one lane r of every `lanes`-wide batch (indices r, r + lanes, ...)?
+bool one_lane(const Outcome& o, std::size_t lanes, std::size_t& lane) {
+  if (o.bad_count < 2 || o.n < 2 * lanes) return false;
+  lane = o.first_bad() % lanes;
+  for (std::size_t i = 0; i < o.n; ++i)
+    if (static_cast<bool>(o.bad[i]) != (i % lanes == lane)) return false;
+  return true;
+}
+
+template <class T>
+std::string diagnose(const Outcome& o, const Tolerance& tol) {
+  const std::size_t lanes = kLanes<T>;
+  const std::size_t n = o.n;
+  if (o.unwritten_count == n)
+    return "the output was never written: every element still holds the poison value (a NaN the "
+           "harness put there before the call). Did you write into a local copy, or return early?";
+
+  if (o.all_bad_unwritten()) {
+    const std::size_t k = o.bad_count;
+    std::size_t kr = 0, kc = 0;
+    if (o.rows > 1 && bad_in_tails(o, kr, kc))
+      return "the last " + count(kr, "row") + " and the last " + count(kc, "column") +
+             " were never written: your blocked loops skip the remainder when M = " +
+             std::to_string(o.rows) + " or N = " + std::to_string(o.cols) +
+             " is not a multiple of the block size. Add the tail iterations.";
+    if (o.bad_exactly(n - k, n))
+      return "the last " + count(k, "element") +
+             " were never written: your tail loop is missing or stops early (" +
+             batches_of(n, lanes) + "; with another width the count differs). After the SIMD "
+             "loop, finish the remaining elements one at a time.";
+    if (o.bad_exactly(0, k))
+      return "the first " + count(k, "element") +
+             " were never written: check the loop that handles the start (the elements before "
+             "the first aligned address, if you peel them off).";
+    return count(k, "element") + " were never written (the first at index " +
+           std::to_string(o.first_bad()) + "): some iterations of your loop never store.";
+  }
+
+  bool all_zero = true, any_nonzero_want = false;
+  for (std::size_t i = 0; i < n && all_zero; ++i) {
+    all_zero = o.got(i) == 0;
+    any_nonzero_want |= o.want(i) != 0;
+  }
+  if (all_zero && any_nonzero_want)
+    return "the output is all zeros: the kernel stores zeros, or stores before computing "
+           "anything. Check what your loop writes.";
+
+  // NaN semantics: NaN in, NaN out (as PyTorch does); finite in, finite out.
+  std::size_t swallowed = 0, invented = 0, nan_related = 0, first_swallowed = n, first_invented = n;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!o.bad[i] || o.unwritten[i]) continue;
+    const double g = o.got(i), w = o.want(i);
+    if (std::isnan(w) && !std::isnan(g)) {
+      if (swallowed++ == 0) first_swallowed = i;
+      ++nan_related;
+    } else if (std::isnan(g) && !std::isnan(w)) {
+      if (invented++ == 0) first_invented = i;
+      ++nan_related;
+    }
+  }
+  if (swallowed > 0 && nan_related == o.bad_count)
+    return "NaN inputs must give NaN (as in PyTorch), but " + count(swallowed, "NaN") +
+           " became a number (first at index " + std::to_string(first_swallowed) + ", you wrote " +
+           fmt(o.got(first_swallowed)) + "). Every comparison with NaN is false, so `x > 0 ? x : 0` "
+           "maps NaN to 0 while `x < 0 ? 0 : x` keeps it; the same holds for a SIMD select.";
+  if (invented > 0 && nan_related == o.bad_count)
+    return "the kernel produced NaN where the answer is a number (" + count(invented, "element") +
+           ", first at index " + std::to_string(first_invented) +
+           "): an uninitialised value, a 0/0 or inf - inf, or a read past the input.";
+
+  double c = 0;
+  if (constant_pattern(o, false, tol, c))
+    return "every element is off by the same constant, " + fmt(c) +
+           ": an accumulator that does not start at zero, or a stray term added to every element.";
+  if (constant_pattern(o, true, tol, c)) {
+    if (std::fabs(c + 1) < 1e-6) return "every element has the wrong sign.";
+    return "every element is scaled by the same factor, " + fmt(c) +
+           ": a scale applied twice or not at all, or a wrong normalisation.";
+  }
+  if (shifted_by(o, 1) || shifted_by(o, -1))
+    return "the output is shifted by one element: out[i] holds the answer for i " +
+           std::string(shifted_by(o, 1) ? "+ 1" : "- 1") + ". Check the index you load or store at.";
+  if (transposed(o, tol))
+    return "the output is transposed: element [i][j] holds the answer for [j][i]. Check the order "
+           "of your row and column indices (and the leading dimension you multiply by).";
+
+  std::size_t kr = 0, kc = 0;
+  if (o.rows > 1 && bad_in_tails(o, kr, kc))
+    return "only the last " + count(kr, "row") + " and the last " + count(kc, "column") +
+           " are wrong: the remainder after your last full block (M = " + std::to_string(o.rows) +
+           ", N = " + std::to_string(o.cols) + ") is computed incorrectly.";
+  const std::size_t tail = n % lanes;
+  if (tail > 0 && o.bad_exactly(n - o.bad_count, n) && o.bad_count <= tail)
+    return "only the last " + count(o.bad_count, "element") +
+           " are wrong, the ones after the last full SIMD batch (" + batches_of(n, lanes) +
+           "): check your scalar tail loop.";
+  if (o.bad_exactly(0, o.bad_count) && o.bad_count < lanes)
+    return "only the first " + count(o.bad_count, "element") +
+           " are wrong: check how your loop starts (the elements before the first full batch).";
+  std::size_t lane = 0;
+  for (std::size_t w : {std::size_t{4}, std::size_t{8}, std::size_t{16}, lanes}) {
+    if (w <= n / 2 && one_lane(o, w, lane))
+      return "only lane " + std::to_string(lane) + " of each " + std::to_string(w) +
+             "-wide batch is wrong (indices " + std::to_string(lane) + ", " +
+             std::to_string(lane + w) + ", ...): check how you address lanes inside a batch.";
+  }
+  return count(o.bad_count, "element") + " of " + std::to_string(n) +
+         " are wrong, with no simple pattern; start from the first mismatch below.";
+}
+
+std::string where_line(const Where& w) {
+  return "edit " + w.file + ": " + w.function;
+}
+
+}  // namespace
+
+// --- Tolerances ----------------------------------------------------------------------------------
+
+double gamma_float(double k) { return k * kFloatUnitRoundoff / (1 - k * kFloatUnitRoundoff); }
+
+Tolerance Tolerance::exact() {
+  return {0, 0, "exact: the result selects or copies input values, so it must equal the oracle "
+                "bit for bit (the sign of zero is not checked)"};
+}
+
+Tolerance Tolerance::roundings(int k) {
+  return {gamma_float(k), k * static_cast<double>(std::numeric_limits<float>::denorm_min()),
+          std::to_string(k) + " float32 rounding" + (k == 1 ? "" : "s") +
+              " between the inputs and the result: |error| <= gamma_" + std::to_string(k) +
+              " |exact| with gamma_k = k u / (1 - k u), u = 2^-24 (plus k * 2^-149 in the "
+              "denormal range)"};
+}
+
+Tolerance Tolerance::sum_of(std::size_t terms) {
+  return {gamma_float(static_cast<double>(terms)), 0,
+          "a float32 sum of " + std::to_string(terms) + " terms, in any order: |error| <= gamma_" +
+              std::to_string(terms) + " * sum|terms| with gamma_n = n u / (1 - n u), u = 2^-24 "
+              "(Higham, Accuracy and Stability of Numerical Algorithms, 2002, section 4.2)"};
+}
+
+Column column(std::string name, std::span<const float> values) {
+  return {std::move(name), [values](std::size_t i) { return static_cast<double>(values[i]); }};
+}
+Column column(std::string name, std::span<const std::int8_t> values) {
+  return {std::move(name), [values](std::size_t i) { return static_cast<double>(values[i]); }};
+}
+
+// --- Reports -------------------------------------------------------------------------------------
+
+std::string CheckResult::report() const {
+  if (ok) return "ok: " + std::to_string(checked) + " checked";
+  std::ostringstream out;
+  out << summary << "\n";
+  if (!diagnosis.empty()) out << "  Diagnosis: " << diagnosis << "\n";
+  if (!details.empty()) out << details;
+  if (!tolerance.empty()) out << "  Tolerance: " << tolerance << "\n";
+  if (checked > 0 && wrong > 0 && max_abs_error > 0) {
+    out << "  Errors: max |error| " << fmt(max_abs_error) << ", norm-wise relative error "
+        << fmt(rel_error);
+    if (max_ulps > 0) out << ", max " << fmt(max_ulps) << " ULP";
+    out << "\n";
+  }
+  out << "  Next: " << edit << "\n";
+  return out.str();
+}
+
+std::ostream& operator<<(std::ostream& out, const CheckResult& result) {
+  return out << result.report();
+}
+
+// --- Elementwise ---------------------------------------------------------------------------------
+
+template <class T>
+CheckResult check_elementwise(const GuardedBuffer<T>& buffer,
+                              const std::function<double(std::size_t)>& want,
+                              const ElementwiseCheck& how) {
+  Shape shape = how.shape;
+  if (shape.cols == 0) shape = {1, buffer.size(), buffer.size()};
+  if (shape.ld == 0) shape.ld = shape.cols;
+  if (shape.ld < shape.cols ||
+      (shape.rows > 0 && (shape.rows - 1) * shape.ld + shape.cols > buffer.size()))
+    throw std::invalid_argument("check_elementwise: a " + std::to_string(shape.rows) + " x " +
+                                std::to_string(shape.cols) + " output with ld " +
+                                std::to_string(shape.ld) + " does not fit a buffer of " +
+                                std::to_string(buffer.size()));
+
+  CheckResult r;
+  r.edit = where_line(how.where);
+  r.tolerance = how.tolerance.derivation;
+  auto at = [&](std::size_t i) { return (i / shape.cols) * shape.ld + i % shape.cols; };
+
+  // Memory safety first: a write outside the output corrupts whatever lives there.
+  const GuardDamage damage = buffer.damage();
+  std::size_t padding_written = 0, first_padding = 0;
+  for (std::size_t row = 0; row + 1 < shape.rows; ++row)
+    for (std::size_t c = shape.cols; c < shape.ld; ++c)
+      if (!buffer.is_poison(row * shape.ld + c) && padding_written++ == 0) first_padding = row;
+  if (!damage.intact() || padding_written > 0) {
+    r.ok = false;
+    r.summary = how.where.function + ": wrote outside the output";
+    if (damage.after > 0)
+      r.diagnosis = "wrote past the end of the output: " + count(damage.after, "element") +
+                    " after the last one changed (the first " +
+                    (damage.first_after == 0 ? std::string("right after it") :
+                        std::to_string(damage.first_after) + " past it") +
+                    "). The last full batch must end at or before n; finish the rest one by one.";
+    else if (damage.before > 0)
+      r.diagnosis = "wrote before the first element of the output (" +
+                    count(damage.before, "element") + "): check a negative or shifted index.";
+    else
+      r.diagnosis = "wrote into the padding between rows (row " + std::to_string(first_padding) +
+                    ", columns " + std::to_string(shape.cols) + " to " +
+                    std::to_string(shape.ld - 1) + "): step between rows by ld, but write only "
+                    "the first cols elements of each.";
+    return r;
+  }
+
+  // First pass: compare, and gather the error metrics over elements where both sides are finite.
+  // A passing output (the common case, and 64 Mi elements in a perf test) needs nothing more.
+  std::size_t bad_count = 0;
+  double sum_sq_err = 0, sum_sq_want = 0;
+  auto compare = [&](auto&& on_element) {
+    for (std::size_t row = 0, i = 0; row < shape.rows; ++row) {
+      const T* line = buffer.data() + row * shape.ld;
+      for (std::size_t col = 0; col < shape.cols; ++col, ++i) {
+        const double w = want(i);
+        const double g = as_double(line[col]);
+        const bool unwritten = Poison<T>::is_value(line[col]);
+        const double scale = how.scale ? how.scale(i) : std::fabs(w);
+        on_element(i, g, w, unwritten, !matches<T>(g, unwritten, w, scale, how.tolerance));
+      }
+    }
+  };
+  compare([&](std::size_t, double g, double w, bool unwritten, bool bad) {
+    bad_count += bad;
+    if (unwritten || !std::isfinite(g) || !std::isfinite(w)) return;
+    const double e = std::fabs(g - w);
+    if (e == 0) return;  // exact: nothing to add (and no dependent sum to wait on)
+    sum_sq_err += e * e;
+    r.max_abs_error = std::max(r.max_abs_error, e);
+    if constexpr (is_float_output<T>) {
+      const double ulp = ulp_of(w);
+      if (ulp > 0 && std::isfinite(ulp)) r.max_ulps = std::max(r.max_ulps, e / ulp);
+    }
+  });
+  if (sum_sq_err > 0) {  // the norm of the answer matters only when there is an error to scale
+    compare([&](std::size_t, double g, double w, bool unwritten, bool) {
+      if (!unwritten && std::isfinite(g) && std::isfinite(w)) sum_sq_want += w * w;
+    });
+  }
+  r.rel_error = sum_sq_want > 0 ? std::sqrt(sum_sq_err / sum_sq_want) : std::sqrt(sum_sq_err);
+  r.checked = shape.rows * shape.cols;
+  r.wrong = bad_count;
+  if (bad_count == 0) return r;
+
+  // Second pass, on failure only: which elements, for the diagnosis.
+  Outcome o;
+  o.rows = shape.rows;
+  o.cols = shape.cols;
+  o.n = r.checked;
+  o.got = [&](std::size_t i) { return as_double(buffer[at(i)]); };
+  o.want = want;
+  o.bad.assign(o.n, 0);
+  o.unwritten.assign(o.n, 0);
+  compare([&](std::size_t i, double, double, bool unwritten, bool bad) {
+    o.unwritten[i] = unwritten;
+    o.unwritten_count += unwritten;
+    o.bad[i] = bad;
+    o.bad_count += bad;
+  });
+
+  r.ok = false;
+  r.first_wrong = o.first_bad();
+  r.summary = how.where.function + ": " + std::to_string(o.bad_count) + " of " +
+              std::to_string(o.n) + " elements are wrong (first at " +
+              (o.rows > 1 ? "row " + std::to_string(r.first_wrong / o.cols) + ", column " +
+                                std::to_string(r.first_wrong % o.cols)
+                          : "index " + std::to_string(r.first_wrong)) + ")";
+  r.diagnosis = diagnose<T>(o, how.tolerance);
+
+  std::ostringstream d;
+  d << "  First mismatches:\n    " << (o.rows > 1 ? "  row,col" : "    index");
+  for (const Column& c : how.inputs) d << " " << std::string(std::max<int>(0, 14 - int(c.name.size())), ' ') << c.name;
+  d << "            got       expected\n";
+  std::size_t shown = 0;
+  for (std::size_t i = 0; i < o.n && shown < 6; ++i) {
+    if (!o.bad[i]) continue;
+    ++shown;
+    char index[48];
+    if (o.rows > 1)
+      std::snprintf(index, sizeof index, "%5zu,%-3zu", i / o.cols, i % o.cols);
+    else
+      std::snprintf(index, sizeof index, "%9zu", i);
+    char line[160];
+    d << "    " << index;
+    for (const Column& c : how.inputs) {
+      std::snprintf(line, sizeof line, " %14s", fmt(c.at(i)).c_str());
+      d << line;
+    }
+    const std::string got = o.unwritten[i] ? "(unwritten)" : fmt(o.got(i));
+    std::snprintf(line, sizeof line, " %14s %14s\n", got.c_str(), fmt(want(i)).c_str());
+    d << line;
+  }
+  r.details = d.str();
+  return r;
+}
+
+template CheckResult check_elementwise<float>(const GuardedBuffer<float>&,
+                                              const std::function<double(std::size_t)>&,
+                                              const ElementwiseCheck&);
+template CheckResult check_elementwise<std::int8_t>(const GuardedBuffer<std::int8_t>&,
+                                                    const std::function<double(std::size_t)>&,
+                                                    const ElementwiseCheck&);
+template CheckResult check_elementwise<std::int32_t>(const GuardedBuffer<std::int32_t>&,
+                                                     const std::function<double(std::size_t)>&,
+                                                     const ElementwiseCheck&);
+
+// --- Reductions ----------------------------------------------------------------------------------
+
+CheckResult check_reduction(double got, const ReductionOracle& oracle, const Where& where) {
+  const std::size_t n = oracle.terms;
+  AccurateSum sum, magnitude;
+  for (std::size_t i = 0; i < n; ++i) {
+    const double t = oracle.term(i);
+    sum.add(t);
+    magnitude.add(std::fabs(t));
+  }
+  const double s = sum.value();
+  const double want = oracle.finish(s);
+  const double slack = gamma_float(static_cast<double>(n + oracle.extra_roundings)) * magnitude.value();
+
+  // The interval the result may fall in: the sum's bound mapped through finish, plus its rounding.
+  auto interval = [&](double centre, double& lo, double& hi) {
+    lo = oracle.finish(centre - slack);
+    hi = oracle.finish(centre + slack);
+    lo -= gamma_float(1) * std::fabs(lo) + std::numeric_limits<float>::denorm_min();
+    hi += gamma_float(1) * std::fabs(hi) + std::numeric_limits<float>::denorm_min();
+  };
+  auto near = [&](double candidate_sum) {
+    double lo, hi;
+    interval(candidate_sum, lo, hi);
+    return got >= lo && got <= hi;
+  };
+
+  CheckResult r;
+  r.checked = 1;
+  r.edit = where_line(where);
+  r.tolerance = Tolerance::sum_of(n + oracle.extra_roundings).derivation + ", with sum|terms| = " +
+                fmt(magnitude.value());
+  if (!std::isfinite(want)) {
+    r.ok = std::isnan(want) ? std::isnan(got) : got == want;
+  } else {
+    r.ok = near(s);
+  }
+  if (r.ok) return r;
+
+  double lo, hi;
+  interval(s, lo, hi);
+  r.wrong = 1;
+  r.max_abs_error = std::fabs(got - want);
+  r.rel_error = want != 0 ? r.max_abs_error / std::fabs(want) : r.max_abs_error;
+  r.summary = where.function + ": returned " + fmt(got) + ", expected " + fmt(want) +
+              " (n = " + std::to_string(n) + ")";
+  r.details = "  Allowed: [" + fmt(lo) + ", " + fmt(hi) + "]; the error is " +
+              (hi > lo ? fmt(2 * r.max_abs_error / (hi - lo)) : std::string("inf")) +
+              " times the bound.\n";
+
+  const std::size_t lanes = kLanes<float>;
+  auto partial = [&](auto keep) {
+    AccurateSum p;
+    for (std::size_t i = 0; i < n; ++i)
+      if (keep(i)) p.add(oracle.term(i));
+    return p.value();
+  };
+
+  if (std::isnan(got) && std::isfinite(want)) {
+    r.diagnosis = "returned NaN for finite inputs: an uninitialised accumulator, or a read past "
+                  "the end of the input.";
+  } else if (got == 0 && want != 0) {
+    r.diagnosis = "returned 0: the sum never reached the result (an accumulator never added, "
+                  "or returned before the loop).";
+  } else if (n > 0 && oracle.finish(s) != s && std::fabs(got - s) <= slack + gamma_float(1) * std::fabs(s)) {
+    r.diagnosis = "returned the sum itself, without its final step (for a distance: the square "
+                  "root).";
+  } else if (near(2 * s)) {
+    r.diagnosis = "returned twice the answer: the elements were counted twice (the tail loop "
+                  "starts at 0, or accumulators were added together twice).";
+  }
+  // Elements left out at the end or the start.
+  AccurateSum dropped;
+  for (std::size_t k = 1; r.diagnosis.empty() && k <= std::min<std::size_t>(n, 64); ++k) {
+    dropped.add(oracle.term(n - k));
+    if (near(s - dropped.value()))
+      r.diagnosis = "the last " + count(k, "element") + " were left out of the sum: your tail "
+                    "loop is missing or stops early (" + batches_of(n, lanes) + ").";
+  }
+  AccurateSum skipped;
+  for (std::size_t k = 1; r.diagnosis.empty() && k <= std::min<std::size_t>(n, 64); ++k) {
+    skipped.add(oracle.term(k - 1));
+    if (near(s - skipped.value()))
+      r.diagnosis = "the first " + count(k, "element") + " were left out of the sum: check where "
+                    "your loop starts.";
+  }
+  // Partial reductions of the SIMD lanes or of several accumulators (skipped for huge n: it costs
+  // a pass over the input per pattern).
+  if (r.diagnosis.empty() && n <= (std::size_t{1} << 22)) {
+    for (std::size_t w : {std::size_t{4}, std::size_t{8}, std::size_t{16}}) {
+      if (!r.diagnosis.empty() || n < 2 * w) break;
+      if (near(partial([&](std::size_t i) { return i % w == 0; })) ||
+          near(partial([&](std::size_t i) { return i % w == 0 || i >= n / w * w; })))
+        r.diagnosis = "only one lane of each " + std::to_string(w) + "-wide batch reached the "
+                      "result: add up all the lanes of the accumulator at the end (xsimd::hadd).";
+      for (std::size_t k : {std::size_t{2}, std::size_t{4}, std::size_t{8}}) {
+        if (!r.diagnosis.empty() || n < 2 * w * k) break;
+        const std::size_t blocked = n / (w * k) * (w * k);
+        auto first_acc = [&](std::size_t i) { return i < blocked && (i / w) % k == 0; };
+        if (near(partial(first_acc)) ||
+            near(partial([&](std::size_t i) { return first_acc(i) || i >= blocked; })))
+          r.diagnosis = "only the first of your " + std::to_string(k) + " accumulators reached "
+                        "the result (with batches of " + std::to_string(w) + "): add them all "
+                        "together before the final reduction.";
+      }
+    }
+  }
+  if (r.diagnosis.empty())
+    r.diagnosis = "no simple pattern (no tail or lane left out, no double counting): check the "
+                  "arithmetic of one batch against the scalar formula.";
+  return r;
+}
+
+CheckResult check_unchanged(std::span<const float> before, std::span<const float> after,
+                            const Where& where, const std::string& name) {
+  CheckResult r;
+  r.edit = where_line(where);
+  r.checked = before.size();
+  if (before.size() != after.size())
+    throw std::invalid_argument("check_unchanged: the two copies of " + name + " differ in size");
+  for (std::size_t i = 0; i < before.size(); ++i) {
+    if (std::bit_cast<std::uint32_t>(before[i]) == std::bit_cast<std::uint32_t>(after[i])) continue;
+    if (r.wrong++ == 0) r.first_wrong = i;
+  }
+  if (r.wrong == 0) return r;
+  r.ok = false;
+  r.summary = where.function + ": changed its input " + name;
+  r.diagnosis = count(r.wrong, "element") + " of the input " + name + " changed (the first at index " +
+                std::to_string(r.first_wrong) + ", from " + fmt(before[r.first_wrong]) + " to " +
+                fmt(after[r.first_wrong]) + "). An input is read-only: write only to the output.";
+  return r;
+}
+
+}  // namespace workbook

@@ -1,0 +1,255 @@
+// The ceilings' measuring kernels: compiled at full optimisation, like the labs' kernels.
+#include <workbook/ceilings.hpp>
+
+#include <workbook/simd.hpp>
+#include <workbook/tensor.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <stdexcept>
+#include <latch>
+#include <limits>
+#include <thread>
+#include <vector>
+
+namespace workbook {
+namespace {
+
+using Batch = xsimd::batch<float>;
+constexpr std::size_t kLanes = Batch::size;
+using Clock = std::chrono::steady_clock;
+
+// --- The measuring kernels: as simple as possible, so that what they reach is the machine's ---------
+// Each works on [begin, end) of its arrays, a multiple of kLanes, aligned.
+
+enum class Stores { regular, streaming };
+
+void copy(const float* x, float* y, std::size_t n, Stores stores) {
+  if (stores == Stores::streaming) {
+    for (std::size_t i = 0; i < n; i += kLanes) store_streaming(y + i, Batch::load_aligned(x + i));
+    stream_fence();
+  } else {
+    for (std::size_t i = 0; i < n; i += kLanes) Batch::load_aligned(x + i).store_aligned(y + i);
+  }
+}
+
+void triad(float* a, const float* b, const float* c, std::size_t n, Stores stores) {
+  const Batch s(3.0f);
+  if (stores == Stores::streaming) {
+    for (std::size_t i = 0; i < n; i += kLanes)
+      store_streaming(a + i, xsimd::fma(s, Batch::load_aligned(c + i), Batch::load_aligned(b + i)));
+    stream_fence();
+  } else {
+    for (std::size_t i = 0; i < n; i += kLanes)
+      xsimd::fma(s, Batch::load_aligned(c + i), Batch::load_aligned(b + i)).store_aligned(a + i);
+  }
+}
+
+// Eight independent sums: enough loads in flight to saturate the load ports, not the adders.
+float read_sum(const float* x, std::size_t n, int passes) {
+  Batch acc[8] = {};
+  for (int p = 0; p < passes; ++p) {
+    for (std::size_t i = 0; i < n; i += 8 * kLanes)
+      for (int k = 0; k < 8; ++k) acc[k] += Batch::load_aligned(x + i + k * kLanes);
+  }
+  for (int k = 1; k < 8; ++k) acc[0] += acc[k];
+  return xsimd::hadd(acc[0]);
+}
+
+// 16 independent FMA chains hide the FMA latency (4-5 cycles) on two or more FMA units. The
+// accumulators must stay in registers: anything that makes the compiler keep them in memory turns
+// each FMA into load, FMA, store, and the loop runs at a third of the peak.
+constexpr int kChains = 16;
+float fma_chains(long iterations) {
+  // Read through a volatile: the compiler cannot treat the call as a pure function of its argument
+  // and fold repeated calls into one.
+  volatile long opaque_iterations = iterations;
+  const long n = opaque_iterations;
+  Batch acc[kChains];
+  for (int k = 0; k < kChains; ++k) acc[k] = Batch(1.0f + 1e-3f * static_cast<float>(k));
+  const Batch m(0.999999f), a(1e-7f);
+  for (long it = 0; it < n; ++it)
+    for (int k = 0; k < kChains; ++k) acc[k] = xsimd::fma(acc[k], m, a);
+  for (int k = 1; k < kChains; ++k) acc[0] += acc[k];
+  return xsimd::hadd(acc[0]);
+}
+
+// --- Running them ------------------------------------------------------------------------------
+
+// A ceiling is the best the machine did: noise (interrupts, a neighbour on a shared host) only
+// ever slows a run down, so the fastest of several runs is the estimate of what it can do.
+double best_seconds(int runs, const std::function<void()>& body) {
+  body();
+  double best = std::numeric_limits<double>::infinity();
+  for (int r = 0; r < runs; ++r) {
+    const auto start = Clock::now();
+    body();
+    best = std::min(best, std::chrono::duration<double>(Clock::now() - start).count());
+  }
+  return best;
+}
+
+// Runs body(thread, threads) on `threads` threads that start together; returns the wall time.
+double on_threads(unsigned threads, const std::function<void(unsigned, unsigned)>& body) {
+  if (threads == 1) {
+    const auto start = Clock::now();
+    body(0, 1);
+    return std::chrono::duration<double>(Clock::now() - start).count();
+  }
+  std::latch ready(threads), go(1);
+  std::vector<std::jthread> pool;
+  for (unsigned t = 0; t < threads; ++t)
+    pool.emplace_back([&, t] {
+      ready.count_down();
+      go.wait();
+      body(t, threads);
+    });
+  ready.wait();
+  const auto start = Clock::now();
+  go.count_down();
+  pool.clear();  // joins
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// The best of several runs of on_threads(...).
+double best_on_threads(int runs, unsigned threads, const std::function<void(unsigned, unsigned)>& body) {
+  return best_seconds(runs, [&] { on_threads(threads, body); });
+}
+
+// The slice [begin, end) of n elements thread t of `threads` works on, in whole batches.
+std::pair<std::size_t, std::size_t> slice(std::size_t n, unsigned t, unsigned threads) {
+  const std::size_t batches = n / kLanes;
+  return {batches * t / threads * kLanes, batches * (t + 1) / threads * kLanes};
+}
+
+std::string now_utc() {
+  const std::time_t t = std::time(nullptr);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return text;
+}
+
+std::string gbs(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f", v);
+  return text;
+}
+
+}  // namespace
+
+Ceilings measure_ceilings(const Progress& progress) {
+  auto say = [&](const std::string& line) {
+    if (progress) progress(line);
+  };
+  Ceilings c;
+  c.machine = machine_info();
+  c.measured_at = now_utc();
+  c.threads = c.machine.logical_cpus;
+
+  // Where do the caches end? Copy bandwidth against working set: it falls from cache speed to
+  // memory speed. The OS's cache sizes can mislead (a VM may report the whole socket's L3).
+  say("cache knee: copy bandwidth against working-set size ...");
+  constexpr std::size_t kMaxSet = std::size_t{256} << 20;  // bytes per buffer at the largest step
+  AlignedVector<float> x(kMaxSet / sizeof(float), 1.0f), y(x.size(), 0.0f);
+  std::vector<std::pair<std::size_t, double>> curve;  // (working-set bytes, GB/s)
+  for (std::size_t bytes = std::size_t{256} << 10; bytes <= kMaxSet; bytes *= 2) {
+    const std::size_t n = bytes / sizeof(float);
+    const int runs = static_cast<int>(std::clamp<std::size_t>((std::size_t{1} << 30) / bytes, 5, 200));
+    const double s = best_seconds(runs, [&] { copy(x.data(), y.data(), n, Stores::regular); });
+    curve.emplace_back(2 * bytes, 2.0 * static_cast<double>(bytes) / s / 1e9);
+  }
+  const double memory_speed = curve.back().second;
+  c.cache_knee_bytes = curve.back().first;
+  for (auto it = curve.rbegin(); it != curve.rend(); ++it) {
+    if (it->second > 1.2 * memory_speed) break;
+    c.cache_knee_bytes = it->first;
+  }
+  say("cache knee: bandwidth is within 20% of memory's from a working set of " +
+      std::to_string(c.cache_knee_bytes >> 20) + " MiB on (the OS reports an L3 of " +
+      std::to_string(c.machine.l3_bytes >> 20) + " MiB)");
+
+  // Memory bandwidth: working sets well past the knee.
+  const std::size_t n = x.size();
+  const double copy_bytes = 2.0 * static_cast<double>(n) * sizeof(float);
+  auto copy_rate = [&](unsigned threads, Stores stores) {
+    const double s = best_on_threads(7, threads, [&](unsigned t, unsigned all) {
+      const auto [b, e] = slice(n, t, all);
+      copy(x.data() + b, y.data() + b, e - b, stores);
+    });
+    return copy_bytes / s / 1e9;
+  };
+  c.copy_regular_1t_gbs = copy_rate(1, Stores::regular);
+  say("copy, 1 thread, ordinary stores: " + gbs(c.copy_regular_1t_gbs) + " GB/s");
+  c.copy_streaming_1t_gbs = copy_rate(1, Stores::streaming);
+  say("copy, 1 thread, streaming stores: " + gbs(c.copy_streaming_1t_gbs) + " GB/s");
+  c.copy_1t_gbs = std::max(c.copy_regular_1t_gbs, c.copy_streaming_1t_gbs);
+  c.copy_all_gbs = std::max(copy_rate(c.threads, Stores::regular), copy_rate(c.threads, Stores::streaming));
+  say("copy, " + std::to_string(c.threads) + " threads: " + gbs(c.copy_all_gbs) + " GB/s");
+
+  AlignedVector<float> z(n, 2.0f);
+  const double triad_bytes = 3.0 * static_cast<double>(n) * sizeof(float);
+  auto triad_rate = [&](unsigned threads) {
+    double best = 0;
+    for (Stores stores : {Stores::regular, Stores::streaming}) {
+      const double s = best_on_threads(7, threads, [&](unsigned t, unsigned all) {
+        const auto [b, e] = slice(n, t, all);
+        triad(y.data() + b, x.data() + b, z.data() + b, e - b, stores);
+      });
+      best = std::max(best, triad_bytes / s / 1e9);
+    }
+    return best;
+  };
+  c.triad_1t_gbs = triad_rate(1);
+  say("triad, 1 thread: " + gbs(c.triad_1t_gbs) + " GB/s");
+  c.triad_all_gbs = triad_rate(c.threads);
+  say("triad, " + std::to_string(c.threads) + " threads: " + gbs(c.triad_all_gbs) + " GB/s");
+  // On a shared host memory bandwidth drifts from second to second: sample the one-thread copy
+  // again, a second later, and keep the better of the two.
+  c.copy_regular_1t_gbs = std::max(c.copy_regular_1t_gbs, copy_rate(1, Stores::regular));
+  c.copy_streaming_1t_gbs = std::max(c.copy_streaming_1t_gbs, copy_rate(1, Stores::streaming));
+  c.copy_1t_gbs = std::max(c.copy_regular_1t_gbs, c.copy_streaming_1t_gbs);
+  say("copy, 1 thread, sampled again: " + gbs(c.copy_1t_gbs) + " GB/s");
+  x = {};
+  y = {};
+  z = {};
+
+  // L1: 16 KiB, a third of the smallest L1 data cache in use, read over and over.
+  {
+    AlignedVector<float> small(4096, 1.0f);
+    const int passes = 20000;
+    volatile float sink = 0;
+    const double s = best_seconds(5, [&] { sink = read_sum(small.data(), small.size(), passes); });
+    c.l1_read_1t_gbs = static_cast<double>(small.size() * sizeof(float)) * passes / s / 1e9;
+    say("L1 loads, 1 thread: " + gbs(c.l1_read_1t_gbs) + " GB/s");
+  }
+
+  // FMA peak.
+  const long iterations = 2'000'000;
+  const double flop = 2.0 * kChains * kLanes * static_cast<double>(iterations);
+  auto fma_rate = [&](unsigned threads) {
+    const double s = best_on_threads(5, threads, [&](unsigned, unsigned) {
+      volatile float sink = fma_chains(iterations);
+      (void)sink;
+    });
+    return threads * flop / s / 1e9;
+  };
+  c.fma_1t_gflops = fma_rate(1);
+  say("fp32 FMA, 1 core: " + gbs(c.fma_1t_gflops) + " GFLOP/s");
+  c.fma_all_gflops = fma_rate(c.threads);
+  say("fp32 FMA, " + std::to_string(c.threads) + " threads: " + gbs(c.fma_all_gflops) + " GFLOP/s");
+  return c;
+}
+
+void copy_streaming(std::span<const float> x, std::span<float> y) {
+  if (x.size() != y.size() || !simd_aligned(y.data()))
+    throw std::invalid_argument("copy_streaming: y must be as long as x and 64-byte aligned");
+  const std::size_t whole = x.size() / kLanes * kLanes;
+  for (std::size_t i = 0; i < whole; i += kLanes) store_streaming(&y[i], Batch::load_unaligned(&x[i]));
+  stream_fence();
+  for (std::size_t i = whole; i < x.size(); ++i) y[i] = x[i];
+}
+
+}  // namespace workbook

@@ -1,0 +1,253 @@
+// The worker side of perf cases: the case registry, the driver protocol, and the stand-alone mode.
+#include <workbook/perf.hpp>
+
+#include <workbook/ceilings.hpp>
+#include <workbook/not_implemented.hpp>
+#include <workbook/report.hpp>
+#include <workbook/timing.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <stdexcept>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace workbook::perf {
+
+Case::Case(std::string name, std::uint64_t seed) : name_(std::move(name)), seed_(seed), rng_(seed) {}
+
+void Case::describe(std::string function, std::string text) {
+  function_ = std::move(function);
+  description_ = std::move(text);
+}
+
+void Case::work(const Work& work) { work_ = work; }
+
+void Case::hint(double below, std::string text) {
+  hints_.push_back({below, std::move(text)});
+  std::sort(hints_.begin(), hints_.end(), [](const Hint& a, const Hint& b) { return a.below < b.below; });
+}
+
+std::vector<Registered>& registry() {
+  static std::vector<Registered> cases;
+  return cases;
+}
+
+Registration::Registration(const char* name, CaseFunction function) {
+  registry().push_back({name, function});
+}
+
+namespace {
+
+nlohmann::json work_json(const Work& w) {
+  return {{"ops", w.ops},
+          {"bytes", w.bytes},
+          {"level", w.level == MemoryLevel::l1 ? "l1" : "dram"},
+          {"threads", w.threads},
+          {"ops_unit", w.ops_unit}};
+}
+
+// --- The driver protocol: JSON lines on fds 3 (commands in) and 4 (replies out) ------------------
+
+class Channel {
+ public:
+  Channel() : in_(fdopen(3, "r")), out_(fdopen(4, "w")) {
+    if (in_ == nullptr || out_ == nullptr)
+      throw std::runtime_error("--worker needs the driver's channel on fds 3 and 4: run it through workbook-perf");
+  }
+  void send(const nlohmann::json& message) {
+    const std::string line = message.dump() + "\n";
+    std::fputs(line.c_str(), out_);
+    std::fflush(out_);
+  }
+  // The next command, or an empty object when the driver is gone.
+  nlohmann::json receive() {
+    char* line = nullptr;
+    std::size_t size = 0;
+    const ssize_t n = getline(&line, &size, in_);
+    nlohmann::json command = n > 0 ? nlohmann::json::parse(std::string(line, static_cast<std::size_t>(n)))
+                                   : nlohmann::json::object();
+    std::free(line);
+    return command;
+  }
+
+ private:
+  FILE* in_;
+  FILE* out_;
+};
+
+class WorkerCase : public Case {
+ public:
+  WorkerCase(std::string name, std::uint64_t seed, Channel& channel)
+      : Case(std::move(name), seed), channel_(channel) {}
+  bool measured = false;
+
+  void measure(const Kernel& kernel) override {
+    measured = true;
+    // Check once before timing anything: a wrong kernel's speed means nothing.
+    kernel.poison();
+    kernel.run();
+    if (CheckResult r = kernel.verify(); !r) {
+      channel_.send({{"type", "wrong"}, {"report", r.report()}});
+      return;
+    }
+    nlohmann::json hints = nlohmann::json::array();
+    for (const Hint& h : this->hints()) hints.push_back({{"below", h.below}, {"text", h.text}});
+    channel_.send({{"type", "ready"},
+                   {"case", name()},
+                   {"function", function()},
+                   {"description", description()},
+                   {"work", work_json(work())},
+                   {"hints", hints}});
+    kernel.poison();  // every timed run must write the outputs again; verify checks the last one did
+    const BatchRunner runner = local_runner(kernel.run);
+    for (;;) {
+      const nlohmann::json command = channel_.receive();
+      const std::string what = command.value("cmd", "quit");
+      if (what == "run") {
+        channel_.send({{"type", "times"}, {"seconds", runner(command.at("count").get<int>())}});
+      } else if (what == "verify") {
+        const CheckResult r = kernel.verify();
+        channel_.send({{"type", "verified"}, {"ok", r.ok}, {"report", r.report()}});
+      } else {
+        return;
+      }
+    }
+  }
+
+ private:
+  Channel& channel_;
+};
+
+const Registered* find_case(const std::string& name) {
+  for (const Registered& r : registry())
+    if (r.name == name) return &r;
+  return nullptr;
+}
+
+int run_worker(const std::string& name, std::uint64_t seed) {
+  Channel channel;
+  const Registered* registered = find_case(name);
+  if (registered == nullptr) {
+    channel.send({{"type", "error"}, {"message", "no perf case named '" + name + "' in this worker"}});
+    return 2;
+  }
+  try {
+    WorkerCase c(name, seed, channel);
+    registered->function(c);
+    if (!c.measured)
+      channel.send({{"type", "error"}, {"message", "perf case '" + name + "' never called measure()"}});
+  } catch (const NotImplemented& e) {
+    channel.send({{"type", "not_implemented"}, {"message", e.what()}, {"file", e.file()}});
+  } catch (const std::exception& e) {
+    channel.send({{"type", "error"}, {"message", std::string("exception: ") + e.what()}});
+  }
+  return 0;
+}
+
+// --- Stand-alone: time this executable's kernels here and show them on the roofline --------------
+
+class LocalCase : public Case {
+ public:
+  LocalCase(std::string name, std::uint64_t seed, const Ceilings& ceilings, Table& table,
+            std::string& notes)
+      : Case(std::move(name), seed), ceilings_(ceilings), table_(table), notes_(notes) {}
+
+  void measure(const Kernel& kernel) override {
+    kernel.poison();
+    kernel.run();
+    if (CheckResult r = kernel.verify(); !r) {
+      std::cout << r.report();
+      table_.add({name(), "wrong result", "", "", "", "", ""});
+      return;
+    }
+    kernel.poison();
+    const Timing t = time_cpu(kernel.run);
+    if (CheckResult r = kernel.verify(); !r) {
+      std::cout << r.report();
+      table_.add({name(), "wrong after timing", "", "", "", "", ""});
+      return;
+    }
+    const Analysis a = analyze(work(), t.summary.median, ceilings_);
+    table_.add({name(), format_seconds(t.summary.median), "+-" + format_percent(t.summary.rel_iqr() / 2),
+                format_fixed(a.gbs), format_fixed(a.gops), format_percent(a.fraction_of_roof),
+                a.memory_bound_model ? "memory" : "compute"});
+    notes_ += "  " + name() + ": " + verdict(a) + "\n    next: " + next_step(a, hints()) + "\n";
+  }
+
+ private:
+  const Ceilings& ceilings_;
+  Table& table_;
+  std::string& notes_;
+};
+
+int run_local(std::vector<std::string> names, const std::string& ceilings_path) {
+  if (names.empty())
+    for (const Registered& r : registry()) names.push_back(r.name);
+  const Ceilings ceilings = load_or_measure_ceilings(
+      ceilings_path, false, [](const std::string& line) { std::cerr << "  " << line << "\n"; });
+  Table table({"case", "median", "spread", "GB/s", "G op/s", "% of roof", "model"});
+  std::string notes;
+  int status = 0;
+  for (const std::string& name : names) {
+    const Registered* registered = find_case(name);
+    if (registered == nullptr) {
+      std::cerr << "no perf case named '" << name << "'; --list shows them\n";
+      return 2;
+    }
+    try {
+      LocalCase c(name, seed_for(name), ceilings, table, notes);
+      registered->function(c);
+    } catch (const std::exception& e) {
+      std::cout << name << ": " << e.what() << "\n";
+      table.add({name, "failed", "", "", "", "", ""});
+      status = 1;
+    }
+  }
+  std::cout << table.str() << notes;
+  return status;
+}
+
+}  // namespace
+
+int worker_main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  std::string case_name, ceilings = default_ceilings_path();
+  std::uint64_t seed = 0;
+  bool worker = false, seed_given = false;
+  std::vector<std::string> names;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    auto value = [&]() -> const std::string& {
+      if (i + 1 >= args.size()) throw std::invalid_argument(a + " needs a value");
+      return args[++i];
+    };
+    if (a == "--list") {
+      for (const Registered& r : registry()) std::cout << r.name << "\n";
+      return 0;
+    } else if (a == "--worker") {
+      worker = true;
+    } else if (a == "--case") {
+      case_name = value();
+    } else if (a == "--seed") {
+      seed = std::stoull(value());
+      seed_given = true;
+    } else if (a == "--ceilings") {
+      ceilings = value();
+    } else if (a == "--help" || a == "-h") {
+      std::cout << "usage: " << argv[0] << " [case...] [--ceilings FILE]   time this build's kernels\n"
+                << "       " << argv[0] << " --list                         list the perf cases\n"
+                << "(workbook-perf runs this as a worker to compare with the reference)\n";
+      return 0;
+    } else {
+      names.push_back(a);
+    }
+  }
+  if (worker) return run_worker(case_name, seed_given ? seed : seed_for(case_name));
+  return run_local(names, ceilings);
+}
+
+}  // namespace workbook::perf

@@ -1,0 +1,252 @@
+#include <workbook/report.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include <nlohmann/json.hpp>
+
+namespace workbook {
+
+std::string format_seconds(double s) {
+  char text[32];
+  const double a = std::fabs(s);
+  if (a >= 1) std::snprintf(text, sizeof text, "%.3g s", s);
+  else if (a >= 1e-3) std::snprintf(text, sizeof text, "%.3g ms", s * 1e3);
+  else if (a >= 1e-6) std::snprintf(text, sizeof text, "%.3g us", s * 1e6);
+  else std::snprintf(text, sizeof text, "%.3g ns", s * 1e9);
+  return text;
+}
+
+std::string format_fixed(double value, int digits) {
+  char text[48];
+  std::snprintf(text, sizeof text, "%.*f", digits, value);
+  return text;
+}
+
+std::string format_percent(double fraction) { return format_fixed(100 * fraction, 0) + "%"; }
+
+Table::Table(std::vector<std::string> header) { rows_.push_back(std::move(header)); }
+
+void Table::add(std::vector<std::string> row) {
+  row.resize(rows_.front().size());
+  rows_.push_back(std::move(row));
+}
+
+std::string Table::str() const {
+  std::vector<std::size_t> width(rows_.front().size(), 0);
+  for (const auto& row : rows_)
+    for (std::size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
+  std::ostringstream out;
+  for (std::size_t r = 0; r < rows_.size(); ++r) {
+    for (std::size_t c = 0; c < width.size(); ++c) {
+      const std::string& cell = rows_[r][c];
+      const std::string pad(width[c] - cell.size(), ' ');
+      out << (c == 0 ? "  " : "  ") << (c == 0 ? cell + pad : pad + cell);
+    }
+    out << "\n";
+    if (r == 0) {
+      std::size_t total = 0;
+      for (std::size_t w : width) total += w + 2;
+      out << "  " << std::string(total - 2, '-') << "\n";
+    }
+  }
+  return out.str();
+}
+
+// --- SVG roofline --------------------------------------------------------------------------------
+
+namespace {
+
+std::string escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+std::string n2(double v) { return format_fixed(v, 1); }
+
+// A roof of the plot: a bandwidth (a slanted line) or a compute rate (a horizontal one).
+struct Roof {
+  std::string name;
+  double value;  // GB/s or G ops/s
+  bool bandwidth;
+  const char* dash;    // "" solid: one thread; dashed: all threads; dotted: a cache level
+  const char* colour;
+};
+
+std::string dash_attribute(const char* dash) {
+  return *dash ? std::string(" stroke-dasharray=\"") + dash + "\"" : "";
+}
+
+}  // namespace
+
+std::string roofline_svg(const Ceilings& c, const std::vector<PlotPoint>& points,
+                         const std::string& title, const std::string& ops_unit) {
+  const std::vector<Roof> roofs = {
+      {"L1 loads, 1 core " + n2(c.l1_read_1t_gbs) + " GB/s", c.l1_read_1t_gbs, true, "2 3", "#868e96"},
+      {"copy, " + std::to_string(c.threads) + " threads " + n2(c.copy_all_gbs) + " GB/s", c.copy_all_gbs, true, "6 4", "#333"},
+      {"copy, 1 thread " + n2(c.copy_1t_gbs) + " GB/s", c.copy_1t_gbs, true, "", "#333"},
+      {"FMA peak, " + std::to_string(c.threads) + " threads " + n2(c.fma_all_gflops) + " GFLOP/s", c.fma_all_gflops, false, "6 4", "#333"},
+      {"FMA peak, 1 core " + n2(c.fma_1t_gflops) + " GFLOP/s", c.fma_1t_gflops, false, "", "#333"},
+  };
+  const double peak = c.fma_all_gflops, ridge_low = c.fma_1t_gflops / c.l1_read_1t_gbs,
+               ridge_high = c.fma_all_gflops / c.copy_1t_gbs;
+
+  // Axes: decades that hold every roof's ridge and every point, with some margin.
+  double x_lo = std::min(ridge_low, ridge_high) / 8, x_hi = std::max(ridge_low, ridge_high) * 8;
+  double y_lo = c.copy_1t_gbs * x_lo, y_hi = peak * 2;
+  for (const PlotPoint& p : points) {
+    if (p.intensity > 0) {
+      x_lo = std::min(x_lo, p.intensity / 2);
+      x_hi = std::max(x_hi, p.intensity * 2);
+    }
+    if (p.gops > 0) y_lo = std::min(y_lo, p.gops / 2);
+  }
+  x_lo = std::pow(10, std::floor(std::log10(x_lo)));
+  x_hi = std::pow(10, std::ceil(std::log10(x_hi)));
+  y_lo = std::pow(10, std::floor(std::log10(y_lo)));
+  y_hi = std::pow(10, std::ceil(std::log10(y_hi)));
+
+  const double left = 80, right = 560, top = 50, bottom = 430, width = 820, height = 500;
+  auto X = [&](double v) { return left + (right - left) * (std::log10(v) - std::log10(x_lo)) / (std::log10(x_hi) - std::log10(x_lo)); };
+  auto Y = [&](double v) { return bottom - (bottom - top) * (std::log10(v) - std::log10(y_lo)) / (std::log10(y_hi) - std::log10(y_lo)); };
+  auto f = [](double v) { return format_fixed(v, 1); };
+
+  std::ostringstream s;
+  s << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\"" << height
+    << "\" viewBox=\"0 0 " << width << " " << height << "\" font-family=\"Helvetica, Arial, sans-serif\" font-size=\"12\">\n"
+    << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
+    << "<text x=\"" << left << "\" y=\"28\" font-size=\"16\" font-weight=\"bold\">" << escape(title) << "</text>\n"
+    << "<defs><clipPath id=\"plot\"><rect x=\"" << left << "\" y=\"" << top << "\" width=\"" << right - left
+    << "\" height=\"" << bottom - top << "\"/></clipPath></defs>\n";
+  // Grid and decade labels.
+  for (double v = x_lo; v <= x_hi * 1.001; v *= 10) {
+    s << "<line x1=\"" << f(X(v)) << "\" y1=\"" << top << "\" x2=\"" << f(X(v)) << "\" y2=\"" << bottom
+      << "\" stroke=\"#e4e4e4\"/>\n<text x=\"" << f(X(v)) << "\" y=\"" << bottom + 18
+      << "\" text-anchor=\"middle\">" << escape(format_fixed(v, v < 1 ? int(std::ceil(-std::log10(v))) : 0)) << "</text>\n";
+  }
+  for (double v = y_lo; v <= y_hi * 1.001; v *= 10) {
+    s << "<line x1=\"" << left << "\" y1=\"" << f(Y(v)) << "\" x2=\"" << right << "\" y2=\"" << f(Y(v))
+      << "\" stroke=\"#e4e4e4\"/>\n<text x=\"" << left - 8 << "\" y=\"" << f(Y(v) + 4)
+      << "\" text-anchor=\"end\">" << escape(format_fixed(v, v < 1 ? int(std::ceil(-std::log10(v))) : 0)) << "</text>\n";
+  }
+  s << "<rect x=\"" << left << "\" y=\"" << top << "\" width=\"" << right - left << "\" height=\"" << bottom - top
+    << "\" fill=\"none\" stroke=\"#444\"/>\n"
+    << "<text x=\"" << (left + right) / 2 << "\" y=\"" << bottom + 40 << "\" text-anchor=\"middle\">arithmetic intensity ("
+    << escape(ops_unit) << " per byte)</text>\n"
+    << "<text transform=\"translate(24," << (top + bottom) / 2 << ") rotate(-90)\" text-anchor=\"middle\">G"
+    << escape(ops_unit) << "/s</text>\n";
+
+  // Roofs: each bandwidth rises until it meets the compute roof of the same thread count.
+  s << "<g clip-path=\"url(#plot)\">\n";
+  for (const Roof& r : roofs) {
+    const std::string dash = dash_attribute(r.dash);
+    const char* roof_colour = r.colour;
+    if (r.bandwidth) {
+      const bool many = r.name.find("threads") != std::string::npos;
+      const double cap = many ? c.fma_all_gflops : c.fma_1t_gflops;
+      const double knee = cap / r.value;
+      s << "<polyline fill=\"none\" stroke=\"" << roof_colour << "\" stroke-width=\"1.5\"" << dash << " points=\""
+        << f(X(x_lo)) << "," << f(Y(r.value * x_lo)) << " " << f(X(knee)) << "," << f(Y(cap)) << "\"/>\n";
+    } else {
+      s << "<line x1=\"" << left << "\" y1=\"" << f(Y(r.value)) << "\" x2=\"" << right << "\" y2=\"" << f(Y(r.value))
+        << "\" stroke=\"" << roof_colour << "\" stroke-width=\"1.5\"" << dash << "/>\n";
+    }
+  }
+  // The ridge of the one-thread DRAM roofline, where memory-bound becomes compute-bound.
+  const double ridge = c.fma_1t_gflops / c.copy_1t_gbs;
+  s << "<circle cx=\"" << f(X(ridge)) << "\" cy=\"" << f(Y(c.fma_1t_gflops)) << "\" r=\"3\" fill=\"#333\"/>\n"
+    << "<text x=\"" << f(X(ridge) + 6) << "\" y=\"" << f(Y(c.fma_1t_gflops) + 16) << "\" fill=\"#333\">ridge "
+    << escape(format_fixed(ridge, ridge < 10 ? 1 : 0)) << "</text>\n";
+  // Points.
+  int other = 0;
+  for (const PlotPoint& p : points) {
+    if (!(p.intensity > 0 && p.gops > 0)) continue;
+    const char* colour = p.role == PlotPoint::Role::student   ? "#d9480f"
+                         : p.role == PlotPoint::Role::reference ? "#1c7ed6"
+                                                                : "#5c940d";
+    const double dy = p.role == PlotPoint::Role::student ? 16 : p.role == PlotPoint::Role::reference ? -8 : 4 + 14 * (other++ % 3);
+    s << "<circle cx=\"" << f(X(p.intensity)) << "\" cy=\"" << f(Y(p.gops)) << "\" r=\"5\" fill=\"" << colour
+      << "\" stroke=\"white\"/>\n<text x=\"" << f(X(p.intensity) + 8) << "\" y=\"" << f(Y(p.gops) + dy)
+      << "\" fill=\"" << colour << "\">" << escape(p.label) << "</text>\n";
+  }
+  s << "</g>\n";
+  // Legend: the roofs, as measured on this machine.
+  double ly = top + 4;
+  s << "<text x=\"" << right + 16 << "\" y=\"" << ly + 8 << "\" font-weight=\"bold\">measured on this machine</text>\n";
+  for (const Roof& r : roofs) {
+    ly += 22;
+    s << "<line x1=\"" << right + 16 << "\" y1=\"" << ly << "\" x2=\"" << right + 44 << "\" y2=\"" << ly
+      << "\" stroke=\"" << r.colour << "\" stroke-width=\"1.5\"" << dash_attribute(r.dash) << "/>\n"
+      << "<text x=\"" << right + 50 << "\" y=\"" << ly + 4 << "\">" << escape(r.name) << "</text>\n";
+  }
+  ly += 30;
+  for (const auto& [colour, name] : {std::pair{"#d9480f", "your kernel"}, std::pair{"#1c7ed6", "reference"}}) {
+    s << "<circle cx=\"" << right + 30 << "\" cy=\"" << ly << "\" r=\"5\" fill=\"" << colour << "\"/>\n"
+      << "<text x=\"" << right + 50 << "\" y=\"" << ly + 4 << "\">" << name << "</text>\n";
+    ly += 20;
+  }
+  s << "<text x=\"" << right + 16 << "\" y=\"" << ly + 16 << "\" fill=\"#666\" font-size=\"10\">"
+    << escape(c.machine.cpu_model.substr(0, 40)) << "</text>\n"
+    << "<text x=\"" << right + 16 << "\" y=\"" << ly + 30 << "\" fill=\"#666\" font-size=\"10\">"
+    << escape(c.machine.simd + ", measured " + c.measured_at) << "</text>\n";
+  s << "</svg>\n";
+  return s.str();
+}
+
+std::filesystem::path results_dir() {
+  if (const char* p = std::getenv("WORKBOOK_RESULTS_DIR"); p != nullptr && *p != '\0') return p;
+  return "workbook-results";
+}
+
+void write_file(const std::filesystem::path& path, const std::string& text) {
+  if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path());
+  std::ofstream out(path);
+  out << text;
+  if (!out) throw std::runtime_error("cannot write " + path.string());
+}
+
+nlohmann::json to_json(const Summary& s) {
+  return {{"count", s.count}, {"min", s.min},   {"q1", s.q1},     {"median", s.median},
+          {"q3", s.q3},       {"max", s.max},   {"mean", s.mean}, {"stddev", s.stddev},
+          {"rel_iqr", s.rel_iqr()}, {"cv", s.cv()}};
+}
+
+nlohmann::json to_json(const Analysis& a) {
+  return {
+      {"seconds", a.seconds},
+      {"ops", a.work.ops},
+      {"ops_unit", a.work.ops_unit},
+      {"bytes", a.work.bytes},
+      {"threads", a.work.threads},
+      {"level", a.work.level == MemoryLevel::l1 ? "l1" : "dram"},
+      {"gbs", a.gbs},
+      {"gops", a.gops},
+      {"intensity", a.intensity},
+      {"ridge", a.roofs.ridge()},
+      {"bandwidth_roof", {{"name", a.roofs.bandwidth_name}, {"gbs", a.roofs.bandwidth_gbs}}},
+      {"compute_roof", {{"name", a.roofs.compute_name}, {"gops", a.roofs.compute_gops}}},
+      {"attainable_gops", a.attainable_gops},
+      {"fraction_of_roof", a.fraction_of_roof},
+      {"fraction_of_bandwidth", a.fraction_of_bandwidth},
+      {"fraction_of_compute", a.fraction_of_compute},
+      {"memory_bound_model", a.memory_bound_model},
+      {"bound", to_string(a.bound)},
+      {"at_roofline", a.at_roofline},
+  };
+}
+
+}  // namespace workbook

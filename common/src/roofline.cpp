@@ -1,0 +1,106 @@
+#include <workbook/roofline.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <stdexcept>
+
+namespace workbook {
+namespace {
+
+std::string num(double v, const char* format = "%.3g") {
+  char text[32];
+  std::snprintf(text, sizeof text, format, v);
+  return text;
+}
+
+std::string percent(double fraction) { return num(100 * fraction, "%.0f") + "%"; }
+
+}  // namespace
+
+Roofs roofs_for(const Work& work, const Ceilings& c) {
+  const bool all = work.threads > 1;
+  Roofs r;
+  if (work.level == MemoryLevel::l1) {
+    // Each core has its own L1: n threads get n times one core's L1 bandwidth.
+    r.bandwidth_gbs = c.l1_read_1t_gbs * (all ? std::min(work.threads, c.threads) : 1);
+    r.bandwidth_name = all ? "L1 loads, " + std::to_string(std::min(work.threads, c.threads)) + " cores"
+                           : "L1 loads, 1 core";
+  } else {
+    r.bandwidth_gbs = all ? c.copy_all_gbs : c.copy_1t_gbs;
+    r.bandwidth_name = all ? "copy, " + std::to_string(c.threads) + " threads" : "copy, 1 thread";
+  }
+  r.compute_gops = all ? c.fma_all_gflops : c.fma_1t_gflops;
+  r.compute_name = all ? "FMA peak, " + std::to_string(c.threads) + " threads" : "FMA peak, 1 core";
+  if (r.bandwidth_gbs <= 0 || r.compute_gops <= 0)
+    throw std::invalid_argument("roofline: the ceilings are not measured (zero roofs)");
+  return r;
+}
+
+double roofline_seconds(const Work& work, const Ceilings& ceilings) {
+  const Roofs r = roofs_for(work, ceilings);
+  return std::max(work.bytes / (r.bandwidth_gbs * 1e9), work.ops / (r.compute_gops * 1e9));
+}
+
+const char* to_string(Bound bound) {
+  switch (bound) {
+    case Bound::memory: return "memory";
+    case Bound::compute: return "compute";
+    case Bound::underutilized: return "underutilized";
+  }
+  return "?";
+}
+
+Analysis analyze(const Work& work, double seconds, const Ceilings& ceilings) {
+  if (!(seconds > 0)) throw std::invalid_argument("roofline: a time must be positive");
+  Analysis a;
+  a.work = work;
+  a.roofs = roofs_for(work, ceilings);
+  a.seconds = seconds;
+  a.gbs = work.bytes / seconds / 1e9;
+  a.gops = work.ops / seconds / 1e9;
+  a.intensity = work.intensity();
+  a.attainable_gops = std::min(a.roofs.compute_gops, a.intensity * a.roofs.bandwidth_gbs);
+  a.fraction_of_roof = roofline_seconds(work, ceilings) / seconds;
+  a.fraction_of_bandwidth = a.gbs / a.roofs.bandwidth_gbs;
+  a.fraction_of_compute = a.gops / a.roofs.compute_gops;
+  a.memory_bound_model = a.intensity < a.roofs.ridge();
+  const double best = std::max(a.fraction_of_bandwidth, a.fraction_of_compute);
+  a.bound = best < 0.6 ? Bound::underutilized
+            : a.fraction_of_bandwidth >= a.fraction_of_compute ? Bound::memory
+                                                               : Bound::compute;
+  a.at_roofline = a.fraction_of_roof >= 0.9;
+  return a;
+}
+
+std::string verdict(const Analysis& a) {
+  const std::string model = a.memory_bound_model ? "memory-bound work" : "compute-bound work";
+  std::string s = model + " (intensity " + num(a.intensity) + " " + a.work.ops_unit + "/B, ridge " +
+                  num(a.roofs.ridge()) + "): ";
+  if (a.memory_bound_model)
+    s += percent(a.fraction_of_bandwidth) + " of " + a.roofs.bandwidth_name + " (" +
+         num(a.roofs.bandwidth_gbs, "%.1f") + " GB/s)";
+  else
+    s += percent(a.fraction_of_compute) + " of " + a.roofs.compute_name + " (" +
+         num(a.roofs.compute_gops, "%.1f") + " G" + a.work.ops_unit + "/s)";
+  s += a.at_roofline ? ", at the roofline" : ", " + std::string(to_string(a.bound)) + " as measured";
+  return s;
+}
+
+std::string next_step(const Analysis& a, std::span<const Hint> hints) {
+  for (const Hint& h : hints)
+    if (a.fraction_of_roof < h.below) return h.text;
+  if (a.at_roofline)
+    return "You are at the roofline: the " + std::string(a.memory_bound_model ? "memory" : "compute") +
+           " roof binds, and only less work (fewer bytes, fewer operations) would make this faster.";
+  if (a.bound == Bound::underutilized)
+    return "Neither roof binds: the kernel waits on something else, usually one long chain of "
+           "dependent operations (a single accumulator), scalar code, or too little work in "
+           "flight. Vectorise, and keep several independent operations going at once.";
+  if (a.memory_bound_model)
+    return "Memory bound but short of the bandwidth roof: stream through the data once, in order, "
+           "with full-width loads and stores; count the bytes you really move.";
+  return "Compute bound but short of the FMA peak: keep every SIMD lane busy with fused "
+         "multiply-adds and enough independent accumulators to hide their latency.";
+}
+
+}  // namespace workbook

@@ -1,0 +1,289 @@
+// The checker: tolerances, metrics, and each diagnosis on an output damaged the way a student's
+// kernel would damage it.
+#include <workbook/check.hpp>
+#include <workbook/testing.hpp>
+
+#include <gmock/gmock.h>
+
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include <xsimd/xsimd.hpp>
+
+namespace {
+
+using workbook::CheckResult;
+using workbook::GuardedBuffer;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+const workbook::Where kWhere{"kernel", "labs/00_example/kernel.cpp"};
+
+double answer(std::size_t i) { return 0.5 + static_cast<double>(i % 17) - 3.25; }
+
+// A buffer of n elements holding the exact answer, for a test to damage.
+GuardedBuffer<float> correct_output(std::size_t n) {
+  GuardedBuffer<float> y(n);
+  for (std::size_t i = 0; i < n; ++i) y[i] = static_cast<float>(answer(i));
+  return y;
+}
+
+CheckResult check(const GuardedBuffer<float>& y, workbook::Tolerance tolerance = workbook::Tolerance::exact(),
+                  workbook::Shape shape = {}) {
+  return workbook::check_elementwise(y, answer, {.where = kWhere, .tolerance = tolerance, .shape = shape});
+}
+
+TEST(Check, PassesAnExactOutputAndReportsNoError) {
+  const auto y = correct_output(67);
+  const CheckResult r = check(y);
+  EXPECT_TRUE(r.ok) << r;
+  EXPECT_EQ(r.checked, 67u);
+  EXPECT_EQ(r.wrong, 0u);
+  EXPECT_EQ(r.max_abs_error, 0.0);
+}
+
+TEST(Check, EveryFailureNamesTheFileToEdit) {
+  auto y = correct_output(10);
+  y[3] = 100;
+  const CheckResult r = check(y);
+  ASSERT_FALSE(r.ok);
+  EXPECT_THAT(r.report(), HasSubstr("edit labs/00_example/kernel.cpp: kernel"));
+  EXPECT_THAT(r.report(), HasSubstr("Tolerance: exact"));
+  EXPECT_EQ(r.first_wrong, 3u);
+}
+
+TEST(Check, DiagnosesTailNeverWritten) {
+  auto y = correct_output(67);
+  for (std::size_t i = 64; i < 67; ++i) y[i] = workbook::Poison<float>::value();
+  const CheckResult r = check(y);
+  ASSERT_FALSE(r.ok);
+  EXPECT_THAT(r.diagnosis, HasSubstr("the last 3 elements were never written"));
+  EXPECT_THAT(r.diagnosis, HasSubstr("tail loop"));
+  EXPECT_EQ(r.wrong, 3u);
+}
+
+TEST(Check, DiagnosesHeadNeverWritten) {
+  auto y = correct_output(40);
+  for (std::size_t i = 0; i < 5; ++i) y[i] = workbook::Poison<float>::value();
+  EXPECT_THAT(check(y).diagnosis, HasSubstr("the first 5 elements were never written"));
+}
+
+TEST(Check, DiagnosesOutputNeverWritten) {
+  GuardedBuffer<float> y(20);
+  EXPECT_THAT(check(y).diagnosis, HasSubstr("the output was never written"));
+}
+
+TEST(Check, DiagnosesAllZeros) {
+  GuardedBuffer<float> y(20);
+  for (std::size_t i = 0; i < 20; ++i) y[i] = 0;
+  EXPECT_THAT(check(y).diagnosis, HasSubstr("all zeros"));
+}
+
+TEST(Check, DiagnosesConstantOffsetAndScale) {
+  auto y = correct_output(50);
+  for (std::size_t i = 0; i < 50; ++i) y[i] += 0.5f;
+  EXPECT_THAT(check(y).diagnosis, HasSubstr("off by the same constant, 0.5"));
+  for (std::size_t i = 0; i < 50; ++i) y[i] = static_cast<float>(2 * answer(i));
+  EXPECT_THAT(check(y).diagnosis, HasSubstr("scaled by the same factor, 2"));
+  for (std::size_t i = 0; i < 50; ++i) y[i] = static_cast<float>(-answer(i));
+  EXPECT_THAT(check(y).diagnosis, HasSubstr("wrong sign"));
+}
+
+TEST(Check, DiagnosesShiftByOne) {
+  GuardedBuffer<float> y(50);
+  for (std::size_t i = 0; i < 50; ++i) y[i] = static_cast<float>(answer(i + 1));
+  EXPECT_THAT(check(y).diagnosis, HasSubstr("shifted by one element"));
+}
+
+TEST(Check, DiagnosesNaNSwallowedAndInvented) {
+  const std::vector<double> want = {1, std::nan(""), 2, std::nan(""), 3};
+  GuardedBuffer<float> y(5);
+  for (std::size_t i = 0; i < 5; ++i) y[i] = std::isnan(want[i]) ? 0.0f : static_cast<float>(want[i]);
+  auto oracle = [&](std::size_t i) { return want[i]; };
+  const workbook::ElementwiseCheck how{.where = kWhere, .tolerance = workbook::Tolerance::exact()};
+  EXPECT_THAT(workbook::check_elementwise(y, oracle, how).diagnosis, HasSubstr("NaN inputs must give NaN"));
+  for (std::size_t i = 0; i < 5; ++i) y[i] = std::isnan(want[i]) ? NAN : static_cast<float>(want[i]);
+  EXPECT_TRUE(workbook::check_elementwise(y, oracle, how).ok) << "NaN where NaN is expected matches";
+  y[0] = NAN;
+  EXPECT_THAT(workbook::check_elementwise(y, oracle, how).diagnosis, HasSubstr("produced NaN where the answer is a number"));
+}
+
+TEST(Check, DiagnosesTailComputedWrongly) {
+  auto y = correct_output(67);
+  const std::size_t lanes = xsimd::batch<float>::size;
+  const std::size_t tail = 67 % lanes;
+  for (std::size_t i = 67 - tail; i < 67; ++i) y[i] += 1.0f;
+  EXPECT_THAT(check(y).diagnosis, HasSubstr("check your scalar tail loop"));
+}
+
+TEST(Check, DiagnosesOneWrongLane) {
+  auto y = correct_output(64);
+  for (std::size_t i = 5; i < 64; i += 8) y[i] += 1.0f;
+  EXPECT_THAT(check(y).diagnosis, HasSubstr("only lane 5 of each 8-wide batch"));
+}
+
+TEST(Check, DiagnosesWritesPastTheEndAndBeforeTheStart) {
+  auto y = correct_output(30);
+  y.data()[30] = 1.0f;
+  y.data()[32] = 1.0f;
+  const CheckResult after = check(y);
+  EXPECT_FALSE(after.ok);
+  EXPECT_THAT(after.diagnosis, HasSubstr("wrote past the end of the output: 2 elements"));
+  auto z = correct_output(30);
+  z.data()[-1] = 1.0f;
+  EXPECT_THAT(check(z).diagnosis, HasSubstr("wrote before the first element"));
+}
+
+TEST(Check, DiagnosesTransposedMatrix) {
+  const std::size_t n = 6;
+  GuardedBuffer<float> c(n * n);
+  for (std::size_t r = 0; r < n; ++r)
+    for (std::size_t k = 0; k < n; ++k) c[r * n + k] = static_cast<float>(answer(k * n + r) + 0.01 * double(r));
+  auto want = [](std::size_t i) { return answer(i) + 0.01 * double(i % 6); };
+  const CheckResult r = workbook::check_elementwise(
+      c, want, {.where = kWhere, .tolerance = workbook::Tolerance::roundings(1), .shape = {n, n, n}});
+  EXPECT_THAT(r.diagnosis, HasSubstr("transposed"));
+}
+
+TEST(Check, DiagnosesRowAndColumnTailsNeverWritten) {
+  const std::size_t rows = 7, cols = 9;
+  GuardedBuffer<float> c(rows * cols);
+  for (std::size_t r = 0; r < rows - 1; ++r)
+    for (std::size_t k = 0; k < cols - 2; ++k) c[r * cols + k] = static_cast<float>(answer(r * cols + k));
+  const CheckResult r = check(c, workbook::Tolerance::exact(), {rows, cols, cols});
+  EXPECT_THAT(r.diagnosis, HasSubstr("the last 1 row and the last 2 columns were never written"));
+  EXPECT_THAT(r.summary, HasSubstr("first at row 0, column 7"));
+}
+
+TEST(Check, DiagnosesWritesIntoRowPadding) {
+  const std::size_t rows = 3, cols = 4, ld = 6;
+  GuardedBuffer<float> c((rows - 1) * ld + cols);
+  for (std::size_t r = 0; r < rows; ++r)
+    for (std::size_t k = 0; k < cols; ++k) c[r * ld + k] = static_cast<float>(answer(r * cols + k));
+  EXPECT_TRUE(check(c, workbook::Tolerance::exact(), {rows, cols, ld}).ok);
+  c[1 * ld + 4] = 0.0f;
+  EXPECT_THAT(check(c, workbook::Tolerance::exact(), {rows, cols, ld}).diagnosis,
+              HasSubstr("wrote into the padding between rows (row 1"));
+}
+
+TEST(Check, RoundingToleranceIsGammaK) {
+  // One rounding of 1.0 may move it by u (half an ULP above 1 is 2^-24): gamma_1 allows it.
+  GuardedBuffer<float> y(1);
+  auto one = [](std::size_t) { return 1.0 + 0x1p-24; };
+  y[0] = 1.0f;
+  EXPECT_TRUE(workbook::check_elementwise(y, one, {.where = kWhere, .tolerance = workbook::Tolerance::roundings(1)}).ok);
+  y[0] = std::nextafter(1.0f, 0.0f);  // 1.5 u below the exact value: too far for one rounding
+  EXPECT_FALSE(workbook::check_elementwise(y, one, {.where = kWhere, .tolerance = workbook::Tolerance::roundings(1)}).ok);
+  EXPECT_TRUE(workbook::check_elementwise(y, one, {.where = kWhere, .tolerance = workbook::Tolerance::roundings(2)}).ok);
+  EXPECT_DOUBLE_EQ(workbook::gamma_float(2), 2 * 0x1p-24 / (1 - 2 * 0x1p-24));
+}
+
+TEST(Check, OverflowToInfinityMatchesTheRoundedOracle) {
+  GuardedBuffer<float> y(1);
+  y[0] = std::numeric_limits<float>::infinity();
+  auto huge = [](std::size_t) { return 6e38; };  // beyond FLT_MAX: float arithmetic gives +inf
+  EXPECT_TRUE(workbook::check_elementwise(y, huge, {.where = kWhere, .tolerance = workbook::Tolerance::roundings(1)}).ok);
+}
+
+TEST(Check, MetricsMaxAbsRelativeAndUlps) {
+  auto y = correct_output(4);  // 0.5 - 3.25 + i: -2.75, -1.75, -0.75, 0.25
+  y[2] = std::nextafter(y[2], 0.0f);
+  y[2] = std::nextafter(y[2], 0.0f);  // two ULPs off
+  const CheckResult r = check(y, workbook::Tolerance::roundings(1));
+  EXPECT_FALSE(r.ok);
+  EXPECT_NEAR(r.max_ulps, 2.0, 1e-9);
+  EXPECT_NEAR(r.max_abs_error, 2 * 0x1p-24, 1e-15);
+  EXPECT_GT(r.rel_error, 0.0);
+}
+
+TEST(Check, IntegerOutputsAreExact) {
+  GuardedBuffer<std::int32_t> c(10);
+  for (int i = 0; i < 10; ++i) c[i] = i * 1000;
+  auto want = [](std::size_t i) { return double(i) * 1000; };
+  EXPECT_TRUE(workbook::check_elementwise(c, want, {.where = kWhere, .tolerance = workbook::Tolerance::exact()}).ok);
+  c[7] += 1;
+  const CheckResult r = workbook::check_elementwise(c, want, {.where = kWhere, .tolerance = workbook::Tolerance::exact()});
+  EXPECT_FALSE(r.ok);
+  EXPECT_EQ(r.first_wrong, 7u);
+}
+
+// --- Reductions ----------------------------------------------------------------------------------
+
+double term(std::size_t i) { return 1.0 + 0.001 * static_cast<double>(i % 97); }
+
+CheckResult reduce_check(double got, std::size_t n) {
+  return workbook::check_reduction(got, {.terms = n, .term = term}, kWhere);
+}
+
+double sum_if(std::size_t n, auto keep) {
+  double s = 0;
+  for (std::size_t i = 0; i < n; ++i)
+    if (keep(i)) s += term(i);
+  return s;
+}
+
+TEST(CheckReduction, PassesWithinGammaNAndFailsBeyond) {
+  const std::size_t n = 1000;
+  const double exact = sum_if(n, [](std::size_t) { return true; });
+  const double bound = workbook::gamma_float(n + 1) * exact;
+  EXPECT_TRUE(reduce_check(exact + 0.9 * bound, n).ok);
+  const CheckResult r = reduce_check(exact + 3 * bound, n);
+  EXPECT_FALSE(r.ok);
+  EXPECT_THAT(r.tolerance, HasSubstr("gamma_1001"));
+}
+
+TEST(CheckReduction, DiagnosesTailLeftOut) {
+  const std::size_t n = 67;
+  const CheckResult r = reduce_check(sum_if(n, [](std::size_t i) { return i < 64; }), n);
+  EXPECT_THAT(r.diagnosis, HasSubstr("the last 3 elements were left out"));
+}
+
+TEST(CheckReduction, DiagnosesHeadLeftOut) {
+  const std::size_t n = 67;
+  EXPECT_THAT(reduce_check(sum_if(n, [](std::size_t i) { return i >= 2; }), n).diagnosis,
+              HasSubstr("the first 2 elements were left out"));
+}
+
+TEST(CheckReduction, DiagnosesOneLaneReduced) {
+  const std::size_t n = 256;
+  EXPECT_THAT(reduce_check(sum_if(n, [](std::size_t i) { return i % 8 == 0; }), n).diagnosis,
+              HasSubstr("only one lane of each 8-wide batch"));
+}
+
+TEST(CheckReduction, DiagnosesOneAccumulatorOfSeveral) {
+  const std::size_t n = 1000;  // batches of 16, 4 accumulators: blocks of 64, 15 of them, then a tail
+  const double got = sum_if(n, [](std::size_t i) { return (i < 960 && (i / 16) % 4 == 0) || i >= 960; });
+  EXPECT_THAT(reduce_check(got, n).diagnosis, HasSubstr("only the first of your 4 accumulators"));
+}
+
+TEST(CheckReduction, DiagnosesZeroTwiceNaNAndMissingFinalStep) {
+  const std::size_t n = 100;
+  const double s = sum_if(n, [](std::size_t) { return true; });
+  EXPECT_THAT(reduce_check(0.0, n).diagnosis, HasSubstr("returned 0"));
+  EXPECT_THAT(reduce_check(2 * s, n).diagnosis, HasSubstr("twice the answer"));
+  EXPECT_THAT(reduce_check(NAN, n).diagnosis, HasSubstr("returned NaN"));
+  const workbook::ReductionOracle root{.terms = n, .term = term, .finish = [](double v) { return std::sqrt(v); }};
+  EXPECT_TRUE(workbook::check_reduction(std::sqrt(s), root, kWhere).ok);
+  EXPECT_THAT(workbook::check_reduction(s, root, kWhere).diagnosis, HasSubstr("without its final step"));
+}
+
+TEST(CheckReduction, NonFiniteAnswers) {
+  const workbook::ReductionOracle with_inf{.terms = 3, .term = [](std::size_t i) { return i == 1 ? INFINITY : 1.0; }};
+  EXPECT_TRUE(workbook::check_reduction(INFINITY, with_inf, kWhere).ok);
+  EXPECT_FALSE(workbook::check_reduction(3.0, with_inf, kWhere).ok);
+  const workbook::ReductionOracle with_nan{.terms = 3, .term = [](std::size_t i) { return i == 2 ? NAN : 1.0; }};
+  EXPECT_TRUE(workbook::check_reduction(NAN, with_nan, kWhere).ok);
+}
+
+TEST(CheckUnchanged, ReportsTheFirstChangedElement) {
+  const std::vector<float> before = {1, 2, 3, 4};
+  std::vector<float> after = before;
+  EXPECT_TRUE(workbook::check_unchanged(before, after, kWhere, "x").ok);
+  after[2] = -3;
+  const CheckResult r = workbook::check_unchanged(before, after, kWhere, "x");
+  EXPECT_FALSE(r.ok);
+  EXPECT_THAT(r.diagnosis, HasSubstr("first at index 2, from 3 to -3"));
+}
+
+}  // namespace

@@ -1,0 +1,165 @@
+// The perf driver end to end: two worker processes, one of which misbehaves on purpose.
+#include <workbook/ceilings.hpp>
+#include <workbook/perf_driver.hpp>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+namespace {
+
+using ::testing::HasSubstr;
+namespace fs = std::filesystem;
+
+class PerfDriver : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    folder = fs::temp_directory_path() / ("workbook-driver-test-" + std::to_string(getpid()) + "-" +
+                                          ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(folder);
+    // Synthetic ceilings for this machine, so the test does not spend seconds measuring. The test
+    // kernel's data stays in cache, so its bandwidth roof is set high.
+    workbook::Ceilings c;
+    c.machine = workbook::machine_info();
+    c.measured_at = "test";
+    c.threads = 1;
+    c.copy_1t_gbs = c.copy_regular_1t_gbs = c.copy_streaming_1t_gbs = c.copy_all_gbs = 2000;
+    c.triad_1t_gbs = c.triad_all_gbs = 2000;
+    c.l1_read_1t_gbs = 4000;
+    c.fma_1t_gflops = c.fma_all_gflops = 1000;
+    c.cache_knee_bytes = 1 << 20;
+    workbook::save_ceilings((folder / "ceilings.json").string(), c);
+  }
+  void TearDown() override { fs::remove_all(folder); }
+
+  workbook::perf::DriverOptions options(const std::string& case_name, const std::string& student) {
+    workbook::perf::DriverOptions o;
+    o.lab = "lab00";
+    o.case_name = case_name;
+    o.student = student;
+    o.reference = WORKBOOK_TEST_WORKER_GOOD;
+    o.ceilings_path = (folder / "ceilings.json").string();
+    o.results = folder / "results";
+    o.edit = "labs/00_example/kernel.cpp";
+    o.seed = 1;
+    o.timing = {.warmup_seconds = 0.01, .max_seconds = 0.3, .batch_seconds = 0.01};
+    o.timeout_seconds = 5;
+    return o;
+  }
+  int run(const workbook::perf::DriverOptions& o) {
+    output.str("");
+    return workbook::perf::drive(o, output);
+  }
+  nlohmann::json record(const std::string& case_name) {
+    std::ifstream in(folder / "results" / "lab00" / (case_name + ".json"));
+    return nlohmann::json::parse(in);
+  }
+
+  fs::path folder;
+  std::ostringstream output;
+};
+
+TEST_F(PerfDriver, PassesAKernelAsFastAsTheReference) {
+  EXPECT_EQ(run(options("good", WORKBOOK_TEST_WORKER_GOOD)), 0) << output.str();
+  EXPECT_THAT(output.str(), HasSubstr("PASS: your scale takes"));
+  EXPECT_THAT(output.str(), HasSubstr("Roofline: memory-bound work"));
+  const auto r = record("good");
+  EXPECT_EQ(r["verdict"], "pass");
+  EXPECT_NEAR(r["ratio"]["median"].get<double>(), 1.0, 0.3);
+  EXPECT_GT(r["rounds"].get<int>(), 0);
+  EXPECT_FALSE(r["student"]["driver_seconds"].empty());
+  EXPECT_TRUE(fs::exists(folder / "results" / "lab00" / "good.svg"));
+  EXPECT_TRUE(fs::exists(folder / "results" / "lab00" / "good.md"));
+}
+
+TEST_F(PerfDriver, FailsASlowKernelWithRooflineFeedback) {
+  EXPECT_EQ(run(options("slow", WORKBOOK_TEST_WORKER_BAD)), 1) << output.str();
+  EXPECT_THAT(output.str(), HasSubstr("the reference's time; within 1.25x passes."));
+  EXPECT_THAT(output.str(), HasSubstr("Next:"));
+  EXPECT_THAT(output.str(), HasSubstr("Edit labs/00_example/kernel.cpp"));
+  const auto r = record("slow");
+  EXPECT_EQ(r["reason"], "too_slow");
+  EXPECT_GT(r["ratio"]["median"].get<double>(), 2.0);
+}
+
+TEST_F(PerfDriver, ReportsNotImplemented) {
+  EXPECT_EQ(run(options("not_implemented", WORKBOOK_TEST_WORKER_BAD)), 1);
+  EXPECT_THAT(output.str(), HasSubstr("FAIL: not implemented yet: implement scale in common/tests/perf_test_worker.cpp"));
+  EXPECT_EQ(record("not_implemented")["reason"], "not_implemented");
+}
+
+TEST_F(PerfDriver, ReportsACrashWithItsSignal) {
+  EXPECT_EQ(run(options("crash", WORKBOOK_TEST_WORKER_BAD)), 1);
+  EXPECT_THAT(output.str(), HasSubstr("crashed"));
+  EXPECT_THAT(output.str(), HasSubstr("signal 6"));
+  EXPECT_EQ(record("crash")["reason"], "crashed");
+}
+
+TEST_F(PerfDriver, RefusesToTimeAWrongKernel) {
+  EXPECT_EQ(run(options("wrong", WORKBOOK_TEST_WORKER_BAD)), 1);
+  EXPECT_THAT(output.str(), HasSubstr("gives wrong results, so its speed is not measured"));
+  EXPECT_THAT(output.str(), HasSubstr("every element is off by the same constant, 1"));
+}
+
+TEST_F(PerfDriver, CatchesAKernelThatStopsWritingAfterTheFirstCall) {
+  EXPECT_EQ(run(options("stale", WORKBOOK_TEST_WORKER_BAD)), 1);
+  EXPECT_THAT(output.str(), HasSubstr("wrong after the timed runs"));
+  EXPECT_THAT(output.str(), HasSubstr("never written"));
+}
+
+TEST_F(PerfDriver, TimesOutAHungKernel) {
+  auto o = options("hang", WORKBOOK_TEST_WORKER_BAD);
+  o.timeout_seconds = 1;
+  EXPECT_EQ(run(o), 1);
+  EXPECT_THAT(output.str(), HasSubstr("did not answer within 1 s"));
+  EXPECT_EQ(record("hang")["reason"], "timeout");
+}
+
+TEST_F(PerfDriver, IgnoresWhatTheKernelPrintsOnStdout) {
+  // The bad worker prints fake protocol lines ({"type":"times",...}) to stdout; the channel is elsewhere.
+  EXPECT_EQ(run(options("chatty", WORKBOOK_TEST_WORKER_BAD)), 0) << output.str();
+  EXPECT_NEAR(record("chatty")["ratio"]["median"].get<double>(), 1.0, 0.5);
+}
+
+TEST_F(PerfDriver, RecordsAProfileAndJudgesByItWithoutAReference) {
+  auto o = options("good", WORKBOOK_TEST_WORKER_GOOD);
+  o.reference.clear();
+  o.record_profile = (folder / "profile.json").string();
+  ASSERT_EQ(run(o), 0) << output.str();
+  std::ifstream in(o.record_profile);
+  const auto profile = nlohmann::json::parse(in);
+  const double fraction = profile["cases"]["good"]["fraction_of_roof"].get<double>();
+  EXPECT_GT(fraction, 0);
+
+  // The student kit: no reference worker, only the profile. The same kernel passes ...
+  o.record_profile.clear();
+  o.profile = (folder / "profile.json").string();
+  EXPECT_EQ(run(o), 0) << output.str();
+  EXPECT_THAT(output.str(), HasSubstr("reference (expected)"));
+  EXPECT_TRUE(record("good")["reference"]["expected_from_profile"].get<bool>());
+  // ... and one four times slower fails.
+  o.case_name = "slow";
+  std::ofstream(o.profile) << nlohmann::json{{"cases", {{"slow", {{"fraction_of_roof", fraction}}}}}}.dump();
+  o.student = WORKBOOK_TEST_WORKER_BAD;
+  EXPECT_EQ(run(o), 1) << output.str();
+}
+
+TEST_F(PerfDriver, ASetupProblemIsNotTheStudentsFault) {
+  auto o = options("good", WORKBOOK_TEST_WORKER_GOOD);
+  o.reference.clear();
+  o.profile = (folder / "missing.json").string();
+  EXPECT_EQ(run(o), 2);
+  EXPECT_THAT(output.str(), HasSubstr("ERROR: cannot read"));
+  auto unknown = options("no_such_case", WORKBOOK_TEST_WORKER_GOOD);
+  EXPECT_EQ(run(unknown), 1);
+  EXPECT_THAT(output.str(), HasSubstr("no perf case named 'no_such_case'"));
+}
+
+}  // namespace

@@ -1,0 +1,67 @@
+// A perf worker for the harness's own tests, built twice: with WORKBOOK_TEST_WORKER_BAD=0 every
+// case behaves; with 1, each misbehaves the way it is named (slow, crash, hang, ...), so the
+// driver's handling of each failure can be tested against the well-behaved one.
+#include <workbook/not_implemented.hpp>
+#include <workbook/perf.hpp>
+#include <workbook/tensor.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <thread>
+
+namespace {
+
+constexpr bool kBad = WORKBOOK_TEST_WORKER_BAD;
+constexpr std::size_t kN = std::size_t{1} << 16;
+
+enum class Misbehaviour { none, slow, not_implemented, crash, wrong, stale, hang, chatty };
+
+// y = 2 x, done the way `m` says when this is the bad worker.
+void scale(workbook::perf::Case& perf, Misbehaviour m) {
+  workbook::AlignedVector<float> x(kN);
+  workbook::fill_uniform(x, perf.rng());
+  workbook::GuardedBuffer<float> y(kN);
+  if (!kBad) m = Misbehaviour::none;
+  int calls = 0;
+  perf.describe("scale", "y = 2 x over 64 Ki floats");
+  perf.work({.ops = double(kN), .bytes = 8.0 * kN});
+  perf.hint(0.5, "a test hint");
+  perf.measure({.run =
+                    [&] {
+                      ++calls;
+                      if (m == Misbehaviour::not_implemented) throw workbook::NotImplemented("scale");
+                      if (m == Misbehaviour::crash && calls == 3) std::abort();
+                      if (m == Misbehaviour::hang && calls == 3) std::this_thread::sleep_for(std::chrono::hours(1));
+                      if (m == Misbehaviour::stale && calls > 1) return;  // "caches" its first answer
+                      if (m == Misbehaviour::chatty) std::printf("{\"type\":\"times\",\"seconds\":[1e-12]}\n");
+                      const int repeat = m == Misbehaviour::slow ? 4 : 1;
+                      for (int r = 0; r < repeat; ++r)
+                        for (std::size_t i = 0; i < kN; ++i) y[i] = 2.0f * x[i] + (m == Misbehaviour::wrong ? 1.0f : 0.0f);
+                    },
+                .poison = [&] { y.poison(); },
+                .verify = [&] {
+                  return workbook::check_elementwise(y, [&](std::size_t i) { return 2.0 * x[i]; },
+                                                     {.where = {"scale", "common/tests/perf_test_worker.cpp"},
+                                                      .tolerance = workbook::Tolerance::exact()});
+                }});
+}
+
+void good(workbook::perf::Case& perf) { scale(perf, Misbehaviour::none); }
+void slow(workbook::perf::Case& perf) { scale(perf, Misbehaviour::slow); }
+void not_implemented(workbook::perf::Case& perf) { scale(perf, Misbehaviour::not_implemented); }
+void crash(workbook::perf::Case& perf) { scale(perf, Misbehaviour::crash); }
+void wrong(workbook::perf::Case& perf) { scale(perf, Misbehaviour::wrong); }
+void stale(workbook::perf::Case& perf) { scale(perf, Misbehaviour::stale); }
+void hang(workbook::perf::Case& perf) { scale(perf, Misbehaviour::hang); }
+void chatty(workbook::perf::Case& perf) { scale(perf, Misbehaviour::chatty); }
+WORKBOOK_PERF_CASE(good);
+WORKBOOK_PERF_CASE(slow);
+WORKBOOK_PERF_CASE(not_implemented);
+WORKBOOK_PERF_CASE(crash);
+WORKBOOK_PERF_CASE(wrong);
+WORKBOOK_PERF_CASE(stale);
+WORKBOOK_PERF_CASE(hang);
+WORKBOOK_PERF_CASE(chatty);
+
+}  // namespace

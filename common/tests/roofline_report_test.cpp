@@ -1,0 +1,156 @@
+// Roofline arithmetic, the ceilings cache, and the report formats.
+#include <workbook/ceilings.hpp>
+#include <workbook/report.hpp>
+#include <workbook/roofline.hpp>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+
+#include <nlohmann/json.hpp>
+
+namespace {
+
+using ::testing::HasSubstr;
+
+// Round numbers, so the arithmetic can be checked by hand.
+workbook::Ceilings example_ceilings() {
+  workbook::Ceilings c;
+  c.machine = workbook::machine_info();
+  c.measured_at = "2026-01-01T00:00:00Z";
+  c.threads = 2;
+  c.copy_1t_gbs = 50;
+  c.copy_regular_1t_gbs = 40;
+  c.copy_streaming_1t_gbs = 50;
+  c.copy_all_gbs = 80;
+  c.triad_1t_gbs = 52;
+  c.triad_all_gbs = 85;
+  c.l1_read_1t_gbs = 400;
+  c.fma_1t_gflops = 200;
+  c.fma_all_gflops = 400;
+  c.cache_knee_bytes = 64 << 20;
+  return c;
+}
+
+TEST(Roofline, MemoryBoundKernel) {
+  // 1 GFLOP over 8 GB in 0.2 s: 40 GB/s of a 50 GB/s roof.
+  const workbook::Work work{.ops = 1e9, .bytes = 8e9};
+  const workbook::Analysis a = workbook::analyze(work, 0.2, example_ceilings());
+  EXPECT_DOUBLE_EQ(a.gbs, 40);
+  EXPECT_DOUBLE_EQ(a.gops, 5);
+  EXPECT_DOUBLE_EQ(a.intensity, 0.125);
+  EXPECT_DOUBLE_EQ(a.roofs.ridge(), 4);
+  EXPECT_TRUE(a.memory_bound_model);
+  EXPECT_DOUBLE_EQ(a.attainable_gops, 6.25);
+  EXPECT_DOUBLE_EQ(a.fraction_of_roof, 0.8);
+  EXPECT_DOUBLE_EQ(a.fraction_of_bandwidth, 0.8);
+  EXPECT_EQ(a.bound, workbook::Bound::memory);
+  EXPECT_FALSE(a.at_roofline);
+  EXPECT_DOUBLE_EQ(workbook::roofline_seconds(work, example_ceilings()), 0.16);
+  EXPECT_THAT(workbook::verdict(a), HasSubstr("memory-bound work (intensity 0.125 FLOP/B, ridge 4): 80% of copy, 1 thread"));
+}
+
+TEST(Roofline, ComputeBoundAndUnderutilized) {
+  // 2 GFLOP over 1 MB: intensity 2000, far right of the ridge. 0.02 s = 100 GFLOP/s = 50% of peak.
+  const workbook::Work work{.ops = 2e9, .bytes = 1e6};
+  const workbook::Analysis a = workbook::analyze(work, 0.02, example_ceilings());
+  EXPECT_FALSE(a.memory_bound_model);
+  EXPECT_DOUBLE_EQ(a.fraction_of_compute, 0.5);
+  EXPECT_EQ(a.bound, workbook::Bound::underutilized);
+  const workbook::Analysis fast = workbook::analyze(work, 0.0105, example_ceilings());
+  EXPECT_EQ(fast.bound, workbook::Bound::compute);
+  EXPECT_TRUE(fast.at_roofline);
+}
+
+TEST(Roofline, LevelAndThreadsPickTheRoofs) {
+  const auto c = example_ceilings();
+  const auto l1 = workbook::roofs_for({.ops = 1, .bytes = 1, .level = workbook::MemoryLevel::l1}, c);
+  EXPECT_DOUBLE_EQ(l1.bandwidth_gbs, 400);
+  EXPECT_EQ(l1.bandwidth_name, "L1 loads, 1 core");
+  const auto all = workbook::roofs_for({.ops = 1, .bytes = 1, .threads = 2}, c);
+  EXPECT_DOUBLE_EQ(all.bandwidth_gbs, 80);
+  EXPECT_DOUBLE_EQ(all.compute_gops, 400);
+  const auto l1_all = workbook::roofs_for({.ops = 1, .bytes = 1, .level = workbook::MemoryLevel::l1, .threads = 2}, c);
+  EXPECT_DOUBLE_EQ(l1_all.bandwidth_gbs, 800);  // each core has its own L1
+}
+
+TEST(Roofline, RejectsUnmeasuredCeilingsAndNonPositiveTimes) {
+  EXPECT_THROW(workbook::roofs_for({.ops = 1, .bytes = 1}, workbook::Ceilings{}), std::invalid_argument);
+  EXPECT_THROW(workbook::analyze({.ops = 1, .bytes = 1}, 0.0, example_ceilings()), std::invalid_argument);
+}
+
+TEST(Roofline, NextStepPrefersTheLowestMatchingHint) {
+  const std::vector<workbook::Hint> hints = {{0.5, "vectorise"}, {0.9, "streaming stores"}};
+  const workbook::Work work{.ops = 1e9, .bytes = 8e9};
+  EXPECT_EQ(workbook::next_step(workbook::analyze(work, 0.5, example_ceilings()), hints), "vectorise");
+  EXPECT_EQ(workbook::next_step(workbook::analyze(work, 0.2, example_ceilings()), hints), "streaming stores");
+  EXPECT_THAT(workbook::next_step(workbook::analyze(work, 0.165, example_ceilings()), hints), HasSubstr("at the roofline"));
+  EXPECT_THAT(workbook::next_step(workbook::analyze(work, 0.5, example_ceilings()), {}), HasSubstr("Neither roof binds"));
+}
+
+TEST(Ceilings, JsonRoundTripAndMachineCheck) {
+  const auto path = std::filesystem::temp_directory_path() / ("ceilings-test-" + std::to_string(::getpid()) + ".json");
+  workbook::save_ceilings(path.string(), example_ceilings());
+  const auto loaded = workbook::load_ceilings(path.string());
+  ASSERT_TRUE(loaded.has_value());
+  EXPECT_EQ(loaded->to_json(), example_ceilings().to_json());
+  // Measured elsewhere: not valid here.
+  workbook::Ceilings other = example_ceilings();
+  other.machine.cpu_model = "another CPU";
+  workbook::save_ceilings(path.string(), other);
+  EXPECT_FALSE(workbook::load_ceilings(path.string()).has_value());
+  // Damaged, or an old format: re-measured rather than fatal.
+  std::ofstream(path) << "{ not json";
+  EXPECT_FALSE(workbook::load_ceilings(path.string()).has_value());
+  nlohmann::json old = example_ceilings().to_json();
+  old["format"] = 0;
+  std::ofstream(path) << old.dump();
+  EXPECT_FALSE(workbook::load_ceilings(path.string()).has_value());
+  std::filesystem::remove(path);
+  EXPECT_FALSE(workbook::load_ceilings(path.string()).has_value());
+}
+
+TEST(Report, FormatsTimesAndPercentages) {
+  EXPECT_EQ(workbook::format_seconds(0.0112), "11.2 ms");
+  EXPECT_EQ(workbook::format_seconds(5.32e-4), "532 us");
+  EXPECT_EQ(workbook::format_seconds(1.234), "1.23 s");
+  EXPECT_EQ(workbook::format_seconds(4.5e-8), "45 ns");
+  EXPECT_EQ(workbook::format_percent(0.794), "79%");
+  EXPECT_EQ(workbook::format_fixed(3.14159, 2), "3.14");
+}
+
+TEST(Report, TableAlignsColumns) {
+  workbook::Table t({"name", "value"});
+  t.add({"a", "1.5"});
+  t.add({"longer", "10.25"});
+  EXPECT_EQ(t.str(),
+            "  name    value\n"
+            "  -------------\n"
+            "  a         1.5\n"
+            "  longer  10.25\n");
+}
+
+TEST(Report, RooflineSvgIsWellFormedAndLabelled) {
+  const std::string svg = workbook::roofline_svg(
+      example_ceilings(),
+      {{"you & me", 0.125, 5, workbook::PlotPoint::Role::student}, {"reference", 0.125, 6, workbook::PlotPoint::Role::reference}},
+      "lab <01>");
+  EXPECT_EQ(svg.rfind("<svg", 0), 0u);
+  EXPECT_THAT(svg, HasSubstr("</svg>\n"));
+  EXPECT_THAT(svg, HasSubstr("lab &lt;01&gt;"));
+  EXPECT_THAT(svg, HasSubstr("you &amp; me"));
+  EXPECT_THAT(svg, HasSubstr("copy, 1 thread 50.0 GB/s"));
+  EXPECT_THAT(svg, HasSubstr("FMA peak, 1 core 200.0 GFLOP/s"));
+  EXPECT_THAT(svg, HasSubstr("ridge 4.0"));
+  // As many opening as closing text elements: nothing left unterminated.
+  std::size_t open = 0, close = 0;
+  for (std::size_t p = svg.find("<text"); p != std::string::npos; p = svg.find("<text", p + 1)) ++open;
+  for (std::size_t p = svg.find("</text>"); p != std::string::npos; p = svg.find("</text>", p + 1)) ++close;
+  EXPECT_EQ(open, close);
+}
+
+}  // namespace

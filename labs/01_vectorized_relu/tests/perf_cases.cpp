@@ -1,0 +1,117 @@
+// Lab 01 performance spec: what each perf test times, the work the roofline counts, and advice.
+// `ctest --preset lab01 -L perf` compares your kernels with the reference, interleaved; run
+// `build/lab01/labs/01_vectorized_relu/lab01_perf` to time yours alone against the ceilings.
+#include "vector_ops.hpp"
+#include "vector_ops_oracle.hpp"
+
+#include <workbook/perf.hpp>
+#include <workbook/tensor.hpp>
+
+namespace {
+
+using workbook::AlignedVector;
+using workbook::GuardedBuffer;
+using workbook::MemoryLevel;
+using lab01::oracle::Binary;
+
+// Streaming kernels run on arrays far larger than any cache, so that memory bandwidth is measured.
+constexpr std::size_t kStream = std::size_t{64} << 20;  // 64 Mi floats = 256 MiB per array
+constexpr std::size_t kBinary = std::size_t{16} << 20;  // 16 Mi floats: 3 arrays, 192 MiB per call
+// Reductions are timed where their limit is the core, not memory: 4096 floats (16 KiB) per input
+// stay in the L1 cache, and one timed run makes many calls, so the clock's overhead vanishes.
+constexpr std::size_t kInCache = 4096;
+constexpr int kCallsPerRun = 512;
+
+void relu(workbook::perf::Case& perf) {
+  AlignedVector<float> x(kStream);
+  workbook::fill_uniform(x, perf.rng());
+  GuardedBuffer<float> y(kStream);
+  perf.describe("relu", "ReLU of 64 Mi floats (256 MiB in, 256 MiB out)");
+  // One max per element; each element read once (4 B) and written once (4 B).
+  perf.work({.ops = double(kStream), .bytes = 8.0 * kStream});
+  perf.hint(0.55, "Far from the bandwidth roof: is the loop vectorised? Load and store whole "
+                  "batches (Batch::load_unaligned, store_unaligned) and keep the scalar loop for the tail only.");
+  perf.hint(0.85, "Vectorised, but each store first reads its cache line from memory (read-for-ownership): "
+                  "a third more traffic than the 8 bytes per element counted. Streaming stores "
+                  "(workbook::store_streaming, on an aligned output address) write around the cache; "
+                  "compare the probe's two copy figures.");
+  perf.measure({.run = [&] { lab01::relu(x, y.span()); },
+                .poison = [&] { y.poison(); },
+                .verify = [&] { return lab01::oracle::check_relu(x, y); }});
+}
+WORKBOOK_PERF_CASE(relu);
+
+void binary(workbook::perf::Case& perf, Binary op, double ops_per_element) {
+  AlignedVector<float> a(kBinary), b(kBinary);
+  workbook::fill_uniform(a, perf.rng());
+  workbook::fill_uniform(b, perf.rng());
+  GuardedBuffer<float> out(kBinary);
+  perf.describe(lab01::oracle::name(op), std::string(lab01::oracle::name(op)) + " of 16 Mi floats (two arrays in, one out)");
+  perf.work({.ops = ops_per_element * kBinary, .bytes = 12.0 * kBinary});
+  perf.hint(0.55, "Far from the bandwidth roof: vectorise the loop, whole batches at a time.");
+  perf.hint(0.85, "Close, but ordinary stores read each output line before writing it: try streaming stores "
+                  "(see relu).");
+  perf.measure({.run =
+                    [&] {
+                      switch (op) {
+                        case Binary::add: return lab01::add(a, b, out.span());
+                        case Binary::multiply: return lab01::multiply(a, b, out.span());
+                        case Binary::squared_difference: return lab01::squared_difference(a, b, out.span());
+                      }
+                    },
+                .poison = [&] { out.poison(); },
+                .verify = [&] { return lab01::oracle::check_binary(op, a, b, out); }});
+}
+void add(workbook::perf::Case& perf) { binary(perf, Binary::add, 1); }
+void multiply(workbook::perf::Case& perf) { binary(perf, Binary::multiply, 1); }
+void squared_difference(workbook::perf::Case& perf) { binary(perf, Binary::squared_difference, 2); }
+WORKBOOK_PERF_CASE(add);
+WORKBOOK_PERF_CASE(multiply);
+WORKBOOK_PERF_CASE(squared_difference);
+
+// A reduction's advice: the roof is the L1 load rate (two loads per FMA), which a single
+// accumulator cannot reach, because each FMA waits for the previous one's result.
+void reduction_hints(workbook::perf::Case& perf) {
+  perf.hint(0.2, "Far below the roof: is the loop vectorised? Use xsimd::fma on whole batches.");
+  perf.hint(0.6, "Vectorised, but one accumulator makes every FMA wait for the previous one (4 cycles "
+                 "or so): the core could start several per cycle. Keep 4 to 8 independent accumulators "
+                 "and add them together at the end.");
+}
+
+void dot(workbook::perf::Case& perf) {
+  AlignedVector<float> a(kInCache), b(kInCache);
+  workbook::fill_uniform(a, perf.rng());
+  workbook::fill_uniform(b, perf.rng());
+  float result = 0;
+  perf.describe("dot", "dot of 4096 floats, in L1, 512 calls per timed run");
+  // Per element: one multiply and one add (an FMA), and two 4-byte loads from L1.
+  perf.work({.ops = 2.0 * kInCache * kCallsPerRun, .bytes = 8.0 * kInCache * kCallsPerRun, .level = MemoryLevel::l1});
+  reduction_hints(perf);
+  perf.measure({.run =
+                    [&] {
+                      for (int i = 0; i < kCallsPerRun; ++i) result = lab01::dot(a, b);
+                    },
+                .poison = [&] { result = workbook::Poison<float>::value(); },
+                .verify = [&] { return lab01::oracle::check_dot(a, b, result); }});
+}
+WORKBOOK_PERF_CASE(dot);
+
+void euclidean_distance(workbook::perf::Case& perf) {
+  AlignedVector<float> a(kInCache), b(kInCache);
+  workbook::fill_uniform(a, perf.rng());
+  workbook::fill_uniform(b, perf.rng());
+  float result = 0;
+  perf.describe("euclidean_distance", "Euclidean distance of 4096 floats, in L1, 512 calls per timed run");
+  // Per element: a subtraction and an FMA (3 FLOP), and two 4-byte loads from L1.
+  perf.work({.ops = 3.0 * kInCache * kCallsPerRun, .bytes = 8.0 * kInCache * kCallsPerRun, .level = MemoryLevel::l1});
+  reduction_hints(perf);
+  perf.measure({.run =
+                    [&] {
+                      for (int i = 0; i < kCallsPerRun; ++i) result = lab01::euclidean_distance(a, b);
+                    },
+                .poison = [&] { result = workbook::Poison<float>::value(); },
+                .verify = [&] { return lab01::oracle::check_euclidean(a, b, result); }});
+}
+WORKBOOK_PERF_CASE(euclidean_distance);
+
+}  // namespace

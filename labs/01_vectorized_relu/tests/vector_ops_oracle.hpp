@@ -1,0 +1,86 @@
+#pragma once
+// The float64 answers lab 01's kernels are checked against, and the tolerances they are checked
+// with. Shared by the correctness tests and the perf cases.
+#include <workbook/check.hpp>
+#include <workbook/tensor.hpp>
+
+#include <cmath>
+#include <span>
+
+namespace lab01::oracle {
+
+inline workbook::Where where(const char* function) {
+  return {function, "labs/01_vectorized_relu/vector_ops.cpp"};
+}
+
+/// ReLU with PyTorch's NaN semantics: NaN in, NaN out.
+inline double relu(double x) { return std::isnan(x) ? x : (x > 0 ? x : 0.0); }
+
+/// relu selects an input value or zero: the result must be exact.
+inline workbook::CheckResult check_relu(std::span<const float> x, const workbook::GuardedBuffer<float>& y) {
+  return workbook::check_elementwise(y, [x](std::size_t i) { return relu(x[i]); },
+                                     {.where = where("relu"),
+                                      .tolerance = workbook::Tolerance::exact(),
+                                      .inputs = {workbook::column("x", x)}});
+}
+
+enum class Binary { add, multiply, squared_difference };
+
+inline const char* name(Binary op) {
+  switch (op) {
+    case Binary::add: return "add";
+    case Binary::multiply: return "multiply";
+    case Binary::squared_difference: return "squared_difference";
+  }
+  return "?";
+}
+
+/// The exact answer, in float64: a sum or product of two floats is exact there (or within 2^-53).
+inline double apply(Binary op, double a, double b) {
+  switch (op) {
+    case Binary::add: return a + b;
+    case Binary::multiply: return a * b;
+    case Binary::squared_difference: return (a - b) * (a - b);
+  }
+  return 0;
+}
+
+/// a + b and a * b round once to float32. (a - b)^2 rounds the difference, d = (a - b)(1 + e1),
+/// then the square, d^2 (1 + e2) = (a - b)^2 (1 + e1)^2 (1 + e2): three factors of 1 + e.
+inline workbook::Tolerance tolerance(Binary op) {
+  return workbook::Tolerance::roundings(op == Binary::squared_difference ? 3 : 1);
+}
+
+inline workbook::CheckResult check_binary(Binary op, std::span<const float> a, std::span<const float> b,
+                                          const workbook::GuardedBuffer<float>& out) {
+  return workbook::check_elementwise(out, [=](std::size_t i) { return apply(op, a[i], b[i]); },
+                                     {.where = where(name(op)),
+                                      .tolerance = tolerance(op),
+                                      .inputs = {workbook::column("a", a), workbook::column("b", b)}});
+}
+
+/// A float32 dot product: each product rounds once (or not at all, with FMA), then n terms are
+/// summed in some order: within gamma_(n+1) * sum|a_i b_i| of the exact value.
+inline workbook::CheckResult check_dot(std::span<const float> a, std::span<const float> b, float got) {
+  return workbook::check_reduction(got,
+                                   {.terms = a.size(),
+                                    .term = [=](std::size_t i) { return double(a[i]) * double(b[i]); },
+                                    .extra_roundings = 1},
+                                   where("dot"));
+}
+
+/// sqrt(sum (a_i - b_i)^2): the difference rounds once, its square once more (three factors of
+/// 1 + delta per term), then the sum of n terms, then the square root.
+inline workbook::CheckResult check_euclidean(std::span<const float> a, std::span<const float> b, float got) {
+  return workbook::check_reduction(got,
+                                   {.terms = a.size(),
+                                    .term = [=](std::size_t i) {
+                                      const double d = double(a[i]) - double(b[i]);
+                                      return d * d;
+                                    },
+                                    .finish = [](double s) { return std::sqrt(std::max(s, 0.0)); },
+                                    .extra_roundings = 3},
+                                   where("euclidean_distance"));
+}
+
+}  // namespace lab01::oracle

@@ -1,0 +1,241 @@
+// Lab 01 visible tests: every function against a float64 oracle, at every size that exercises a
+// tail, on unaligned starts, in place, and on special values (NaN, infinities, denormals, +-0).
+// Each TEST below is its own ctest test: `ctest --preset lab01 -R Relu` runs the ReLU ones.
+#include "vector_ops.hpp"
+#include "vector_ops_oracle.hpp"
+
+#include <workbook/tensor.hpp>
+#include <workbook/testing.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <vector>
+
+namespace {
+
+using lab01::oracle::Binary;
+using workbook::as_span;
+using workbook::GuardedBuffer;
+
+// Sizes 0..67 reach past four batches of 16 (AVX-512), so every tail length of every SIMD width
+// is tried, plus a few large ones.
+std::vector<std::size_t> sizes_with_every_tail() {
+  std::vector<std::size_t> sizes;
+  for (std::size_t n = 0; n <= 67; ++n) sizes.push_back(n);
+  for (std::size_t n : {255, 256, 257, 1000, 4099, (1 << 20) + 13}) sizes.push_back(n);
+  return sizes;
+}
+
+// --- ReLU ----------------------------------------------------------------------------------------
+
+TEST(Relu, MatchesOracleAtEverySize) {
+  auto rng = workbook::testing::rng();
+  for (std::size_t n : sizes_with_every_tail()) {
+    const workbook::Vector x = workbook::normal(n, rng);
+    GuardedBuffer<float> y(n);
+    lab01::relu(as_span(x), y.span());
+    ASSERT_CORRECT(lab01::oracle::check_relu(as_span(x), y)) << "n = " << n;
+  }
+}
+
+TEST(Relu, UnalignedInputAndOutput) {
+  auto rng = workbook::testing::rng();
+  const std::size_t n = 1000;
+  const workbook::Vector storage = workbook::normal(n + 16, rng);
+  for (std::size_t shift = 1; shift < 16; ++shift) {
+    const auto x = as_span(storage).subspan(shift, n);
+    GuardedBuffer<float> y(n, /*misalign=*/16 - shift);
+    lab01::relu(x, y.span());
+    ASSERT_CORRECT(lab01::oracle::check_relu(x, y)) << "input starts " << shift << " floats past a 64-byte boundary";
+  }
+}
+
+TEST(Relu, PropagatesNaN) {
+  // As in PyTorch: relu(NaN) is NaN. Comparisons with NaN are false, so the formula decides.
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  std::vector<float> x(40, -1.0f);
+  for (std::size_t i = 0; i < x.size(); i += 3) x[i] = i % 2 ? -nan : nan;
+  x[1] = 2.0f;
+  GuardedBuffer<float> y(x.size());
+  lab01::relu(x, y.span());
+  EXPECT_CORRECT(lab01::oracle::check_relu(x, y));
+}
+
+TEST(Relu, SpecialValues) {
+  // +-0, denormals, tiny and huge values, +-inf and NaN.
+  auto rng = workbook::testing::rng();
+  const workbook::Vector x = workbook::adversarial(4099, rng);
+  GuardedBuffer<float> y(x.size());
+  lab01::relu(as_span(x), y.span());
+  EXPECT_CORRECT(lab01::oracle::check_relu(as_span(x), y));
+}
+
+TEST(Relu, InPlace) {
+  auto rng = workbook::testing::rng();
+  const workbook::Vector x = workbook::normal(1027, rng);
+  GuardedBuffer<float> y(x.size());
+  std::copy(x.begin(), x.end(), y.data());
+  lab01::relu(y.span(), y.span());
+  EXPECT_CORRECT(lab01::oracle::check_relu(as_span(x), y));
+}
+
+TEST(Relu, LeavesInputUnchanged) {
+  auto rng = workbook::testing::rng();
+  const workbook::Vector x = workbook::adversarial(1000, rng);
+  const workbook::Vector before = x;
+  GuardedBuffer<float> y(x.size());
+  lab01::relu(as_span(x), y.span());
+  EXPECT_CORRECT(workbook::check_unchanged(as_span(before), as_span(x), lab01::oracle::where("relu"), "x"));
+}
+
+TEST(Relu, RejectsMismatchedOrOverlappingBuffers) {
+  std::vector<float> x(10), y(9), z(11);
+  EXPECT_THROW(lab01::relu(x, y), std::invalid_argument);
+  EXPECT_THROW(lab01::relu(std::span<const float>(z).first(10), std::span<float>(z).last(10)),
+               std::invalid_argument);
+}
+
+// --- add, multiply, squared_difference ---------------------------------------------------------
+
+void run_binary(Binary op, std::span<const float> a, std::span<const float> b, std::span<float> out) {
+  switch (op) {
+    case Binary::add: return lab01::add(a, b, out);
+    case Binary::multiply: return lab01::multiply(a, b, out);
+    case Binary::squared_difference: return lab01::squared_difference(a, b, out);
+  }
+}
+
+void expect_matches_at_every_size(Binary op) {
+  auto rng = workbook::testing::rng();
+  for (std::size_t n : sizes_with_every_tail()) {
+    const workbook::Vector a = workbook::normal(n, rng), b = workbook::normal(n, rng);
+    GuardedBuffer<float> out(n);
+    run_binary(op, as_span(a), as_span(b), out.span());
+    ASSERT_CORRECT(lab01::oracle::check_binary(op, as_span(a), as_span(b), out)) << "n = " << n;
+  }
+}
+
+void expect_special_values(Binary op) {
+  auto rng = workbook::testing::rng();
+  const workbook::Vector a = workbook::adversarial(4099, rng), b = workbook::adversarial(4099, rng);
+  GuardedBuffer<float> out(a.size());
+  run_binary(op, as_span(a), as_span(b), out.span());
+  EXPECT_CORRECT(lab01::oracle::check_binary(op, as_span(a), as_span(b), out));
+}
+
+void expect_unaligned_and_in_place(Binary op) {
+  auto rng = workbook::testing::rng();
+  const std::size_t n = 999;
+  const workbook::Vector a = workbook::normal(n + 16, rng), b = workbook::normal(n + 16, rng);
+  for (std::size_t shift = 1; shift < 16; shift += 2) {
+    const auto as = as_span(a).subspan(shift, n), bs = as_span(b).subspan(16 - shift, n);
+    GuardedBuffer<float> out(n, shift);
+    run_binary(op, as, bs, out.span());
+    ASSERT_CORRECT(lab01::oracle::check_binary(op, as, bs, out)) << "shifts " << shift << ", " << 16 - shift;
+  }
+  // out is a itself.
+  GuardedBuffer<float> inout(n);
+  std::copy(a.begin(), a.begin() + n, inout.data());
+  run_binary(op, inout.span(), as_span(b).first(n), inout.span());
+  EXPECT_CORRECT(lab01::oracle::check_binary(op, as_span(a).first(n), as_span(b).first(n), inout));
+}
+
+TEST(Add, MatchesOracleAtEverySize) { expect_matches_at_every_size(Binary::add); }
+TEST(Add, SpecialValues) { expect_special_values(Binary::add); }
+TEST(Add, UnalignedAndInPlace) { expect_unaligned_and_in_place(Binary::add); }
+TEST(Multiply, MatchesOracleAtEverySize) { expect_matches_at_every_size(Binary::multiply); }
+TEST(Multiply, SpecialValues) { expect_special_values(Binary::multiply); }
+TEST(Multiply, UnalignedAndInPlace) { expect_unaligned_and_in_place(Binary::multiply); }
+TEST(SquaredDifference, MatchesOracleAtEverySize) { expect_matches_at_every_size(Binary::squared_difference); }
+TEST(SquaredDifference, SpecialValues) { expect_special_values(Binary::squared_difference); }
+TEST(SquaredDifference, UnalignedAndInPlace) { expect_unaligned_and_in_place(Binary::squared_difference); }
+
+TEST(BinaryOps, RejectMismatchedSizes) {
+  std::vector<float> a(8), b(7), out(8);
+  for (Binary op : {Binary::add, Binary::multiply, Binary::squared_difference}) {
+    EXPECT_THROW(run_binary(op, a, b, out), std::invalid_argument) << lab01::oracle::name(op);
+    EXPECT_THROW(run_binary(op, b, a, out), std::invalid_argument) << lab01::oracle::name(op);
+  }
+}
+
+// --- dot and euclidean_distance -------------------------------------------------------------------
+
+TEST(Dot, MatchesOracleAtEverySize) {
+  auto rng = workbook::testing::rng();
+  for (std::size_t n = 0; n <= 200; ++n) {
+    const workbook::Vector a = workbook::normal(n, rng), b = workbook::normal(n, rng);
+    ASSERT_CORRECT(lab01::oracle::check_dot(as_span(a), as_span(b), lab01::dot(as_span(a), as_span(b))))
+        << "n = " << n;
+  }
+}
+
+TEST(Dot, LargeAndUnaligned) {
+  auto rng = workbook::testing::rng();
+  const std::size_t n = (1 << 20) + 7;
+  const workbook::Vector a = workbook::normal(n + 3, rng), b = workbook::normal(n + 3, rng);
+  for (std::size_t shift : {0, 1, 3}) {
+    const auto as = as_span(a).subspan(shift, n), bs = as_span(b).subspan(3 - shift, n);
+    EXPECT_CORRECT(lab01::oracle::check_dot(as, bs, lab01::dot(as, bs))) << "shift " << shift;
+  }
+}
+
+TEST(Dot, EmptyIsZero) {
+  EXPECT_EQ(lab01::dot(std::span<const float>(), std::span<const float>()), 0.0f);
+}
+
+TEST(Dot, CancellationStaysWithinTheBound) {
+  // Large terms that cancel: the error bound scales with sum |a_i b_i|, not with the small result.
+  auto rng = workbook::testing::rng();
+  workbook::Vector a = workbook::normal(1001, rng), b = workbook::normal(1001, rng);
+  a(0) = 1e4f;
+  b(0) = 1e4f;
+  a(1000) = -1e4f;
+  b(1000) = 1e4f;
+  EXPECT_CORRECT(lab01::oracle::check_dot(as_span(a), as_span(b), lab01::dot(as_span(a), as_span(b))));
+}
+
+TEST(Dot, PropagatesNaNAndInfinity) {
+  std::vector<float> a(37, 1.0f), b(37, 2.0f);
+  a[36] = std::numeric_limits<float>::quiet_NaN();
+  EXPECT_TRUE(std::isnan(lab01::dot(a, b))) << "a NaN in the last (tail) element must reach the result";
+  a[36] = std::numeric_limits<float>::infinity();
+  EXPECT_EQ(lab01::dot(a, b), std::numeric_limits<float>::infinity());
+}
+
+TEST(Dot, RejectsMismatchedSizes) {
+  std::vector<float> a(5), b(6);
+  EXPECT_THROW(lab01::dot(a, b), std::invalid_argument);
+}
+
+TEST(EuclideanDistance, MatchesOracleAtEverySize) {
+  auto rng = workbook::testing::rng();
+  for (std::size_t n = 0; n <= 200; ++n) {
+    const workbook::Vector a = workbook::normal(n, rng), b = workbook::normal(n, rng);
+    ASSERT_CORRECT(lab01::oracle::check_euclidean(as_span(a), as_span(b),
+                                                  lab01::euclidean_distance(as_span(a), as_span(b))))
+        << "n = " << n;
+  }
+}
+
+TEST(EuclideanDistance, LargeAndUnaligned) {
+  auto rng = workbook::testing::rng();
+  const std::size_t n = (1 << 20) + 5;
+  const workbook::Vector a = workbook::uniform(n + 1, rng), b = workbook::uniform(n + 1, rng);
+  const auto as = as_span(a).subspan(1, n), bs = as_span(b).first(n);
+  EXPECT_CORRECT(lab01::oracle::check_euclidean(as, bs, lab01::euclidean_distance(as, bs)));
+}
+
+TEST(EuclideanDistance, OfAVectorToItselfIsZero) {
+  auto rng = workbook::testing::rng();
+  const workbook::Vector a = workbook::normal(333, rng);
+  EXPECT_EQ(lab01::euclidean_distance(as_span(a), as_span(a)), 0.0f);
+}
+
+TEST(EuclideanDistance, RejectsMismatchedSizes) {
+  std::vector<float> a(5), b(4);
+  EXPECT_THROW(lab01::euclidean_distance(a, b), std::invalid_argument);
+}
+
+}  // namespace
