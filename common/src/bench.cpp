@@ -2,6 +2,7 @@
 
 #include <workbook/report.hpp>
 
+#include <algorithm>
 #include <iostream>
 
 #include <nlohmann/json.hpp>
@@ -28,6 +29,7 @@ void Bench::finish(std::ostream& out, const std::filesystem::path& results) cons
   Table table({"kernel", "version", "median", "spread", "GB/s", "G op/s", "% of roof", "roof"});
   nlohmann::json records = nlohmann::json::array();
   std::vector<PlotPoint> points;
+  std::vector<Traffic> drawn;
   std::string previous;
   for (const Entry& e : entries_) {
     const Analysis& a = e.analysis;
@@ -42,6 +44,7 @@ void Bench::finish(std::ostream& out, const std::filesystem::path& results) cons
                        {"timing", to_json(e.timing.summary)},
                        {"converged", e.timing.converged},
                        {"analysis", to_json(a)}});
+    if (std::find(drawn.begin(), drawn.end(), a.work.traffic) == drawn.end()) drawn.push_back(a.work.traffic);
     points.push_back({e.group + ": " + e.label, a.intensity, a.gops,
                       e.reference ? PlotPoint::Role::reference : PlotPoint::Role::other});
   }
@@ -51,7 +54,7 @@ void Bench::finish(std::ostream& out, const std::filesystem::path& results) cons
   const std::filesystem::path folder = results / "bench";
   write_file(folder / (lab_ + ".json"),
              nlohmann::json{{"lab", lab_}, {"ceilings", ceilings_.to_json()}, {"results", records}}.dump(2) + "\n");
-  write_file(folder / (lab_ + ".svg"), roofline_svg(ceilings_, points, lab_ + " bench: every version on the roofline"));
+  write_file(folder / (lab_ + ".svg"), roofline_svg(ceilings_, points, lab_ + " bench: every version on the roofline", "FLOP", drawn));
   out << "Records: " << (folder / (lab_ + ".json")).string() << "; plot: " << (folder / (lab_ + ".svg")).string() << "\n";
 }
 

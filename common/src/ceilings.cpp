@@ -34,6 +34,8 @@ nlohmann::json Ceilings::to_json() const {
       {"copy_all_gbs", copy_all_gbs},
       {"triad_1t_gbs", triad_1t_gbs},
       {"triad_all_gbs", triad_all_gbs},
+      {"read_1t_gbs", read_1t_gbs},
+      {"read_all_gbs", read_all_gbs},
       {"l1_read_1t_gbs", l1_read_1t_gbs},
       {"fma_1t_gflops", fma_1t_gflops},
       {"fma_all_gflops", fma_all_gflops},
@@ -61,6 +63,8 @@ Ceilings Ceilings::from_json(const nlohmann::json& j) {
   c.copy_all_gbs = j.at("copy_all_gbs").get<double>();
   c.triad_1t_gbs = j.at("triad_1t_gbs").get<double>();
   c.triad_all_gbs = j.at("triad_all_gbs").get<double>();
+  c.read_1t_gbs = j.at("read_1t_gbs").get<double>();
+  c.read_all_gbs = j.at("read_all_gbs").get<double>();
   c.l1_read_1t_gbs = j.at("l1_read_1t_gbs").get<double>();
   c.fma_1t_gflops = j.at("fma_1t_gflops").get<double>();
   c.fma_all_gflops = j.at("fma_all_gflops").get<double>();

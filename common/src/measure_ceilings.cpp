@@ -51,9 +51,11 @@ void triad(float* a, const float* b, const float* c, std::size_t n, Stores store
 // Eight independent sums: enough loads in flight to saturate the load ports, not the adders.
 float read_sum(const float* x, std::size_t n, int passes) {
   Batch acc[8] = {};
+  const std::size_t whole = n / (8 * kLanes) * (8 * kLanes);
   for (int p = 0; p < passes; ++p) {
-    for (std::size_t i = 0; i < n; i += 8 * kLanes)
+    for (std::size_t i = 0; i < whole; i += 8 * kLanes)
       for (int k = 0; k < 8; ++k) acc[k] += Batch::load_aligned(x + i + k * kLanes);
+    for (std::size_t i = whole; i < n; i += kLanes) acc[0] += Batch::load_aligned(x + i);
   }
   for (int k = 1; k < 8; ++k) acc[0] += acc[k];
   return xsimd::hadd(acc[0]);
@@ -206,6 +208,19 @@ Ceilings measure_ceilings(const Progress& progress) {
   say("triad, 1 thread: " + gbs(c.triad_1t_gbs) + " GB/s");
   c.triad_all_gbs = triad_rate(c.threads);
   say("triad, " + std::to_string(c.threads) + " threads: " + gbs(c.triad_all_gbs) + " GB/s");
+  auto read_rate = [&](unsigned threads) {
+    const double s = best_on_threads(7, threads, [&](unsigned t, unsigned all) {
+      const auto [b, e] = slice(n, t, all);
+      volatile float sink = read_sum(x.data() + b, e - b, 1);  // one per thread: no shared write
+      (void)sink;
+    });
+    return static_cast<double>(n) * sizeof(float) / s / 1e9;
+  };
+  c.read_1t_gbs = read_rate(1);
+  say("reads, 1 thread: " + gbs(c.read_1t_gbs) + " GB/s");
+  c.read_all_gbs = read_rate(c.threads);
+  say("reads, " + std::to_string(c.threads) + " threads: " + gbs(c.read_all_gbs) + " GB/s");
+
   // On a shared host memory bandwidth drifts from second to second: sample the one-thread copy
   // again, a second later, and keep the better of the two.
   c.copy_regular_1t_gbs = std::max(c.copy_regular_1t_gbs, copy_rate(1, Stores::regular));

@@ -32,7 +32,7 @@ Work work_from_json(const json& j) {
   Work w;
   w.ops = j.at("ops").get<double>();
   w.bytes = j.at("bytes").get<double>();
-  w.level = j.at("level").get<std::string>() == "l1" ? MemoryLevel::l1 : MemoryLevel::dram;
+  w.traffic = traffic_from_string(j.at("traffic").get<std::string>());
   w.threads = j.at("threads").get<unsigned>();
   w.ops_unit = j.at("ops_unit").get<std::string>();
   return w;
@@ -343,7 +343,9 @@ int drive(const DriverOptions& o, std::ostream& out) {
       {"you: " + format_fixed(mine.gops, 2) + " G" + work.ops_unit + "/s", mine.intensity, mine.gops, PlotPoint::Role::student},
       {reference_label + ": " + format_fixed(theirs.gops, 2), theirs.intensity, theirs.gops, PlotPoint::Role::reference}};
   const std::filesystem::path svg = folder / (o.case_name + ".svg");
-  write_file(svg, roofline_svg(ceilings, points, title, work.ops_unit));
+  std::vector<Traffic> drawn = {work.traffic};
+  if (work.traffic != Traffic::l1) drawn.push_back(Traffic::l1);
+  write_file(svg, roofline_svg(ceilings, points, title, work.ops_unit, drawn));
   const bool pass = ratio.median <= o.max_ratio;
   std::ostringstream md;
   md << "### " << test << ": " << (pass ? "pass" : "too slow") << "\n\n"

@@ -45,7 +45,7 @@ namespace {
 nlohmann::json work_json(const Work& w) {
   return {{"ops", w.ops},
           {"bytes", w.bytes},
-          {"level", w.level == MemoryLevel::l1 ? "l1" : "dram"},
+          {"traffic", to_string(w.traffic)},
           {"threads", w.threads},
           {"ops_unit", w.ops_unit}};
 }

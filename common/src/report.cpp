@@ -94,20 +94,27 @@ std::string dash_attribute(const char* dash) {
 }  // namespace
 
 std::string roofline_svg(const Ceilings& c, const std::vector<PlotPoint>& points,
-                         const std::string& title, const std::string& ops_unit) {
-  const std::vector<Roof> roofs = {
-      {"L1 loads, 1 core " + n2(c.l1_read_1t_gbs) + " GB/s", c.l1_read_1t_gbs, true, "2 3", "#868e96"},
-      {"copy, " + std::to_string(c.threads) + " threads " + n2(c.copy_all_gbs) + " GB/s", c.copy_all_gbs, true, "6 4", "#333"},
-      {"copy, 1 thread " + n2(c.copy_1t_gbs) + " GB/s", c.copy_1t_gbs, true, "", "#333"},
-      {"FMA peak, " + std::to_string(c.threads) + " threads " + n2(c.fma_all_gflops) + " GFLOP/s", c.fma_all_gflops, false, "6 4", "#333"},
-      {"FMA peak, 1 core " + n2(c.fma_1t_gflops) + " GFLOP/s", c.fma_1t_gflops, false, "", "#333"},
-  };
-  const double peak = c.fma_all_gflops, ridge_low = c.fma_1t_gflops / c.l1_read_1t_gbs,
-               ridge_high = c.fma_all_gflops / c.copy_1t_gbs;
+                         const std::string& title, const std::string& ops_unit,
+                         const std::vector<Traffic>& bandwidths) {
+  std::vector<Roof> roofs;
+  double lowest_bandwidth = c.copy_all_gbs, highest_bandwidth = 0;
+  for (Traffic t : bandwidths) {
+    const Roofs r = roofs_for({.ops = 1, .bytes = 1, .traffic = t}, c);
+    const bool cache = t == Traffic::l1;
+    roofs.push_back({r.bandwidth_name + " " + n2(r.bandwidth_gbs) + " GB/s", r.bandwidth_gbs, true,
+                     cache ? "2 3" : "", cache ? "#868e96" : "#333"});
+    lowest_bandwidth = std::min(lowest_bandwidth, r.bandwidth_gbs);
+    highest_bandwidth = std::max(highest_bandwidth, r.bandwidth_gbs);
+  }
+  roofs.push_back({"copy, " + std::to_string(c.threads) + " threads " + n2(c.copy_all_gbs) + " GB/s", c.copy_all_gbs, true, "6 4", "#333"});
+  roofs.push_back({"FMA peak, " + std::to_string(c.threads) + " threads " + n2(c.fma_all_gflops) + " GFLOP/s", c.fma_all_gflops, false, "6 4", "#333"});
+  roofs.push_back({"FMA peak, 1 core " + n2(c.fma_1t_gflops) + " GFLOP/s", c.fma_1t_gflops, false, "", "#333"});
+  const double peak = c.fma_all_gflops, ridge_low = c.fma_1t_gflops / std::max(highest_bandwidth, c.copy_all_gbs),
+               ridge_high = c.fma_all_gflops / lowest_bandwidth;
 
   // Axes: decades that hold every roof's ridge and every point, with some margin.
   double x_lo = std::min(ridge_low, ridge_high) / 8, x_hi = std::max(ridge_low, ridge_high) * 8;
-  double y_lo = c.copy_1t_gbs * x_lo, y_hi = peak * 2;
+  double y_lo = lowest_bandwidth * x_lo, y_hi = peak * 2;
   for (const PlotPoint& p : points) {
     if (p.intensity > 0) {
       x_lo = std::min(x_lo, p.intensity / 2);
@@ -126,8 +133,8 @@ std::string roofline_svg(const Ceilings& c, const std::vector<PlotPoint>& points
   auto f = [](double v) { return format_fixed(v, 1); };
 
   std::ostringstream s;
-  s << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\"" << height
-    << "\" viewBox=\"0 0 " << width << " " << height << "\" font-family=\"Helvetica, Arial, sans-serif\" font-size=\"12\">\n"
+  s << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << format_fixed(width, 0) << "\" height=\"" << format_fixed(height, 0)
+    << "\" viewBox=\"0 0 " << format_fixed(width, 0) << " " << format_fixed(height, 0) << "\" font-family=\"Helvetica, Arial, sans-serif\" font-size=\"12\">\n"
     << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
     << "<text x=\"" << left << "\" y=\"28\" font-size=\"16\" font-weight=\"bold\">" << escape(title) << "</text>\n"
     << "<defs><clipPath id=\"plot\"><rect x=\"" << left << "\" y=\"" << top << "\" width=\"" << right - left
@@ -166,22 +173,27 @@ std::string roofline_svg(const Ceilings& c, const std::vector<PlotPoint>& points
         << "\" stroke=\"" << roof_colour << "\" stroke-width=\"1.5\"" << dash << "/>\n";
     }
   }
-  // The ridge of the one-thread DRAM roofline, where memory-bound becomes compute-bound.
-  const double ridge = c.fma_1t_gflops / c.copy_1t_gbs;
+  // The ridge of the first (the kernel's own) one-thread roofline: memory-bound to its left.
+  const double ridge = c.fma_1t_gflops / roofs.front().value;
   s << "<circle cx=\"" << f(X(ridge)) << "\" cy=\"" << f(Y(c.fma_1t_gflops)) << "\" r=\"3\" fill=\"#333\"/>\n"
     << "<text x=\"" << f(X(ridge) + 6) << "\" y=\"" << f(Y(c.fma_1t_gflops) + 16) << "\" fill=\"#333\">ridge "
     << escape(format_fixed(ridge, ridge < 10 ? 1 : 0)) << "</text>\n";
-  // Points.
-  int other = 0;
+  // Points. Beyond a few, they are numbered on the plot and named in a key beside it.
+  const bool numbered = points.size() > 3;
+  int other = 0, number = 0;
+  std::vector<std::pair<const char*, std::string>> key;
   for (const PlotPoint& p : points) {
+    ++number;
     if (!(p.intensity > 0 && p.gops > 0)) continue;
     const char* colour = p.role == PlotPoint::Role::student   ? "#d9480f"
                          : p.role == PlotPoint::Role::reference ? "#1c7ed6"
                                                                 : "#5c940d";
-    const double dy = p.role == PlotPoint::Role::student ? 16 : p.role == PlotPoint::Role::reference ? -8 : 4 + 14 * (other++ % 3);
+    const double dy = numbered ? 4 : p.role == PlotPoint::Role::student ? 16 : p.role == PlotPoint::Role::reference ? -8 : 4 + 14 * (other++ % 3);
+    const std::string label = numbered ? std::to_string(number) : p.label;
+    if (numbered) key.emplace_back(colour, std::to_string(number) + "  " + p.label);
     s << "<circle cx=\"" << f(X(p.intensity)) << "\" cy=\"" << f(Y(p.gops)) << "\" r=\"5\" fill=\"" << colour
       << "\" stroke=\"white\"/>\n<text x=\"" << f(X(p.intensity) + 8) << "\" y=\"" << f(Y(p.gops) + dy)
-      << "\" fill=\"" << colour << "\">" << escape(p.label) << "</text>\n";
+      << "\" fill=\"" << colour << "\">" << escape(label) << "</text>\n";
   }
   s << "</g>\n";
   // Legend: the roofs, as measured on this machine.
@@ -203,8 +215,22 @@ std::string roofline_svg(const Ceilings& c, const std::vector<PlotPoint>& points
     << escape(c.machine.cpu_model.substr(0, 40)) << "</text>\n"
     << "<text x=\"" << right + 16 << "\" y=\"" << ly + 30 << "\" fill=\"#666\" font-size=\"10\">"
     << escape(c.machine.simd + ", measured " + c.measured_at) << "</text>\n";
+  ly += 52;
+  for (const auto& [colour, line] : key) {
+    s << "<text x=\"" << right + 16 << "\" y=\"" << ly << "\" fill=\"" << colour << "\" font-size=\"11\">"
+      << escape(line) << "</text>\n";
+    ly += 15;
+  }
   s << "</svg>\n";
-  return s.str();
+  // Grow the canvas to fit the key.
+  std::string svg = s.str();
+  const double needed = std::max(height, ly + 10);
+  if (needed > height) {
+    const std::string from = "height=\"" + format_fixed(height, 0) + "\" viewBox=\"0 0 " + format_fixed(width, 0) + " " + format_fixed(height, 0);
+    const std::string to = "height=\"" + format_fixed(needed, 0) + "\" viewBox=\"0 0 " + format_fixed(width, 0) + " " + format_fixed(needed, 0);
+    if (const auto at = svg.find(from); at != std::string::npos) svg.replace(at, from.size(), to);
+  }
+  return svg;
 }
 
 std::filesystem::path results_dir() {
@@ -232,7 +258,7 @@ nlohmann::json to_json(const Analysis& a) {
       {"ops_unit", a.work.ops_unit},
       {"bytes", a.work.bytes},
       {"threads", a.work.threads},
-      {"level", a.work.level == MemoryLevel::l1 ? "l1" : "dram"},
+      {"traffic", to_string(a.work.traffic)},
       {"gbs", a.gbs},
       {"gops", a.gops},
       {"intensity", a.intensity},

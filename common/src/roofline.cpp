@@ -17,17 +17,46 @@ std::string percent(double fraction) { return num(100 * fraction, "%.0f") + "%";
 
 }  // namespace
 
+const char* to_string(Traffic traffic) {
+  switch (traffic) {
+    case Traffic::copy: return "copy";
+    case Traffic::triad: return "triad";
+    case Traffic::read: return "read";
+    case Traffic::l1: return "l1";
+  }
+  return "?";
+}
+
+Traffic traffic_from_string(std::string_view name) {
+  for (Traffic t : {Traffic::copy, Traffic::triad, Traffic::read, Traffic::l1})
+    if (name == to_string(t)) return t;
+  throw std::invalid_argument("unknown memory traffic '" + std::string(name) + "'");
+}
+
 Roofs roofs_for(const Work& work, const Ceilings& c) {
   const bool all = work.threads > 1;
+  const std::string threads = all ? std::to_string(c.threads) + " threads" : "1 thread";
   Roofs r;
-  if (work.level == MemoryLevel::l1) {
-    // Each core has its own L1: n threads get n times one core's L1 bandwidth.
-    r.bandwidth_gbs = c.l1_read_1t_gbs * (all ? std::min(work.threads, c.threads) : 1);
-    r.bandwidth_name = all ? "L1 loads, " + std::to_string(std::min(work.threads, c.threads)) + " cores"
-                           : "L1 loads, 1 core";
-  } else {
-    r.bandwidth_gbs = all ? c.copy_all_gbs : c.copy_1t_gbs;
-    r.bandwidth_name = all ? "copy, " + std::to_string(c.threads) + " threads" : "copy, 1 thread";
+  switch (work.traffic) {
+    case Traffic::l1: {
+      // Each core has its own L1: n threads get n times one core's L1 bandwidth.
+      const unsigned cores = all ? std::min(work.threads, c.threads) : 1;
+      r.bandwidth_gbs = c.l1_read_1t_gbs * cores;
+      r.bandwidth_name = "L1 loads, " + std::to_string(cores) + (cores == 1 ? " core" : " cores");
+      break;
+    }
+    case Traffic::copy:
+      r.bandwidth_gbs = all ? c.copy_all_gbs : c.copy_1t_gbs;
+      r.bandwidth_name = "copy, " + threads;
+      break;
+    case Traffic::triad:
+      r.bandwidth_gbs = all ? c.triad_all_gbs : c.triad_1t_gbs;
+      r.bandwidth_name = "triad, " + threads;
+      break;
+    case Traffic::read:
+      r.bandwidth_gbs = all ? c.read_all_gbs : c.read_1t_gbs;
+      r.bandwidth_name = "reads, " + threads;
+      break;
   }
   r.compute_gops = all ? c.fma_all_gflops : c.fma_1t_gflops;
   r.compute_name = all ? "FMA peak, " + std::to_string(c.threads) + " threads" : "FMA peak, 1 core";

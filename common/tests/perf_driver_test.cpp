@@ -31,7 +31,7 @@ class PerfDriver : public ::testing::Test {
     c.measured_at = "test";
     c.threads = 1;
     c.copy_1t_gbs = c.copy_regular_1t_gbs = c.copy_streaming_1t_gbs = c.copy_all_gbs = 2000;
-    c.triad_1t_gbs = c.triad_all_gbs = 2000;
+    c.triad_1t_gbs = c.triad_all_gbs = c.read_1t_gbs = c.read_all_gbs = 2000;
     c.l1_read_1t_gbs = 4000;
     c.fma_1t_gflops = c.fma_all_gflops = 1000;
     c.cache_knee_bytes = 1 << 20;

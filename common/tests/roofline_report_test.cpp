@@ -29,6 +29,8 @@ workbook::Ceilings example_ceilings() {
   c.copy_all_gbs = 80;
   c.triad_1t_gbs = 52;
   c.triad_all_gbs = 85;
+  c.read_1t_gbs = 60;
+  c.read_all_gbs = 95;
   c.l1_read_1t_gbs = 400;
   c.fma_1t_gflops = 200;
   c.fma_all_gflops = 400;
@@ -68,14 +70,18 @@ TEST(Roofline, ComputeBoundAndUnderutilized) {
 
 TEST(Roofline, LevelAndThreadsPickTheRoofs) {
   const auto c = example_ceilings();
-  const auto l1 = workbook::roofs_for({.ops = 1, .bytes = 1, .level = workbook::MemoryLevel::l1}, c);
+  const auto l1 = workbook::roofs_for({.ops = 1, .bytes = 1, .traffic = workbook::Traffic::l1}, c);
   EXPECT_DOUBLE_EQ(l1.bandwidth_gbs, 400);
   EXPECT_EQ(l1.bandwidth_name, "L1 loads, 1 core");
   const auto all = workbook::roofs_for({.ops = 1, .bytes = 1, .threads = 2}, c);
   EXPECT_DOUBLE_EQ(all.bandwidth_gbs, 80);
   EXPECT_DOUBLE_EQ(all.compute_gops, 400);
-  const auto l1_all = workbook::roofs_for({.ops = 1, .bytes = 1, .level = workbook::MemoryLevel::l1, .threads = 2}, c);
+  const auto l1_all = workbook::roofs_for({.ops = 1, .bytes = 1, .traffic = workbook::Traffic::l1, .threads = 2}, c);
   EXPECT_DOUBLE_EQ(l1_all.bandwidth_gbs, 800);  // each core has its own L1
+  EXPECT_DOUBLE_EQ(workbook::roofs_for({.ops = 1, .bytes = 1, .traffic = workbook::Traffic::triad}, c).bandwidth_gbs, 52);
+  EXPECT_DOUBLE_EQ(workbook::roofs_for({.ops = 1, .bytes = 1, .traffic = workbook::Traffic::read}, c).bandwidth_gbs, 60);
+  EXPECT_EQ(workbook::traffic_from_string("triad"), workbook::Traffic::triad);
+  EXPECT_THROW(workbook::traffic_from_string("dram"), std::invalid_argument);
 }
 
 TEST(Roofline, RejectsUnmeasuredCeilingsAndNonPositiveTimes) {

@@ -53,6 +53,8 @@ int main(int argc, char** argv) {
     t.add({"copy, " + std::to_string(c.threads) + " threads", format_fixed(c.copy_all_gbs), "GB/s"});
     t.add({"triad, 1 thread", format_fixed(c.triad_1t_gbs), "GB/s"});
     t.add({"triad, " + std::to_string(c.threads) + " threads", format_fixed(c.triad_all_gbs), "GB/s"});
+    t.add({"reads, 1 thread", format_fixed(c.read_1t_gbs), "GB/s"});
+    t.add({"reads, " + std::to_string(c.threads) + " threads", format_fixed(c.read_all_gbs), "GB/s"});
     t.add({"L1 loads, 1 core", format_fixed(c.l1_read_1t_gbs), "GB/s"});
     t.add({"fp32 FMA peak, 1 core", format_fixed(c.fma_1t_gflops), "GFLOP/s"});
     t.add({"fp32 FMA peak, " + std::to_string(c.threads) + " threads", format_fixed(c.fma_all_gflops), "GFLOP/s"});

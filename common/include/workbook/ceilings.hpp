@@ -24,7 +24,7 @@ namespace workbook {
 /// over working sets far larger than the caches unless named otherwise. Each is the best of several
 /// runs: noise only ever slows a run down, so the fastest run estimates what the machine can do.
 struct Ceilings {
-  static constexpr int kFormat = 1;  ///< bump when fields change: older caches are re-measured
+  static constexpr int kFormat = 2;  ///< bump when fields change: older caches are re-measured
 
   MachineInfo machine;
   std::string measured_at;  ///< UTC, ISO 8601
@@ -36,6 +36,8 @@ struct Ceilings {
   double copy_all_gbs = 0;           ///< best copy, all threads
   double triad_1t_gbs = 0;           ///< a[i] = b[i] + s * c[i], one thread
   double triad_all_gbs = 0;          ///< the same, all threads
+  double read_1t_gbs = 0;            ///< a sum over a large array (reads only), one thread
+  double read_all_gbs = 0;           ///< the same, all threads
   double l1_read_1t_gbs = 0;         ///< loads from a buffer that fits in the L1 data cache
   double fma_1t_gflops = 0;          ///< fp32 fused multiply-add peak of one core (an FMA = 2 FLOP)
   double fma_all_gflops = 0;         ///< the same, all cores

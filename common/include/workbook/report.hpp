@@ -42,10 +42,12 @@ struct PlotPoint {
   Role role = Role::other;
 };
 
-/// An SVG roofline: log-log axes, the measured roofs (copy bandwidth for one thread and all, L1 loads,
-/// FMA peak of one core and of all), the ridge points, and the given points, labelled.
+/// An SVG roofline: log-log axes, the measured roofs (the bandwidth roofs named in `bandwidths`, for
+/// one thread, and the copy roof of all threads; the FMA peak of one core and of all), the ridge
+/// point, and the given points, labelled.
 std::string roofline_svg(const Ceilings& ceilings, const std::vector<PlotPoint>& points,
-                         const std::string& title, const std::string& ops_unit = "FLOP");
+                         const std::string& title, const std::string& ops_unit = "FLOP",
+                         const std::vector<Traffic>& bandwidths = {Traffic::copy, Traffic::l1});
 
 /// Where results go: $WORKBOOK_RESULTS_DIR, else ./workbook-results.
 std::filesystem::path results_dir();

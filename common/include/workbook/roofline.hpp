@@ -11,21 +11,29 @@
 
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace workbook {
 
-/// Where a kernel's bytes come from, which decides its bandwidth roof.
-enum class MemoryLevel {
-  dram,  ///< main memory: working sets past the caches (the copy bandwidth roof)
-  l1,    ///< the L1 data cache: small inputs read again and again (the L1 load roof)
+/// Where a kernel's bytes come from and how they flow, which decides its bandwidth roof: the
+/// measured ceiling kernel with the same mix of traffic. (Memory delivers more bytes per second to
+/// a read-heavy kernel than to a copy, so one roof for all would be wrong by 10% or more.)
+enum class Traffic {
+  copy,   ///< from memory, one stream in and one out (ReLU): the copy roof
+  triad,  ///< from memory, two streams in and one out (a + b): the triad roof
+  read,   ///< from memory, reads only (the dot product of long vectors): the read roof
+  l1,     ///< from the L1 data cache (small inputs read again and again): the L1 load roof
 };
+const char* to_string(Traffic traffic);
+/// The inverse of to_string; throws std::invalid_argument on an unknown name.
+Traffic traffic_from_string(std::string_view name);
 
 /// What one call of a kernel must do, counted from the algorithm, not from the code.
 struct Work {
   double ops = 0;    ///< arithmetic operations (FLOP; an FMA counts 2, a ReLU's max counts 1)
   double bytes = 0;  ///< the fewest bytes it must move: each input read once, each output written once
-  MemoryLevel level = MemoryLevel::dram;
+  Traffic traffic = Traffic::copy;
   unsigned threads = 1;  ///< 1: one-core roofs; more: the all-thread roofs
   std::string ops_unit = "FLOP";
 

@@ -11,12 +11,13 @@ namespace {
 
 using workbook::AlignedVector;
 using workbook::GuardedBuffer;
-using workbook::MemoryLevel;
+using workbook::Traffic;
 using lab01::oracle::Binary;
 
-// Streaming kernels run on arrays far larger than any cache, so that memory bandwidth is measured.
-constexpr std::size_t kStream = std::size_t{64} << 20;  // 64 Mi floats = 256 MiB per array
-constexpr std::size_t kBinary = std::size_t{16} << 20;  // 16 Mi floats: 3 arrays, 192 MiB per call
+// Streaming kernels run on working sets several times larger than the caches (workbook-probe shows
+// where bandwidth drops to memory's, the "cache knee"), so that memory bandwidth is what is measured.
+constexpr std::size_t kStream = std::size_t{64} << 20;  // 64 Mi floats = 256 MiB per array, 512 MiB per call
+constexpr std::size_t kBinary = std::size_t{32} << 20;  // 32 Mi floats: 3 arrays, 384 MiB per call
 // Reductions are timed where their limit is the core, not memory: 4096 floats (16 KiB) per input
 // stay in the L1 cache, and one timed run makes many calls, so the clock's overhead vanishes.
 constexpr std::size_t kInCache = 4096;
@@ -46,11 +47,11 @@ void binary(workbook::perf::Case& perf, Binary op, double ops_per_element) {
   workbook::fill_uniform(a, perf.rng());
   workbook::fill_uniform(b, perf.rng());
   GuardedBuffer<float> out(kBinary);
-  perf.describe(lab01::oracle::name(op), std::string(lab01::oracle::name(op)) + " of 16 Mi floats (two arrays in, one out)");
-  perf.work({.ops = ops_per_element * kBinary, .bytes = 12.0 * kBinary});
+  perf.describe(lab01::oracle::name(op), std::string(lab01::oracle::name(op)) + " of 32 Mi floats (two arrays in, one out)");
+  perf.work({.ops = ops_per_element * kBinary, .bytes = 12.0 * kBinary, .traffic = Traffic::triad});
   perf.hint(0.55, "Far from the bandwidth roof: vectorise the loop, whole batches at a time.");
   perf.hint(0.85, "Close, but ordinary stores read each output line before writing it: try streaming stores "
-                  "(see relu).");
+                  "(see relu). The roof here is the triad kernel's bandwidth (two streams in, one out).");
   perf.measure({.run =
                     [&] {
                       switch (op) {
@@ -85,7 +86,7 @@ void dot(workbook::perf::Case& perf) {
   float result = 0;
   perf.describe("dot", "dot of 4096 floats, in L1, 512 calls per timed run");
   // Per element: one multiply and one add (an FMA), and two 4-byte loads from L1.
-  perf.work({.ops = 2.0 * kInCache * kCallsPerRun, .bytes = 8.0 * kInCache * kCallsPerRun, .level = MemoryLevel::l1});
+  perf.work({.ops = 2.0 * kInCache * kCallsPerRun, .bytes = 8.0 * kInCache * kCallsPerRun, .traffic = Traffic::l1});
   reduction_hints(perf);
   perf.measure({.run =
                     [&] {
@@ -103,7 +104,7 @@ void euclidean_distance(workbook::perf::Case& perf) {
   float result = 0;
   perf.describe("euclidean_distance", "Euclidean distance of 4096 floats, in L1, 512 calls per timed run");
   // Per element: a subtraction and an FMA (3 FLOP), and two 4-byte loads from L1.
-  perf.work({.ops = 3.0 * kInCache * kCallsPerRun, .bytes = 8.0 * kInCache * kCallsPerRun, .level = MemoryLevel::l1});
+  perf.work({.ops = 3.0 * kInCache * kCallsPerRun, .bytes = 8.0 * kInCache * kCallsPerRun, .traffic = Traffic::l1});
   reduction_hints(perf);
   perf.measure({.run =
                     [&] {
