@@ -93,14 +93,17 @@ TEST(Timing, MeasuresARealKernel) {
   EXPECT_LT(t.summary.median, 5e-3);
 }
 
+// A runner with a constant duration that notes its name in `order` each time it is asked for a batch.
+workbook::BatchRunner recording(std::string& order, char name, double seconds) {
+  return [&order, name, seconds](int count) {
+    order += name;
+    return std::vector<double>(static_cast<std::size_t>(count), seconds);
+  };
+}
+
 TEST(Compare, InterleavesABBAAndReportsTheRatio) {
   std::string order;
-  auto side = [&order](char name, double seconds) -> workbook::BatchRunner {
-    return [&order, name, seconds](int count) {
-      order += name;
-      return std::vector<double>(static_cast<std::size_t>(count), seconds);
-    };
-  };
+  auto side = [&order](char name, double seconds) { return recording(order, name, seconds); };
   const workbook::Comparison c =
       workbook::compare_interleaved(side('A', 2e-3), side('B', 1e-3), {.warmup_seconds = 0, .warmup_runs = 1});
   EXPECT_TRUE(c.converged);
@@ -123,12 +126,7 @@ TEST(Compare, StopsEarlyWhenDecided) {
 
 TEST(Interleave, RunsEveryKernelEachRoundAlternatingDirection) {
   std::string order;
-  auto side = [&order](char name, double seconds) -> workbook::BatchRunner {
-    return [&order, name, seconds](int count) {
-      order += name;
-      return std::vector<double>(static_cast<std::size_t>(count), seconds);
-    };
-  };
+  auto side = [&order](char name, double seconds) { return recording(order, name, seconds); };
   const std::vector<workbook::Timing> t = workbook::time_interleaved(
       {side('A', 1e-3), side('B', 2e-3), side('C', 3e-3)}, {.warmup_seconds = 0, .warmup_runs = 1});
   EXPECT_EQ(order, "ABC" "ABC" "CBA" "ABC");  // warm-up, then three rounds, alternating

@@ -5,7 +5,7 @@
 #include "vector_ops_oracle.hpp"
 
 #include <workbook/perf.hpp>
-#include <workbook/tensor.hpp>
+#include <workbook/buffer.hpp>
 
 namespace {
 
@@ -70,48 +70,39 @@ WORKBOOK_PERF_CASE(add);
 WORKBOOK_PERF_CASE(multiply);
 WORKBOOK_PERF_CASE(squared_difference);
 
-// A reduction's advice: the roof is the L1 load rate (two loads per FMA), which a single
-// accumulator cannot reach, because each FMA waits for the previous one's result.
-void reduction_hints(workbook::perf::Case& perf) {
+// A reduction of two vectors that stay in L1: bound by the core, not by memory. Its roof is the L1
+// load rate (two loads per FMA), which a single accumulator cannot reach, because each FMA waits for
+// the previous one's result.
+template <class Kernel, class Check>
+void reduction(workbook::perf::Case& perf, const char* function, double ops_per_element, Kernel kernel, Check check) {
+  AlignedVector<float> a(kInCache), b(kInCache);
+  workbook::fill_uniform(a, perf.rng());
+  workbook::fill_uniform(b, perf.rng());
+  float result = 0;
+  perf.describe(function, std::string(function) + " of 4096 floats, in L1, 512 calls per timed run");
+  // Per element: two 4-byte loads from L1.
+  perf.work({.ops = ops_per_element * kInCache * kCallsPerRun,
+             .bytes = 8.0 * kInCache * kCallsPerRun,
+             .traffic = Traffic::l1});
   perf.hint(0.2, "Far below the roof: is the loop vectorised? Use xsimd::fma on whole batches.");
   perf.hint(0.6, "Vectorised, but one accumulator makes every FMA wait for the previous one (4 cycles "
-                 "or so): the core could start several per cycle. Keep 4 to 8 independent accumulators "
+                 "or so): the core could start one per cycle. Keep 4 independent accumulators "
                  "and add them together at the end.");
-}
-
-void dot(workbook::perf::Case& perf) {
-  AlignedVector<float> a(kInCache), b(kInCache);
-  workbook::fill_uniform(a, perf.rng());
-  workbook::fill_uniform(b, perf.rng());
-  float result = 0;
-  perf.describe("dot", "dot of 4096 floats, in L1, 512 calls per timed run");
-  // Per element: one multiply and one add (an FMA), and two 4-byte loads from L1.
-  perf.work({.ops = 2.0 * kInCache * kCallsPerRun, .bytes = 8.0 * kInCache * kCallsPerRun, .traffic = Traffic::l1});
-  reduction_hints(perf);
   perf.measure({.run =
                     [&] {
-                      for (int i = 0; i < kCallsPerRun; ++i) result = lab01::dot(a, b);
+                      for (int i = 0; i < kCallsPerRun; ++i) result = kernel(a, b);
                     },
                 .poison = [&] { result = workbook::Poison<float>::value(); },
-                .verify = [&] { return lab01::oracle::check_dot(a, b, result); }});
+                .verify = [&] { return check(a, b, result); }});
 }
+
+// dot: a multiply and an add (one FMA, 2 FLOP) per element.
+void dot(workbook::perf::Case& perf) { reduction(perf, "dot", 2, lab01::dot, lab01::oracle::check_dot); }
 WORKBOOK_PERF_CASE(dot);
 
+// euclidean_distance: a subtraction and an FMA (3 FLOP) per element.
 void euclidean_distance(workbook::perf::Case& perf) {
-  AlignedVector<float> a(kInCache), b(kInCache);
-  workbook::fill_uniform(a, perf.rng());
-  workbook::fill_uniform(b, perf.rng());
-  float result = 0;
-  perf.describe("euclidean_distance", "Euclidean distance of 4096 floats, in L1, 512 calls per timed run");
-  // Per element: a subtraction and an FMA (3 FLOP), and two 4-byte loads from L1.
-  perf.work({.ops = 3.0 * kInCache * kCallsPerRun, .bytes = 8.0 * kInCache * kCallsPerRun, .traffic = Traffic::l1});
-  reduction_hints(perf);
-  perf.measure({.run =
-                    [&] {
-                      for (int i = 0; i < kCallsPerRun; ++i) result = lab01::euclidean_distance(a, b);
-                    },
-                .poison = [&] { result = workbook::Poison<float>::value(); },
-                .verify = [&] { return lab01::oracle::check_euclidean(a, b, result); }});
+  reduction(perf, "euclidean_distance", 3, lab01::euclidean_distance, lab01::oracle::check_euclidean);
 }
 WORKBOOK_PERF_CASE(euclidean_distance);
 

@@ -2,7 +2,7 @@
 // The float64 answers lab 01's kernels are checked against, and the tolerances they are checked
 // with. Shared by the correctness tests and the perf cases.
 #include <workbook/check.hpp>
-#include <workbook/tensor.hpp>
+#include <workbook/buffer.hpp>
 
 #include <cmath>
 #include <span>

@@ -2,6 +2,7 @@
 #include "versions.hpp"
 #include "vector_ops_oracle.hpp"
 
+#include <workbook/tensor.hpp>
 #include <workbook/testing.hpp>
 
 namespace {
