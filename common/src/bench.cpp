@@ -30,6 +30,7 @@ void Bench::finish(std::ostream& out, const std::filesystem::path& results) cons
   nlohmann::json records = nlohmann::json::array();
   std::vector<PlotPoint> points;
   std::vector<Traffic> drawn;
+  Compute compute = Compute::fp32;  // the plot's compute roofs: int8 if any entry is int8 work
   std::string previous;
   for (const Entry& e : entries_) {
     const Analysis& a = e.analysis;
@@ -45,6 +46,7 @@ void Bench::finish(std::ostream& out, const std::filesystem::path& results) cons
                        {"converged", e.timing.converged},
                        {"analysis", to_json(a)}});
     if (std::find(drawn.begin(), drawn.end(), a.work.traffic) == drawn.end()) drawn.push_back(a.work.traffic);
+    if (a.work.compute == Compute::int8) compute = Compute::int8;
     points.push_back({e.group + ": " + e.label, a.intensity, a.gops,
                       e.reference ? PlotPoint::Role::reference : PlotPoint::Role::other});
   }
@@ -54,7 +56,7 @@ void Bench::finish(std::ostream& out, const std::filesystem::path& results) cons
   const std::filesystem::path folder = results / "bench";
   write_file(folder / (lab_ + ".json"),
              nlohmann::json{{"lab", lab_}, {"ceilings", ceilings_.to_json()}, {"results", records}}.dump(2) + "\n");
-  write_file(folder / (lab_ + ".svg"), roofline_svg(ceilings_, points, lab_ + " bench: every version on the roofline", "FLOP", drawn));
+  write_file(folder / (lab_ + ".svg"), roofline_svg(ceilings_, points, {.title = lab_ + " bench: every version on the roofline", .bandwidths = drawn, .compute = compute}));
   out << "Records: " << (folder / (lab_ + ".json")).string() << "; plot: " << (folder / (lab_ + ".svg")).string() << "\n";
 }
 

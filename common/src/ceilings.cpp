@@ -39,6 +39,9 @@ nlohmann::json Ceilings::to_json() const {
       {"l1_read_1t_gbs", l1_read_1t_gbs},
       {"fma_1t_gflops", fma_1t_gflops},
       {"fma_all_gflops", fma_all_gflops},
+      {"int8_dot_1t_gops", int8_dot_1t_gops},
+      {"int8_dot_all_gops", int8_dot_all_gops},
+      {"int8_dot_instruction", int8_dot_instruction},
       {"cache_knee_bytes", cache_knee_bytes},
   };
 }
@@ -68,6 +71,9 @@ Ceilings Ceilings::from_json(const nlohmann::json& j) {
   c.l1_read_1t_gbs = j.at("l1_read_1t_gbs").get<double>();
   c.fma_1t_gflops = j.at("fma_1t_gflops").get<double>();
   c.fma_all_gflops = j.at("fma_all_gflops").get<double>();
+  c.int8_dot_1t_gops = j.at("int8_dot_1t_gops").get<double>();
+  c.int8_dot_all_gops = j.at("int8_dot_all_gops").get<double>();
+  c.int8_dot_instruction = j.at("int8_dot_instruction").get<std::string>();
   c.cache_knee_bytes = j.at("cache_knee_bytes").get<std::size_t>();
   return c;
 }

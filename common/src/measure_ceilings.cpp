@@ -8,12 +8,17 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <stdexcept>
 #include <latch>
 #include <limits>
 #include <thread>
 #include <vector>
+
+#if defined(__AVX2__) || defined(__AVX512F__)
+#include <immintrin.h>
+#endif
 
 namespace workbook {
 namespace {
@@ -77,6 +82,59 @@ float fma_chains(long iterations) {
     for (int k = 0; k < kChains; ++k) acc[k] = xsimd::fma(acc[k], m, a);
   for (int k = 1; k < kChains; ++k) acc[0] += acc[k];
   return xsimd::hadd(acc[0]);
+}
+
+// int8 dot products: the instruction that multiplies unsigned by signed bytes and adds groups of
+// four products into int32 lanes (vpdpbusd), or the two-instruction AVX2 sequence it replaced.
+// 16 independent chains, as for the FMA.
+#if defined(__AVX512VNNI__) && defined(__AVX512BW__)
+using Int8Register = __m512i;
+constexpr int kInt8BytesPerRegister = 64;
+inline Int8Register int8_dot_step(Int8Register acc, Int8Register u, Int8Register s) { return _mm512_dpbusd_epi32(acc, u, s); }
+inline Int8Register int8_splat(int v) { return _mm512_set1_epi32(v); }
+inline Int8Register int8_bytes(char v) { return _mm512_set1_epi8(v); }
+#elif defined(__AVXVNNI__) || defined(__AVX2__)
+using Int8Register = __m256i;
+constexpr int kInt8BytesPerRegister = 32;
+inline Int8Register int8_dot_step(Int8Register acc, Int8Register u, Int8Register s) {
+#if defined(__AVXVNNI__)
+  return _mm256_dpbusd_avx_epi32(acc, u, s);
+#else
+  // u8 x s8 -> pairs summed to s16 (saturating), then pairs of s16 summed to s32 by multiplying by 1.
+  const __m256i pairs = _mm256_maddubs_epi16(u, s);
+  return _mm256_add_epi32(acc, _mm256_madd_epi16(pairs, _mm256_set1_epi16(1)));
+#endif
+}
+inline Int8Register int8_splat(int v) { return _mm256_set1_epi32(v); }
+inline Int8Register int8_bytes(char v) { return _mm256_set1_epi8(v); }
+#else
+using Int8Register = int;
+constexpr int kInt8BytesPerRegister = 1;
+inline Int8Register int8_dot_step(Int8Register acc, Int8Register u, Int8Register s) { return acc + u * s; }
+inline Int8Register int8_splat(int v) { return v; }
+inline Int8Register int8_bytes(char v) { return v; }
+#endif
+
+// The sum of a register's int32 lanes (only to use the result; not timed).
+int int8_sum(const Int8Register& v) {
+  int lanes[sizeof(Int8Register) / sizeof(int)];
+  std::memcpy(lanes, &v, sizeof v);
+  int s = 0;
+  for (int l : lanes) s += l;
+  return s;
+}
+
+int int8_dot_chains(long iterations) {
+  volatile long opaque_iterations = iterations;  // see fma_chains
+  const long n = opaque_iterations;
+  Int8Register acc[kChains];
+  for (int k = 0; k < kChains; ++k) acc[k] = int8_splat(k);
+  const Int8Register u = int8_bytes(3), s = int8_bytes(-2);
+  for (long it = 0; it < n; ++it)
+    for (int k = 0; k < kChains; ++k) acc[k] = int8_dot_step(acc[k], u, s);
+  int sum = 0;
+  for (int k = 0; k < kChains; ++k) sum += int8_sum(acc[k]);
+  return sum;
 }
 
 // --- Running them ------------------------------------------------------------------------------
@@ -255,7 +313,35 @@ Ceilings measure_ceilings(const Progress& progress) {
   say("fp32 FMA, 1 core: " + gbs(c.fma_1t_gflops) + " GFLOP/s");
   c.fma_all_gflops = fma_rate(c.threads);
   say("fp32 FMA, " + std::to_string(c.threads) + " threads: " + gbs(c.fma_all_gflops) + " GFLOP/s");
+
+  // int8 dot-product peak: each byte lane is one multiply and one add, 2 OP.
+  const long int8_iterations = kInt8BytesPerRegister > 1 ? 2'000'000 : 20'000'000;
+  const double int8_ops = 2.0 * kChains * kInt8BytesPerRegister * static_cast<double>(int8_iterations);
+  auto int8_rate = [&](unsigned threads) {
+    const double s = best_on_threads(5, threads, [&](unsigned, unsigned) {
+      volatile int sink = int8_dot_chains(int8_iterations);
+      (void)sink;
+    });
+    return threads * int8_ops / s / 1e9;
+  };
+  c.int8_dot_instruction = int8_dot_instruction();
+  c.int8_dot_1t_gops = int8_rate(1);
+  say("int8 dot (" + c.int8_dot_instruction + "), 1 core: " + gbs(c.int8_dot_1t_gops) + " GOP/s");
+  c.int8_dot_all_gops = int8_rate(c.threads);
+  say("int8 dot, " + std::to_string(c.threads) + " threads: " + gbs(c.int8_dot_all_gops) + " GOP/s");
   return c;
+}
+
+const char* int8_dot_instruction() {
+#if defined(__AVX512VNNI__) && defined(__AVX512BW__)
+  return "AVX-512 VNNI vpdpbusd";
+#elif defined(__AVXVNNI__)
+  return "AVX-VNNI vpdpbusd";
+#elif defined(__AVX2__)
+  return "AVX2 vpmaddubsw + vpmaddwd";
+#else
+  return "scalar";
+#endif
 }
 
 void copy_streaming(std::span<const float> x, std::span<float> y) {

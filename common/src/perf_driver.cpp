@@ -33,6 +33,7 @@ Work work_from_json(const json& j) {
   w.ops = j.at("ops").get<double>();
   w.bytes = j.at("bytes").get<double>();
   w.traffic = traffic_from_string(j.at("traffic").get<std::string>());
+  w.compute = compute_from_string(j.at("compute").get<std::string>());
   w.threads = j.at("threads").get<unsigned>();
   w.ops_unit = j.at("ops_unit").get<std::string>();
   return w;
@@ -63,17 +64,21 @@ class Worker {
     throw WorkerFailure("error", who_ + ": " + m.value("message", m.dump()));
   }
 
-  // Runs `count` timed calls in the worker. Also keeps the driver's own clock of each batch, which
-  // code under test cannot forge (it includes the channel's round trip, microseconds).
-  BatchRunner runner() {
-    return [this](int count) {
+  // Runs `count` timed calls in the worker (of the kernel, or of extra number `extra`). Also keeps
+  // the driver's own clock of each batch, which code under test cannot forge (it includes the
+  // channel's round trip, microseconds).
+  BatchRunner runner(int extra = -1) {
+    return [this, extra](int count) {
       const auto start = std::chrono::steady_clock::now();
-      send(json{{"cmd", "run"}, {"count", count}});
+      if (extra < 0)
+        send(json{{"cmd", "run"}, {"count", count}});
+      else
+        send(json{{"cmd", "run_extra"}, {"index", extra}, {"count", count}});
       json m = receive("running");
       const double round_trip = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       if (m.value("type", "") != "times")
         throw WorkerFailure("error", who_ + " failed while timed: " + m.value("message", m.dump()));
-      driver_seconds.push_back(round_trip / count);
+      if (extra < 0) driver_seconds.push_back(round_trip / count);
       return m.at("seconds").get<std::vector<double>>();
     };
   }
@@ -203,6 +208,12 @@ int drive(const DriverOptions& o, std::ostream& out) {
     std::string ratio_note;
     json rounds_record;
     std::vector<double> driver_seconds;
+    struct ExtraTime {
+      std::string label;
+      Work work;
+      Summary time;
+    };
+    std::vector<ExtraTime> extras;
   };
   bool reference_failed = false;
   auto measure = [&]() -> Session {
@@ -249,6 +260,14 @@ int drive(const DriverOptions& o, std::ostream& out) {
     }
     student->await_verify();
     session.driver_seconds = student->driver_seconds;
+    // Extras: library baselines in the reference's worker when there is one, variants of the
+    // student's kernel in the student's.
+    const json& extras = session.ready.at("extras");
+    for (std::size_t k = 0; k < extras.size(); ++k) {
+      Worker& where = extras[k].at("side") == "library" && reference ? *reference : *student;
+      session.extras.push_back({extras[k].at("label").get<std::string>(), work_from_json(extras[k].at("work")),
+                                time_runs(where.runner(static_cast<int>(k)), o.timing).summary});
+    }
     return session;
   };
 
@@ -327,7 +346,19 @@ int drive(const DriverOptions& o, std::ostream& out) {
   Table table({"", "median", "spread", "GB/s", "G" + work.ops_unit + "/s", "% of roof"});
   add_row(table, row_label("your", function), student_time, mine);
   add_row(table, reference_label, reference_time, theirs);
+  json extras_record = json::array();
+  std::vector<PlotPoint> extra_points;
+  for (const auto& e : session.extras) {
+    const Analysis a = analyze(e.work, e.time.median, ceilings);
+    add_row(table, e.label, e.time, a);
+    extras_record.push_back({{"label", e.label}, {"timing", to_json(e.time)}, {"analysis", to_json(a)},
+                             {"time_over_yours", e.time.median / student_time.median}});
+    extra_points.push_back({e.label + ": " + format_fixed(a.gops, 2), a.intensity, a.gops, PlotPoint::Role::other});
+  }
+  record["extras"] = extras_record;
   out << table.str();
+  for (const auto& e : session.extras)
+    out << "  " << e.label << ": " << format_fixed(e.time.median / student_time.median, 2) << "x your time.\n";
   out << "  Ratio: your time / the reference's = " << format_fixed(ratio.median, 2) << "x (" << ratio_note
       << "); within " << format_fixed(o.max_ratio, 2) << "x passes.\n";
   out << "  Roofline: " << verdict(mine) << ".\n";
@@ -339,13 +370,14 @@ int drive(const DriverOptions& o, std::ostream& out) {
 
   // Files next to the test results.
   const std::string title = o.lab + " " + o.case_name + ": " + ready.value("description", "");
-  const std::vector<PlotPoint> points = {
+  std::vector<PlotPoint> points = {
       {"you: " + format_fixed(mine.gops, 2) + " G" + work.ops_unit + "/s", mine.intensity, mine.gops, PlotPoint::Role::student},
       {reference_label + ": " + format_fixed(theirs.gops, 2), theirs.intensity, theirs.gops, PlotPoint::Role::reference}};
   const std::filesystem::path svg = folder / (o.case_name + ".svg");
+  points.insert(points.end(), extra_points.begin(), extra_points.end());
   std::vector<Traffic> drawn = {work.traffic};
   if (work.traffic != Traffic::l1) drawn.push_back(Traffic::l1);
-  write_file(svg, roofline_svg(ceilings, points, title, work.ops_unit, drawn));
+  write_file(svg, roofline_svg(ceilings, points, {.title = title, .bandwidths = drawn, .compute = work.compute}));
   const bool pass = ratio.median <= o.max_ratio;
   std::ostringstream md;
   md << "### " << test << ": " << (pass ? "pass" : "too slow") << "\n\n"

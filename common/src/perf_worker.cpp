@@ -31,6 +31,8 @@ void Case::hint(double below, std::string text) {
   std::sort(hints_.begin(), hints_.end(), [](const Hint& a, const Hint& b) { return a.below < b.below; });
 }
 
+void Case::extra(Extra extra) { extras_.push_back(std::move(extra)); }
+
 std::vector<Registered>& registry() {
   static std::vector<Registered> cases;
   return cases;
@@ -46,6 +48,7 @@ nlohmann::json work_json(const Work& w) {
   return {{"ops", w.ops},
           {"bytes", w.bytes},
           {"traffic", to_string(w.traffic)},
+          {"compute", to_string(w.compute)},
           {"threads", w.threads},
           {"ops_unit", w.ops_unit}};
 }
@@ -96,12 +99,18 @@ class WorkerCase : public Case {
     }
     nlohmann::json hints = nlohmann::json::array();
     for (const Hint& h : this->hints()) hints.push_back({{"below", h.below}, {"text", h.text}});
+    nlohmann::json extras = nlohmann::json::array();
+    for (const Extra& e : this->extras())
+      extras.push_back({{"label", e.label},
+                        {"side", e.side == Extra::Side::yours ? "yours" : "library"},
+                        {"work", work_json(e.work)}});
     channel_.send({{"type", "ready"},
                    {"case", name()},
                    {"function", function()},
                    {"description", description()},
                    {"work", work_json(work())},
-                   {"hints", hints}});
+                   {"hints", hints},
+                   {"extras", extras}});
     kernel.poison();  // every timed run must write the outputs again; verify checks the last one did
     const BatchRunner runner = local_runner(kernel.run);
     for (;;) {
@@ -109,6 +118,9 @@ class WorkerCase : public Case {
       const std::string what = command.value("cmd", "quit");
       if (what == "run") {
         channel_.send({{"type", "times"}, {"seconds", runner(command.at("count").get<int>())}});
+      } else if (what == "run_extra") {
+        const Extra& extra = this->extras().at(command.at("index").get<std::size_t>());
+        channel_.send({{"type", "times"}, {"seconds", local_runner(extra.run)(command.at("count").get<int>())}});
       } else if (what == "verify") {
         const CheckResult r = kernel.verify();
         channel_.send({{"type", "verified"}, {"ok", r.ok}, {"report", r.report()}});
@@ -176,6 +188,13 @@ class LocalCase : public Case {
                 format_fixed(a.gbs), format_fixed(a.gops), format_percent(a.fraction_of_roof),
                 a.memory_bound_model ? "memory" : "compute"});
     notes_ += "  " + name() + ": " + verdict(a) + "\n    next: " + next_step(a, hints()) + "\n";
+    for (const Extra& e : extras()) {
+      const Timing te = time_cpu(e.run);
+      const Analysis ae = analyze(e.work, te.summary.median, ceilings_);
+      table_.add({"  " + e.label, format_seconds(te.summary.median), "+-" + format_percent(te.summary.rel_iqr() / 2),
+                  format_fixed(ae.gbs), format_fixed(ae.gops), format_percent(ae.fraction_of_roof),
+                  ae.memory_bound_model ? "memory" : "compute"});
+    }
   }
 
  private:

@@ -93,9 +93,14 @@ std::string dash_attribute(const char* dash) {
 
 }  // namespace
 
-std::string roofline_svg(const Ceilings& c, const std::vector<PlotPoint>& points,
-                         const std::string& title, const std::string& ops_unit,
-                         const std::vector<Traffic>& bandwidths) {
+std::string roofline_svg(const Ceilings& c, const std::vector<PlotPoint>& points, const PlotOptions& options) {
+  const std::string& title = options.title;
+  const std::vector<Traffic>& bandwidths = options.bandwidths;
+  const bool int8 = options.compute == Compute::int8;
+  const std::string ops_unit = int8 ? "OP" : "FLOP";
+  const double peak_1t = int8 ? c.int8_dot_1t_gops : c.fma_1t_gflops;
+  const double peak_all = int8 ? c.int8_dot_all_gops : c.fma_all_gflops;
+  const std::string peak_name = int8 ? "int8 dot peak" : "FMA peak";
   std::vector<Roof> roofs;
   double lowest_bandwidth = c.copy_all_gbs, highest_bandwidth = 0;
   for (Traffic t : bandwidths) {
@@ -107,10 +112,10 @@ std::string roofline_svg(const Ceilings& c, const std::vector<PlotPoint>& points
     highest_bandwidth = std::max(highest_bandwidth, r.bandwidth_gbs);
   }
   roofs.push_back({"copy, " + std::to_string(c.threads) + " threads " + n2(c.copy_all_gbs) + " GB/s", c.copy_all_gbs, true, "6 4", "#333"});
-  roofs.push_back({"FMA peak, " + std::to_string(c.threads) + " threads " + n2(c.fma_all_gflops) + " GFLOP/s", c.fma_all_gflops, false, "6 4", "#333"});
-  roofs.push_back({"FMA peak, 1 core " + n2(c.fma_1t_gflops) + " GFLOP/s", c.fma_1t_gflops, false, "", "#333"});
-  const double peak = c.fma_all_gflops, ridge_low = c.fma_1t_gflops / std::max(highest_bandwidth, c.copy_all_gbs),
-               ridge_high = c.fma_all_gflops / lowest_bandwidth;
+  roofs.push_back({peak_name + ", " + std::to_string(c.threads) + " threads " + n2(peak_all) + " G" + ops_unit + "/s", peak_all, false, "6 4", "#333"});
+  roofs.push_back({peak_name + ", 1 core " + n2(peak_1t) + " G" + ops_unit + "/s", peak_1t, false, "", "#333"});
+  const double peak = peak_all, ridge_low = peak_1t / std::max(highest_bandwidth, c.copy_all_gbs),
+               ridge_high = peak_all / lowest_bandwidth;
 
   // Axes: decades that hold every roof's ridge and every point, with some margin.
   double x_lo = std::min(ridge_low, ridge_high) / 8, x_hi = std::max(ridge_low, ridge_high) * 8;
@@ -164,7 +169,7 @@ std::string roofline_svg(const Ceilings& c, const std::vector<PlotPoint>& points
     const char* roof_colour = r.colour;
     if (r.bandwidth) {
       const bool many = r.name.find("threads") != std::string::npos;
-      const double cap = many ? c.fma_all_gflops : c.fma_1t_gflops;
+      const double cap = many ? peak_all : peak_1t;
       const double knee = cap / r.value;
       s << "<polyline fill=\"none\" stroke=\"" << roof_colour << "\" stroke-width=\"1.5\"" << dash << " points=\""
         << f(X(x_lo)) << "," << f(Y(r.value * x_lo)) << " " << f(X(knee)) << "," << f(Y(cap)) << "\"/>\n";
@@ -174,9 +179,9 @@ std::string roofline_svg(const Ceilings& c, const std::vector<PlotPoint>& points
     }
   }
   // The ridge of the first (the kernel's own) one-thread roofline: memory-bound to its left.
-  const double ridge = c.fma_1t_gflops / roofs.front().value;
-  s << "<circle cx=\"" << f(X(ridge)) << "\" cy=\"" << f(Y(c.fma_1t_gflops)) << "\" r=\"3\" fill=\"#333\"/>\n"
-    << "<text x=\"" << f(X(ridge) + 6) << "\" y=\"" << f(Y(c.fma_1t_gflops) + 16) << "\" fill=\"#333\">ridge "
+  const double ridge = peak_1t / roofs.front().value;
+  s << "<circle cx=\"" << f(X(ridge)) << "\" cy=\"" << f(Y(peak_1t)) << "\" r=\"3\" fill=\"#333\"/>\n"
+    << "<text x=\"" << f(X(ridge) + 6) << "\" y=\"" << f(Y(peak_1t) + 16) << "\" fill=\"#333\">ridge "
     << escape(format_fixed(ridge, ridge < 10 ? 1 : 0)) << "</text>\n";
   // Points. Beyond a few, they are numbered on the plot and named in a key beside it.
   const bool numbered = points.size() > 3;
@@ -259,6 +264,7 @@ nlohmann::json to_json(const Analysis& a) {
       {"bytes", a.work.bytes},
       {"threads", a.work.threads},
       {"traffic", to_string(a.work.traffic)},
+      {"compute", to_string(a.work.compute)},
       {"gbs", a.gbs},
       {"gops", a.gops},
       {"intensity", a.intensity},

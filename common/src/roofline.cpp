@@ -33,6 +33,14 @@ Traffic traffic_from_string(std::string_view name) {
   throw std::invalid_argument("unknown memory traffic '" + std::string(name) + "'");
 }
 
+const char* to_string(Compute compute) { return compute == Compute::int8 ? "int8" : "fp32"; }
+
+Compute compute_from_string(std::string_view name) {
+  if (name == "fp32") return Compute::fp32;
+  if (name == "int8") return Compute::int8;
+  throw std::invalid_argument("unknown arithmetic '" + std::string(name) + "'");
+}
+
 Roofs roofs_for(const Work& work, const Ceilings& c) {
   const bool all = work.threads > 1;
   const std::string threads = all ? std::to_string(c.threads) + " threads" : "1 thread";
@@ -58,8 +66,13 @@ Roofs roofs_for(const Work& work, const Ceilings& c) {
       r.bandwidth_name = "reads, " + threads;
       break;
   }
-  r.compute_gops = all ? c.fma_all_gflops : c.fma_1t_gflops;
-  r.compute_name = all ? "FMA peak, " + std::to_string(c.threads) + " threads" : "FMA peak, 1 core";
+  if (work.compute == Compute::int8) {
+    r.compute_gops = all ? c.int8_dot_all_gops : c.int8_dot_1t_gops;
+    r.compute_name = all ? "int8 dot peak, " + std::to_string(c.threads) + " threads" : "int8 dot peak, 1 core";
+  } else {
+    r.compute_gops = all ? c.fma_all_gflops : c.fma_1t_gflops;
+    r.compute_name = all ? "FMA peak, " + std::to_string(c.threads) + " threads" : "FMA peak, 1 core";
+  }
   if (r.bandwidth_gbs <= 0 || r.compute_gops <= 0)
     throw std::invalid_argument("roofline: the ceilings are not measured (zero roofs)");
   return r;

@@ -34,6 +34,8 @@ class PerfDriver : public ::testing::Test {
     c.triad_1t_gbs = c.triad_all_gbs = c.read_1t_gbs = c.read_all_gbs = 2000;
     c.l1_read_1t_gbs = 4000;
     c.fma_1t_gflops = c.fma_all_gflops = 1000;
+    c.int8_dot_1t_gops = c.int8_dot_all_gops = 2000;
+    c.int8_dot_instruction = "test";
     c.cache_knee_bytes = 1 << 20;
     workbook::save_ceilings((folder / "ceilings.json").string(), c);
   }
@@ -70,6 +72,8 @@ TEST_F(PerfDriver, PassesAKernelAsFastAsTheReference) {
   EXPECT_EQ(run(options("good", WORKBOOK_TEST_WORKER_GOOD)), 0) << output.str();
   EXPECT_THAT(output.str(), HasSubstr("PASS: your scale takes"));
   EXPECT_THAT(output.str(), HasSubstr("Roofline: memory-bound work"));
+  EXPECT_THAT(output.str(), HasSubstr("memcpy baseline: "));
+  EXPECT_EQ(record("good")["extras"][0]["label"], "memcpy baseline");
   const auto r = record("good");
   EXPECT_EQ(r["verdict"], "pass");
   EXPECT_NEAR(r["ratio"]["median"].get<double>(), 1.0, 0.3);

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <thread>
 
 namespace {
@@ -27,6 +28,8 @@ void scale(workbook::perf::Case& perf, Misbehaviour m) {
   perf.describe("scale", "y = 2 x over 64 Ki floats");
   perf.work({.ops = double(kN), .bytes = 8.0 * kN});
   perf.hint(0.5, "a test hint");
+  perf.extra({.label = "memcpy baseline", .run = [&] { std::memcpy(y.data(), x.data(), kN * sizeof(float)); },
+              .work = {.ops = 0, .bytes = 8.0 * kN}});
   perf.measure({.run =
                     [&] {
                       ++calls;

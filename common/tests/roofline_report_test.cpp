@@ -34,6 +34,9 @@ workbook::Ceilings example_ceilings() {
   c.l1_read_1t_gbs = 400;
   c.fma_1t_gflops = 200;
   c.fma_all_gflops = 400;
+  c.int8_dot_1t_gops = 500;
+  c.int8_dot_all_gops = 1000;
+  c.int8_dot_instruction = "test";
   c.cache_knee_bytes = 64 << 20;
   return c;
 }
@@ -81,6 +84,10 @@ TEST(Roofline, LevelAndThreadsPickTheRoofs) {
   EXPECT_DOUBLE_EQ(workbook::roofs_for({.ops = 1, .bytes = 1, .traffic = workbook::Traffic::triad}, c).bandwidth_gbs, 52);
   EXPECT_DOUBLE_EQ(workbook::roofs_for({.ops = 1, .bytes = 1, .traffic = workbook::Traffic::read}, c).bandwidth_gbs, 60);
   EXPECT_EQ(workbook::traffic_from_string("triad"), workbook::Traffic::triad);
+  const auto int8 = workbook::roofs_for({.ops = 1, .bytes = 1, .compute = workbook::Compute::int8}, c);
+  EXPECT_DOUBLE_EQ(int8.compute_gops, 500);
+  EXPECT_EQ(int8.compute_name, "int8 dot peak, 1 core");
+  EXPECT_EQ(workbook::compute_from_string("int8"), workbook::Compute::int8);
   EXPECT_THROW(workbook::traffic_from_string("dram"), std::invalid_argument);
 }
 
@@ -144,7 +151,7 @@ TEST(Report, RooflineSvgIsWellFormedAndLabelled) {
   const std::string svg = workbook::roofline_svg(
       example_ceilings(),
       {{"you & me", 0.125, 5, workbook::PlotPoint::Role::student}, {"reference", 0.125, 6, workbook::PlotPoint::Role::reference}},
-      "lab <01>");
+      {.title = "lab <01>"});
   EXPECT_EQ(svg.rfind("<svg", 0), 0u);
   EXPECT_THAT(svg, HasSubstr("</svg>\n"));
   EXPECT_THAT(svg, HasSubstr("lab &lt;01&gt;"));

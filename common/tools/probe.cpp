@@ -58,6 +58,8 @@ int main(int argc, char** argv) {
     t.add({"L1 loads, 1 core", format_fixed(c.l1_read_1t_gbs), "GB/s"});
     t.add({"fp32 FMA peak, 1 core", format_fixed(c.fma_1t_gflops), "GFLOP/s"});
     t.add({"fp32 FMA peak, " + std::to_string(c.threads) + " threads", format_fixed(c.fma_all_gflops), "GFLOP/s"});
+    t.add({"int8 dot peak, 1 core (" + c.int8_dot_instruction + ")", format_fixed(c.int8_dot_1t_gops), "GOP/s"});
+    t.add({"int8 dot peak, " + std::to_string(c.threads) + " threads", format_fixed(c.int8_dot_all_gops), "GOP/s"});
     t.add({"cache knee (working set)", std::to_string(c.cache_knee_bytes >> 20), "MiB"});
     std::cout << t.str() << "\nRidge points (FLOP per byte where memory-bound becomes compute-bound):\n"
               << "  1 thread, from memory: " << format_fixed(c.fma_1t_gflops / c.copy_1t_gbs, 2) << "\n"

@@ -24,7 +24,7 @@ namespace workbook {
 /// over working sets far larger than the caches unless named otherwise. Each is the best of several
 /// runs: noise only ever slows a run down, so the fastest run estimates what the machine can do.
 struct Ceilings {
-  static constexpr int kFormat = 2;  ///< bump when fields change: older caches are re-measured
+  static constexpr int kFormat = 3;  ///< bump when fields change: older caches are re-measured
 
   MachineInfo machine;
   std::string measured_at;  ///< UTC, ISO 8601
@@ -41,6 +41,10 @@ struct Ceilings {
   double l1_read_1t_gbs = 0;         ///< loads from a buffer that fits in the L1 data cache
   double fma_1t_gflops = 0;          ///< fp32 fused multiply-add peak of one core (an FMA = 2 FLOP)
   double fma_all_gflops = 0;         ///< the same, all cores
+  double int8_dot_1t_gops = 0;       ///< int8 dot-product peak of one core: u8 x s8 products summed
+                                     ///< into int32 (a multiply and an add are 2 OP)
+  double int8_dot_all_gops = 0;      ///< the same, all cores
+  std::string int8_dot_instruction;  ///< what int8_dot was measured with, e.g. "AVX-512 VNNI vpdpbusd"
   std::size_t cache_knee_bytes = 0;  ///< the working set past which copy bandwidth is within 20% of
                                      ///< memory's: what "larger than the caches" means here
 
@@ -64,6 +68,10 @@ void save_ceilings(const std::string& path, const Ceilings& ceilings);
 /// load_ceilings(path), or measure (with progress) and save when it is missing, stale or when
 /// `remeasure` is set.
 Ceilings load_or_measure_ceilings(const std::string& path, bool remeasure, const Progress& progress = {});
+
+/// The int8 dot-product instruction this build uses (the best the compiler targets): "AVX-512 VNNI
+/// vpdpbusd", "AVX-VNNI vpdpbusd", "AVX2 vpmaddubsw + vpmaddwd" or "scalar".
+const char* int8_dot_instruction();
 
 /// The kernel behind copy_streaming_1t_gbs, for a bench to time beside its own kernels in one run:
 /// y = x with streaming stores (whole SIMD batches, then a tail; y must be 64-byte aligned).

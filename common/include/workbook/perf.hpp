@@ -41,6 +41,20 @@ struct Kernel {
   std::function<CheckResult()> verify;  ///< after the timed runs: were the outputs written, right?
 };
 
+/// Another kernel timed after the comparison and shown beside it, as a row of the table and a point
+/// on the plot: a library baseline (OpenBLAS sgemm), or a variant built on the kernel under test
+/// (your parallel kernel on one thread, for a speedup). Declare extras before measure().
+struct Extra {
+  enum class Side {
+    library,  ///< the same code in both workers: timed once, in the reference's when there is one
+    yours,    ///< calls the kernel under test: timed in the student's worker
+  };
+  std::string label;  ///< "OpenBLAS sgemm", "your parallel_relu on 1 thread"
+  Side side = Side::library;
+  std::function<void()> run;  ///< one call; not verified (the correctness tests cover it)
+  Work work;                  ///< the work of one call
+};
+
 /// What a case function talks to.
 class Case {
  public:
@@ -58,6 +72,8 @@ class Case {
   void work(const Work& work);
   /// Advice for a kernel under `below` of its roof; the lowest matching threshold wins.
   void hint(double below, std::string text);
+  /// Another kernel to time and show beside the comparison (see Extra).
+  void extra(Extra extra);
 
   /// Hands the kernel to the harness, which checks it once, then times it and checks again.
   /// Returns when the harness is done.
@@ -67,6 +83,7 @@ class Case {
   const std::string& description() const { return description_; }
   const Work& work() const { return work_; }
   const std::vector<Hint>& hints() const { return hints_; }
+  const std::vector<Extra>& extras() const { return extras_; }
 
  private:
   std::string name_;
@@ -75,6 +92,7 @@ class Case {
   std::string function_, description_;
   Work work_;
   std::vector<Hint> hints_;
+  std::vector<Extra> extras_;
 };
 
 using CaseFunction = void (*)(Case&);

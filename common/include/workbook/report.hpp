@@ -42,12 +42,18 @@ struct PlotPoint {
   Role role = Role::other;
 };
 
-/// An SVG roofline: log-log axes, the measured roofs (the bandwidth roofs named in `bandwidths`, for
-/// one thread, and the copy roof of all threads; the FMA peak of one core and of all), the ridge
-/// point, and the given points, labelled.
-std::string roofline_svg(const Ceilings& ceilings, const std::vector<PlotPoint>& points,
-                         const std::string& title, const std::string& ops_unit = "FLOP",
-                         const std::vector<Traffic>& bandwidths = {Traffic::copy, Traffic::l1});
+/// What a roofline plot shows besides its points.
+struct PlotOptions {
+  std::string title;
+  /// Bandwidth roofs to draw for one thread (the first is the points' own, whose ridge is marked);
+  /// the copy roof of all threads is always drawn.
+  std::vector<Traffic> bandwidths = {Traffic::copy, Traffic::l1};
+  Compute compute = Compute::fp32;  ///< which compute roofs (FMA or int8 dot peak), and the unit
+};
+
+/// An SVG roofline: log-log axes, the measured roofs, the ridge point, and the points, labelled
+/// (numbered, with a key, when there are more than three).
+std::string roofline_svg(const Ceilings& ceilings, const std::vector<PlotPoint>& points, const PlotOptions& options);
 
 /// Where results go: $WORKBOOK_RESULTS_DIR, else ./workbook-results.
 std::filesystem::path results_dir();

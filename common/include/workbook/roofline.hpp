@@ -29,13 +29,23 @@ const char* to_string(Traffic traffic);
 /// The inverse of to_string; throws std::invalid_argument on an unknown name.
 Traffic traffic_from_string(std::string_view name);
 
+/// Which arithmetic a kernel's operations are, which decides its compute roof.
+enum class Compute {
+  fp32,  ///< float32 multiply-adds: the FMA peak (GFLOP/s)
+  int8,  ///< int8 products summed into int32: the int8 dot-product peak (GOP/s)
+};
+const char* to_string(Compute compute);
+/// The inverse of to_string(Compute); throws std::invalid_argument on an unknown name.
+Compute compute_from_string(std::string_view name);
+
 /// What one call of a kernel must do, counted from the algorithm, not from the code.
 struct Work {
   double ops = 0;    ///< arithmetic operations (FLOP; an FMA counts 2, a ReLU's max counts 1)
   double bytes = 0;  ///< the fewest bytes it must move: each input read once, each output written once
   Traffic traffic = Traffic::copy;
   unsigned threads = 1;  ///< 1: one-core roofs; more: the all-thread roofs
-  std::string ops_unit = "FLOP";
+  Compute compute = Compute::fp32;
+  std::string ops_unit = "FLOP";  ///< "OP" for int8 work
 
   double intensity() const { return bytes > 0 ? ops / bytes : 0; }  ///< operations per byte
 };
