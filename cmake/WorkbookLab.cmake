@@ -8,6 +8,15 @@
 # SOURCES are compiled from labs/<lab>/ or, with WORKBOOK_IMPL=solutions, from solutions/<lab>/:
 # the tests never know which. Each GoogleTest case becomes its own CTest test (lab01.Relu.Tail...),
 # each perf case a test labelled perf that times the student's kernel against the reference.
+#
+# A CUDA lab adds CUDA (and, optionally, compute-sanitizer tools to run its tests under):
+#
+#   workbook_add_lab(NUMBER 05 CUDA
+#     SOURCES square.cu  TESTS tests/square_test.cpp  PERF tests/perf_cases.cpp
+#     SANITIZE memcheck  SANITIZE_FILTER "Square*:Square2d*")
+#
+# Its tests are labelled gpu and skip (exit code 77) on a machine without a GPU or driver; it is
+# left out, with a message, when no CUDA compiler was found (cmake/WorkbookCuda.cmake).
 
 # --- Compiler settings shared by every target ----------------------------------------------------
 if(WORKBOOK_SANITIZER STREQUAL "address")
@@ -23,21 +32,33 @@ endif()
 # Warnings on for our own targets (dependencies come in as system headers, so theirs stay quiet).
 # Designated initializers that leave members at their defaults are idiomatic C++20, so GCC 12's
 # missing-field-initializers warning about them is off.
+# CUDA sources get WORKBOOK_CUDA_FLAGS instead (cmake/WorkbookCuda.cmake).
 function(workbook_target_defaults target)
-  target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wno-missing-field-initializers
-    $<$<BOOL:${WORKBOOK_WERROR}>:-Werror>
-    $<$<BOOL:${WORKBOOK_NATIVE}>:-march=native>)
+  set(flags -Wall -Wextra -Wpedantic -Wno-missing-field-initializers)
+  if(WORKBOOK_WERROR)
+    list(APPEND flags -Werror)
+  endif()
+  if(WORKBOOK_NATIVE)
+    list(APPEND flags -march=native)
+  endif()
+  target_compile_options(${target} PRIVATE "$<$<COMPILE_LANGUAGE:CXX>:${flags}>"
+                                           "$<$<COMPILE_LANGUAGE:CUDA>:${WORKBOOK_CUDA_FLAGS}>")
 endfunction()
 
 # Every test gets these: the build fixture (so `ctest` builds first), and where to write results.
 set(WORKBOOK_RESULTS_DIR "${PROJECT_BINARY_DIR}/results")
 set(WORKBOOK_CEILINGS_FILE "${PROJECT_BINARY_DIR}/workbook-ceilings.json")
+set(WORKBOOK_GPU_CEILINGS_FILE "${PROJECT_BINARY_DIR}/workbook-gpu-ceilings.json")
 function(workbook_test_properties)
-  cmake_parse_arguments(PARSE_ARGV 0 arg "" "" "TESTS;LABELS;FIXTURES")
+  cmake_parse_arguments(PARSE_ARGV 0 arg "GPU" "" "TESTS;LABELS;FIXTURES")
   set_tests_properties(${arg_TESTS} PROPERTIES
     LABELS "${arg_LABELS}"
     FIXTURES_REQUIRED "workbook_build;${arg_FIXTURES}"
-    ENVIRONMENT "WORKBOOK_RESULTS_DIR=${WORKBOOK_RESULTS_DIR};WORKBOOK_CEILINGS=${WORKBOOK_CEILINGS_FILE}")
+    ENVIRONMENT "WORKBOOK_RESULTS_DIR=${WORKBOOK_RESULTS_DIR};WORKBOOK_CEILINGS=${WORKBOOK_CEILINGS_FILE};WORKBOOK_GPU_CEILINGS=${WORKBOOK_GPU_CEILINGS_FILE}")
+  # GPU tests: "no CUDA device: skipped" (exit code 77) on a machine without a GPU or driver.
+  if(arg_GPU)
+    set_tests_properties(${arg_TESTS} PROPERTIES SKIP_RETURN_CODE 77 SKIP_REGULAR_EXPRESSION "no CUDA device: skipped")
+  endif()
 endfunction()
 
 # --- `ctest` builds what it tests ----------------------------------------------------------------
@@ -63,9 +84,23 @@ endfunction()
 
 # --- One lab -------------------------------------------------------------------------------------
 function(workbook_add_lab)
-  cmake_parse_arguments(PARSE_ARGV 0 arg "" "NUMBER;MAX_RATIO" "SOURCES;TESTS;PERF;LIBRARIES")
+  cmake_parse_arguments(PARSE_ARGV 0 arg "CUDA" "NUMBER;MAX_RATIO;SANITIZE_FILTER" "SOURCES;TESTS;PERF;LIBRARIES;SANITIZE")
   if(NOT arg_NUMBER OR NOT arg_SOURCES OR NOT arg_TESTS)
     message(FATAL_ERROR "workbook_add_lab needs NUMBER, SOURCES and TESTS")
+  endif()
+  # A CUDA lab needs the CUDA compiler; without it the lab is left out (the CPU labs are not).
+  set(gpu "")
+  set(gpu_label "")
+  set(test_main workbook::testing_main)
+  if(arg_CUDA)
+    if(NOT WORKBOOK_CUDA_FOUND)
+      message(STATUS "lab${arg_NUMBER} is a CUDA lab and is left out: CUDA is off or no CUDA compiler was found (see above)")
+      return()
+    endif()
+    set(gpu GPU)
+    set(gpu_label ";gpu")
+    set(test_main workbook::cuda_testing_main)
+    list(APPEND arg_LIBRARIES workbook::cuda)
   endif()
   if(NOT arg_MAX_RATIO)
     set(arg_MAX_RATIO 1.25)   # the perf test passes within 1.25x of the reference's time
@@ -101,33 +136,97 @@ function(workbook_add_lab)
   # Correctness tests: compiled once, linked against the implementation under test.
   add_library(${lab}_test_objects OBJECT ${arg_TESTS})
   target_include_directories(${lab}_test_objects PRIVATE "${student_dir}")
-  target_link_libraries(${lab}_test_objects PRIVATE workbook::testing)
+  target_link_libraries(${lab}_test_objects PRIVATE workbook::testing ${arg_LIBRARIES})
   workbook_target_defaults(${lab}_test_objects)
   add_executable(${lab}_tests)
-  target_link_libraries(${lab}_tests PRIVATE ${lab}_test_objects ${lab}_impl workbook::testing_main)
+  target_link_libraries(${lab}_tests PRIVATE ${lab}_test_objects ${lab}_impl ${test_main})
   gtest_add_tests(TARGET ${lab}_tests SOURCES ${arg_TESTS} TEST_PREFIX "${lab}." TEST_LIST tests)
-  workbook_test_properties(TESTS ${tests} LABELS "${lab};correctness")
+  workbook_test_properties(TESTS ${tests} LABELS "${lab};correctness${gpu_label}" ${gpu})
 
   # With the solutions, also prove the stub fails every test it should with "not implemented".
   if(WORKBOOK_IMPL STREQUAL "solutions")
     _workbook_lab_library(${lab}_stub "${student_dir}" "${student_dir}" "${arg_SOURCES}" "${arg_LIBRARIES}")
     add_executable(${lab}_tests_on_stub)
-    target_link_libraries(${lab}_tests_on_stub PRIVATE ${lab}_test_objects ${lab}_stub workbook::testing_main)
+    target_link_libraries(${lab}_tests_on_stub PRIVATE ${lab}_test_objects ${lab}_stub ${test_main})
     add_test(NAME ${lab}.stub_reports_not_implemented
       COMMAND "${CMAKE_COMMAND}" -DEXE=$<TARGET_FILE:${lab}_tests_on_stub> -DEDIT=${edit_file}
-              -DOUT=${PROJECT_BINARY_DIR}/stub-${lab}.json -P "${PROJECT_SOURCE_DIR}/cmake/CheckStub.cmake")
-    workbook_test_properties(TESTS ${lab}.stub_reports_not_implemented LABELS "${lab};correctness;stub")
+              -DOUT=${PROJECT_BINARY_DIR}/stub-${lab}.json -DSKIP_CODE=77 -P "${PROJECT_SOURCE_DIR}/cmake/CheckStub.cmake")
+    workbook_test_properties(TESTS ${lab}.stub_reports_not_implemented LABELS "${lab};correctness;stub${gpu_label}" ${gpu})
   endif()
 
   if(arg_PERF)
-    _workbook_lab_perf(${lab} "${arg_PERF}" "${student_dir}" "${reference}" "${edit_file}" ${arg_MAX_RATIO})
+    _workbook_lab_perf(${lab} "${arg_PERF}" "${student_dir}" "${reference}" "${edit_file}" ${arg_MAX_RATIO} "${gpu}")
   endif()
+
+  # compute-sanitizer runs the correctness tests (those SANITIZE_FILTER selects) under each tool.
+  foreach(tool IN LISTS arg_SANITIZE)
+    set(name ${lab}.sanitizer.${tool})
+    if(WORKBOOK_COMPUTE_SANITIZER)
+      set(filter "")
+      if(arg_SANITIZE_FILTER)
+        set(filter "--gtest_filter=${arg_SANITIZE_FILTER}")
+      endif()
+      add_test(NAME ${name} COMMAND "${WORKBOOK_COMPUTE_SANITIZER}" --tool ${tool} --error-exitcode 99
+                                    $<TARGET_FILE:${lab}_tests> ${filter})
+    else()
+      add_test(NAME ${name} COMMAND "${CMAKE_COMMAND}" -E echo
+               "compute-sanitizer was not found with the CUDA toolkit: ${tool} skipped")
+    endif()
+    workbook_test_properties(TESTS ${name} LABELS "${lab};sanitizer;gpu" GPU)
+    set_tests_properties(${name} PROPERTIES TIMEOUT 900)
+    if(NOT WORKBOOK_COMPUTE_SANITIZER)
+      set_tests_properties(${name} PROPERTIES SKIP_REGULAR_EXPRESSION "skipped")
+    endif()
+  endforeach()
 
   # The solutions folder may add numbered versions, their tests and the lab's benchmark.
   if(WORKBOOK_IMPL STREQUAL "solutions" AND EXISTS "${solution_dir}/CMakeLists.txt")
     set(WORKBOOK_LAB ${lab})
     set(WORKBOOK_LAB_DIR "${student_dir}")
     add_subdirectory("${solution_dir}" "${CMAKE_CURRENT_BINARY_DIR}/solution")
+  endif()
+endfunction()
+
+# --- A solution's own tests and bench --------------------------------------------------------------
+# For solutions/NN_*/CMakeLists.txt (WORKBOOK_LAB and WORKBOOK_LAB_DIR set by workbook_add_lab):
+#
+#   workbook_add_solution_extras(GPU TESTS tests/versions_test.cpp LIBRARIES lab05_versions BENCH bench.cpp)
+#
+# TESTS become labNN_versions_tests, one CTest test per GoogleTest test (labels correctness and
+# versions; GPU: gpu, skipped without a GPU), with the lab's tests/ folder on the include path.
+# BENCH becomes labNN_bench, registered as the test labNN.bench (label bench) with WORKBOOK_BENCH.
+function(workbook_add_solution_extras)
+  cmake_parse_arguments(PARSE_ARGV 0 arg "GPU" "BENCH" "TESTS;LIBRARIES")
+  set(lab ${WORKBOOK_LAB})
+  set(test_main workbook::testing_main)
+  set(ceilings "${WORKBOOK_CEILINGS_FILE}")
+  set(fixture workbook_ceilings)
+  set(gpu "")
+  set(gpu_label "")
+  if(arg_GPU)
+    set(test_main workbook::cuda_testing_main)
+    set(ceilings "${WORKBOOK_GPU_CEILINGS_FILE}")
+    set(fixture workbook_gpu_ceilings)
+    set(gpu GPU)
+    set(gpu_label ";gpu")
+  endif()
+  if(arg_TESTS)
+    add_executable(${lab}_versions_tests ${arg_TESTS})
+    target_include_directories(${lab}_versions_tests PRIVATE "${WORKBOOK_LAB_DIR}/tests")
+    target_link_libraries(${lab}_versions_tests PRIVATE ${arg_LIBRARIES} ${test_main} GTest::gmock)
+    workbook_target_defaults(${lab}_versions_tests)
+    gtest_add_tests(TARGET ${lab}_versions_tests SOURCES ${arg_TESTS} TEST_PREFIX "${lab}." TEST_LIST tests)
+    workbook_test_properties(TESTS ${tests} LABELS "${lab};correctness;versions${gpu_label}" ${gpu})
+  endif()
+  if(arg_BENCH)
+    add_executable(${lab}_bench ${arg_BENCH})
+    target_link_libraries(${lab}_bench PRIVATE ${arg_LIBRARIES} workbook::bench)
+    workbook_target_defaults(${lab}_bench)
+    if(WORKBOOK_BENCH)
+      add_test(NAME ${lab}.bench COMMAND ${lab}_bench --ceilings "${ceilings}" --results "${WORKBOOK_RESULTS_DIR}")
+      workbook_test_properties(TESTS ${lab}.bench LABELS "${lab};bench${gpu_label}" FIXTURES ${fixture} ${gpu})
+      set_tests_properties(${lab}.bench PROPERTIES RUN_SERIAL TRUE)
+    endif()
   endif()
 endfunction()
 
@@ -142,20 +241,33 @@ endfunction()
 
 # Perf cases: one worker executable per implementation (same case objects, different kernels), and
 # one test per case that runs workbook-perf to time them interleaved.
-function(_workbook_lab_perf lab perf_sources student_dir reference edit_file max_ratio)
+# A GPU lab (gpu = GPU) uses the GPU's worker main, driver, ceilings and skip code.
+function(_workbook_lab_perf lab perf_sources student_dir reference edit_file max_ratio gpu)
+  set(perf_main workbook::perf_main)
+  set(driver workbook-perf)
+  set(ceilings "${WORKBOOK_CEILINGS_FILE}")
+  set(ceilings_fixture workbook_ceilings)
+  set(gpu_label "")
+  if(gpu)
+    set(perf_main workbook::cuda_perf_main)
+    set(driver workbook-gpu-perf)
+    set(ceilings "${WORKBOOK_GPU_CEILINGS_FILE}")
+    set(ceilings_fixture workbook_gpu_ceilings)
+    set(gpu_label ";gpu")
+  endif()
   add_library(${lab}_perf_cases OBJECT ${perf_sources})
   target_include_directories(${lab}_perf_cases PRIVATE "${student_dir}")
-  target_link_libraries(${lab}_perf_cases PRIVATE workbook::workbook)
+  target_link_libraries(${lab}_perf_cases PRIVATE workbook::workbook $<$<BOOL:${gpu}>:workbook::cuda>)
   workbook_target_defaults(${lab}_perf_cases)
 
   add_executable(${lab}_perf)
-  target_link_libraries(${lab}_perf PRIVATE ${lab}_perf_cases ${lab}_impl workbook::perf_main)
+  target_link_libraries(${lab}_perf PRIVATE ${lab}_perf_cases ${lab}_impl ${perf_main})
   if(reference)
     if(reference STREQUAL "${lab}_impl")
       set(reference_worker ${lab}_perf)
     else()
       add_executable(${lab}_perf_reference)
-      target_link_libraries(${lab}_perf_reference PRIVATE ${lab}_perf_cases ${reference} workbook::perf_main)
+      target_link_libraries(${lab}_perf_reference PRIVATE ${lab}_perf_cases ${reference} ${perf_main})
       set(reference_worker ${lab}_perf_reference)
     endif()
     set(against --reference "$<TARGET_FILE:${reference_worker}>")
@@ -176,19 +288,26 @@ function(_workbook_lab_perf lab perf_sources student_dir reference edit_file max
   endforeach()
   foreach(name IN LISTS names)
     add_test(NAME ${lab}.perf.${name}
-      COMMAND workbook-perf --lab ${lab} --case ${name} --student "$<TARGET_FILE:${lab}_perf>" ${against}
+      COMMAND ${driver} --lab ${lab} --case ${name} --student "$<TARGET_FILE:${lab}_perf>" ${against}
               --max-ratio ${max_ratio} --edit ${edit_file}
-              --ceilings "${WORKBOOK_CEILINGS_FILE}" --results "${WORKBOOK_RESULTS_DIR}")
-    workbook_test_properties(TESTS ${lab}.perf.${name} LABELS "${lab};perf" FIXTURES workbook_ceilings)
+              --ceilings "${ceilings}" --results "${WORKBOOK_RESULTS_DIR}")
+    workbook_test_properties(TESTS ${lab}.perf.${name} LABELS "${lab};perf${gpu_label}" FIXTURES ${ceilings_fixture} ${gpu})
     set_tests_properties(${lab}.perf.${name} PROPERTIES RUN_SERIAL TRUE)
     if(WORKBOOK_BENCH AND reference)
       # The bench records the fraction of the roofline the reference reaches: the student kit's yardstick.
       add_test(NAME ${lab}.profile.${name}
-        COMMAND workbook-perf --lab ${lab} --case ${name} --student "$<TARGET_FILE:${reference_worker}>"
+        COMMAND ${driver} --lab ${lab} --case ${name} --student "$<TARGET_FILE:${reference_worker}>"
                 --record-profile "${WORKBOOK_RESULTS_DIR}/${lab}/reference_profile.json"
-                --ceilings "${WORKBOOK_CEILINGS_FILE}" --results "${WORKBOOK_RESULTS_DIR}")
-      workbook_test_properties(TESTS ${lab}.profile.${name} LABELS "${lab};bench" FIXTURES workbook_ceilings)
+                --ceilings "${ceilings}" --results "${WORKBOOK_RESULTS_DIR}")
+      workbook_test_properties(TESTS ${lab}.profile.${name} LABELS "${lab};bench${gpu_label}" FIXTURES ${ceilings_fixture} ${gpu})
       set_tests_properties(${lab}.profile.${name} PROPERTIES RUN_SERIAL TRUE)
+    endif()
+    if(gpu AND WORKBOOK_BENCH AND WORKBOOK_NCU)
+      # The harness's timing next to Nsight Compute's, with its Speed-of-Light verdict.
+      add_test(NAME ${lab}.ncu.${name}
+        COMMAND ${lab}_perf --ncu ${name} --lab ${lab} --ceilings "${ceilings}" --results "${WORKBOOK_RESULTS_DIR}")
+      workbook_test_properties(TESTS ${lab}.ncu.${name} LABELS "${lab};bench;ncu;gpu" FIXTURES ${ceilings_fixture} GPU)
+      set_tests_properties(${lab}.ncu.${name} PROPERTIES RUN_SERIAL TRUE)
     endif()
   endforeach()
 endfunction()

@@ -15,7 +15,7 @@ std::vector<Analysis> Bench::compare(const std::string& group, const Work& work,
                                      const std::vector<Version>& versions, const TimingOptions& timing) {
   std::cerr << "  " << group << ": timing " << versions.size() << " version(s) ..." << std::endl;
   std::vector<BatchRunner> runners;
-  for (const Version& v : versions) runners.push_back(local_runner(v.kernel));
+  for (const Version& v : versions) runners.push_back(v.runner ? v.runner : local_runner(v.kernel));
   std::vector<Timing> timings = time_interleaved(runners, timing);
   std::vector<Analysis> analyses;
   for (std::size_t k = 0; k < versions.size(); ++k) {
@@ -50,8 +50,9 @@ void Bench::finish(std::ostream& out, const std::filesystem::path& results) cons
     points.push_back({e.group + ": " + e.label, a.intensity, a.gops,
                       e.reference ? PlotPoint::Role::reference : PlotPoint::Role::other});
   }
-  out << lab_ << " bench on " << ceilings_.machine.cpu_model << " (" << ceilings_.machine.simd
-      << "); * = the reference solution\n"
+  out << lab_ << " bench on "
+      << (ceilings_.device.empty() ? ceilings_.machine.cpu_model + " (" + ceilings_.machine.simd + ")" : ceilings_.device)
+      << "; * = the reference solution\n"
       << table.str();
   const std::filesystem::path folder = results / "bench";
   write_file(folder / (lab_ + ".json"),

@@ -43,6 +43,7 @@ nlohmann::json Ceilings::to_json() const {
       {"int8_dot_all_gops", int8_dot_all_gops},
       {"int8_dot_instruction", int8_dot_instruction},
       {"cache_knee_bytes", cache_knee_bytes},
+      {"device", device},
   };
 }
 
@@ -75,21 +76,26 @@ Ceilings Ceilings::from_json(const nlohmann::json& j) {
   c.int8_dot_all_gops = j.at("int8_dot_all_gops").get<double>();
   c.int8_dot_instruction = j.at("int8_dot_instruction").get<std::string>();
   c.cache_knee_bytes = j.at("cache_knee_bytes").get<std::size_t>();
+  c.device = j.value("device", "");  // absent from caches written before GPUs were measured
   return c;
 }
 
-std::optional<Ceilings> load_ceilings(const std::string& path) {
+std::optional<Ceilings> load_ceilings(const std::string& path, const std::function<bool(const Ceilings&)>& valid) {
   std::ifstream in(path);
   if (!in) return std::nullopt;
   try {
     const nlohmann::json j = nlohmann::json::parse(in);
     if (j.value("format", 0) != Ceilings::kFormat) return std::nullopt;
     Ceilings c = Ceilings::from_json(j);
-    if (c.machine.fingerprint() != machine_info().fingerprint()) return std::nullopt;
+    if (!valid(c)) return std::nullopt;
     return c;
   } catch (const nlohmann::json::exception&) {
     return std::nullopt;  // a damaged cache is re-measured, not fatal
   }
+}
+
+std::optional<Ceilings> load_ceilings(const std::string& path) {
+  return load_ceilings(path, [](const Ceilings& c) { return c.machine.fingerprint() == machine_info().fingerprint(); });
 }
 
 void save_ceilings(const std::string& path, const Ceilings& ceilings) {
@@ -104,14 +110,22 @@ void save_ceilings(const std::string& path, const Ceilings& ceilings) {
   std::filesystem::rename(temporary, target);
 }
 
-Ceilings load_or_measure_ceilings(const std::string& path, bool remeasure, const Progress& progress) {
+Ceilings load_or_measure_ceilings(const std::string& path, bool remeasure, const Progress& progress,
+                                  const std::function<bool(const Ceilings&)>& valid,
+                                  const std::function<Ceilings(const Progress&)>& measure, const std::string& what) {
   if (!remeasure) {
-    if (auto cached = load_ceilings(path)) return *cached;
-    if (progress) progress("no ceilings measured on this machine yet (" + path + "): measuring now");
+    if (auto cached = load_ceilings(path, valid)) return *cached;
+    if (progress) progress("no ceilings measured on this " + what + " yet (" + path + "): measuring now");
   }
-  Ceilings c = measure_ceilings(progress);
+  Ceilings c = measure(progress);
   save_ceilings(path, c);
   return c;
+}
+
+Ceilings load_or_measure_ceilings(const std::string& path, bool remeasure, const Progress& progress) {
+  return load_or_measure_ceilings(
+      path, remeasure, progress, [](const Ceilings& c) { return c.machine.fingerprint() == machine_info().fingerprint(); },
+      [](const Progress& p) { return measure_ceilings(p); }, "machine");
 }
 
 std::string default_ceilings_path() {

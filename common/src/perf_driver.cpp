@@ -4,6 +4,7 @@
 #include <workbook/report.hpp>
 #include <workbook/roofline.hpp>
 #include <workbook/seed.hpp>
+#include <workbook/skip.hpp>
 #include <workbook/subprocess.hpp>
 
 #include <chrono>
@@ -58,6 +59,7 @@ class Worker {
     const std::string type = m.value("type", "");
     if (type == "ready") return m;
     if (type == "not_implemented") throw WorkerFailure("not_implemented", m.at("message").get<std::string>());
+    if (type == "skipped") throw WorkerFailure("skipped", m.at("message").get<std::string>());
     if (type == "wrong")
       throw WorkerFailure("wrong", who_ + " gives wrong results, so its speed is not measured:\n" +
                                        m.at("report").get<std::string>());
@@ -151,7 +153,7 @@ void record_profile(const std::string& path, const std::string& lab, const std::
   profile["cases"][case_name] = {{"fraction_of_roof", a.fraction_of_roof},
                                  {"bound", to_string(a.bound)},
                                  {"seconds", a.seconds},
-                                 {"measured_on", c.machine.cpu_model + ", " + c.machine.simd},
+                                 {"measured_on", c.device.empty() ? c.machine.cpu_model + ", " + c.machine.simd : c.device},
                                  {"measured_at", c.measured_at}};
   write_file(path, profile.dump(2) + "\n");
 }
@@ -195,9 +197,14 @@ int drive(const DriverOptions& o, std::ostream& out) {
     return finish("fail", reason, message, 1);
   };
 
-  const Ceilings ceilings = load_or_measure_ceilings(o.ceilings_path, false, [&](const std::string& line) {
-    out << "  ceilings: " << line << "\n";
-  });
+  const Progress progress = [&](const std::string& line) { out << "  ceilings: " << line << "\n"; };
+  Ceilings ceilings;
+  try {
+    ceilings = o.load_ceilings ? o.load_ceilings(progress) : load_or_measure_ceilings(o.ceilings_path, false, progress);
+  } catch (const Skipped& e) {
+    out << test << ": " << e.what() << "\n";
+    return finish("skipped", "skipped", e.what(), kSkipReturnCode);
+  }
   record["ceilings"] = ceilings.to_json();
   out << test << "\n";
 
@@ -283,6 +290,10 @@ int drive(const DriverOptions& o, std::ostream& out) {
       if (again.ratio.median < session.ratio.median) session = std::move(again);
     }
   } catch (const WorkerFailure& e) {
+    if (e.kind == "skipped") {  // nothing to run on here: not a failure, and not a pass either
+      out << test << ": " << e.what() << "\n";
+      return finish("skipped", "skipped", e.what(), kSkipReturnCode);
+    }
     if (reference_failed) {
       out << "ERROR: the reference failed, which is a bug in the workbook, not in your code:\n" << e.what() << "\n";
       return finish("error", "reference_failed", e.what(), 2);

@@ -4,6 +4,7 @@
 #include <workbook/ceilings.hpp>
 #include <workbook/not_implemented.hpp>
 #include <workbook/report.hpp>
+#include <workbook/skip.hpp>
 #include <workbook/timing.hpp>
 
 #include <algorithm>
@@ -112,7 +113,7 @@ class WorkerCase : public Case {
                    {"hints", hints},
                    {"extras", extras}});
     kernel.poison();  // every timed run must write the outputs again; verify checks the last one did
-    const BatchRunner runner = local_runner(kernel.run);
+    const BatchRunner runner = runner_of(kernel);
     for (;;) {
       const nlohmann::json command = channel_.receive();
       const std::string what = command.value("cmd", "quit");
@@ -120,7 +121,7 @@ class WorkerCase : public Case {
         channel_.send({{"type", "times"}, {"seconds", runner(command.at("count").get<int>())}});
       } else if (what == "run_extra") {
         const Extra& extra = this->extras().at(command.at("index").get<std::size_t>());
-        channel_.send({{"type", "times"}, {"seconds", local_runner(extra.run)(command.at("count").get<int>())}});
+        channel_.send({{"type", "times"}, {"seconds", runner_of(extra)(command.at("count").get<int>())}});
       } else if (what == "verify") {
         const CheckResult r = kernel.verify();
         channel_.send({{"type", "verified"}, {"ok", r.ok}, {"report", r.report()}});
@@ -154,6 +155,8 @@ int run_worker(const std::string& name, std::uint64_t seed) {
       channel.send({{"type", "error"}, {"message", "perf case '" + name + "' never called measure()"}});
   } catch (const NotImplemented& e) {
     channel.send({{"type", "not_implemented"}, {"message", e.what()}, {"file", e.file()}});
+  } catch (const Skipped& e) {
+    channel.send({{"type", "skipped"}, {"message", e.what()}});
   } catch (const std::exception& e) {
     channel.send({{"type", "error"}, {"message", std::string("exception: ") + e.what()}});
   }
@@ -177,7 +180,7 @@ class LocalCase : public Case {
       return;
     }
     kernel.poison();
-    const Timing t = time_cpu(kernel.run);
+    const Timing t = time_runs(runner_of(kernel));
     if (CheckResult r = kernel.verify(); !r) {
       std::cout << r.report();
       table_.add({name(), "wrong after timing", "", "", "", "", ""});
@@ -189,7 +192,7 @@ class LocalCase : public Case {
                 a.memory_bound_model ? "memory" : "compute"});
     notes_ += "  " + name() + ": " + verdict(a) + "\n    next: " + next_step(a, hints()) + "\n";
     for (const Extra& e : extras()) {
-      const Timing te = time_cpu(e.run);
+      const Timing te = time_runs(runner_of(e));
       const Analysis ae = analyze(e.work, te.summary.median, ceilings_);
       table_.add({"  " + e.label, format_seconds(te.summary.median), "+-" + format_percent(te.summary.rel_iqr() / 2),
                   format_fixed(ae.gbs), format_fixed(ae.gops), format_percent(ae.fraction_of_roof),
@@ -203,14 +206,24 @@ class LocalCase : public Case {
   std::string& notes_;
 };
 
-int run_local(std::vector<std::string> names, const std::string& ceilings_path) {
+int run_local(std::vector<std::string> names, const std::string& ceilings_path,
+              const std::function<Ceilings(const std::string&)>& load_ceilings) {
   if (names.empty())
     for (const Registered& r : registry()) names.push_back(r.name);
-  const Ceilings ceilings = load_or_measure_ceilings(
-      ceilings_path, false, [](const std::string& line) { std::cerr << "  " << line << "\n"; });
+  Ceilings ceilings;
+  try {
+    ceilings = load_ceilings ? load_ceilings(ceilings_path)
+                             : load_or_measure_ceilings(ceilings_path, false, [](const std::string& line) {
+                                 std::cerr << "  " << line << "\n";
+                               });
+  } catch (const Skipped& e) {
+    std::cout << e.what() << "\n";
+    return kSkipReturnCode;
+  }
   Table table({"case", "median", "spread", "GB/s", "G op/s", "% of roof", "model"});
   std::string notes;
   int status = 0;
+  std::size_t skipped = 0;
   for (const std::string& name : names) {
     const Registered* registered = find_case(name);
     if (registered == nullptr) {
@@ -220,6 +233,10 @@ int run_local(std::vector<std::string> names, const std::string& ceilings_path) 
     try {
       LocalCase c(name, seed_for(name), ceilings, table, notes);
       registered->function(c);
+    } catch (const Skipped& e) {
+      std::cout << name << ": " << e.what() << "\n";
+      table.add({name, "skipped", "", "", "", "", ""});
+      ++skipped;
     } catch (const std::exception& e) {
       std::cout << name << ": " << e.what() << "\n";
       table.add({name, "failed", "", "", "", "", ""});
@@ -227,12 +244,14 @@ int run_local(std::vector<std::string> names, const std::string& ceilings_path) 
     }
   }
   std::cout << table.str() << notes;
+  // Nothing could run here (no GPU): a skip, as for the tests, not a pass.
+  if (status == 0 && skipped == names.size()) return kSkipReturnCode;
   return status;
 }
 
 }  // namespace
 
-int worker_main(int argc, char** argv) {
+int worker_main(int argc, char** argv, const std::function<Ceilings(const std::string&)>& load_ceilings) {
   std::vector<std::string> args(argv + 1, argv + argc);
   std::string case_name, ceilings = default_ceilings_path();
   std::uint64_t seed = 0;
@@ -266,7 +285,7 @@ int worker_main(int argc, char** argv) {
     }
   }
   if (worker) return run_worker(case_name, seed_given ? seed : seed_for(case_name));
-  return run_local(names, ceilings);
+  return run_local(names, ceilings, load_ceilings);
 }
 
 }  // namespace workbook::perf

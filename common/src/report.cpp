@@ -111,9 +111,16 @@ std::string roofline_svg(const Ceilings& c, const std::vector<PlotPoint>& points
     lowest_bandwidth = std::min(lowest_bandwidth, r.bandwidth_gbs);
     highest_bandwidth = std::max(highest_bandwidth, r.bandwidth_gbs);
   }
-  roofs.push_back({"copy, " + std::to_string(c.threads) + " threads " + n2(c.copy_all_gbs) + " GB/s", c.copy_all_gbs, true, "6 4", "#333"});
-  roofs.push_back({peak_name + ", " + std::to_string(c.threads) + " threads " + n2(peak_all) + " G" + ops_unit + "/s", peak_all, false, "6 4", "#333"});
-  roofs.push_back({peak_name + ", 1 core " + n2(peak_1t) + " G" + ops_unit + "/s", peak_1t, false, "", "#333"});
+  const bool gpu = !c.device.empty();
+  if (gpu) {
+    // A GPU's roofs are the whole device's: no per-core lines (see Ceilings::device).
+    roofs.push_back({roofs_for({.ops = 1, .bytes = 1, .compute = options.compute}, c).compute_name + " " +
+                         n2(peak_all) + " G" + ops_unit + "/s", peak_all, false, "", "#333"});
+  } else {
+    roofs.push_back({"copy, " + std::to_string(c.threads) + " threads " + n2(c.copy_all_gbs) + " GB/s", c.copy_all_gbs, true, "6 4", "#333"});
+    roofs.push_back({peak_name + ", " + std::to_string(c.threads) + " threads " + n2(peak_all) + " G" + ops_unit + "/s", peak_all, false, "6 4", "#333"});
+    roofs.push_back({peak_name + ", 1 core " + n2(peak_1t) + " G" + ops_unit + "/s", peak_1t, false, "", "#333"});
+  }
   const double peak = peak_all, ridge_low = peak_1t / std::max(highest_bandwidth, c.copy_all_gbs),
                ridge_high = peak_all / lowest_bandwidth;
 
@@ -168,7 +175,7 @@ std::string roofline_svg(const Ceilings& c, const std::vector<PlotPoint>& points
     const std::string dash = dash_attribute(r.dash);
     const char* roof_colour = r.colour;
     if (r.bandwidth) {
-      const bool many = r.name.find("threads") != std::string::npos;
+      const bool many = gpu || r.name.find("threads") != std::string::npos;
       const double cap = many ? peak_all : peak_1t;
       const double knee = cap / r.value;
       s << "<polyline fill=\"none\" stroke=\"" << roof_colour << "\" stroke-width=\"1.5\"" << dash << " points=\""
@@ -203,7 +210,8 @@ std::string roofline_svg(const Ceilings& c, const std::vector<PlotPoint>& points
   s << "</g>\n";
   // Legend: the roofs, as measured on this machine.
   double ly = top + 4;
-  s << "<text x=\"" << right + 16 << "\" y=\"" << ly + 8 << "\" font-weight=\"bold\">measured on this machine</text>\n";
+  s << "<text x=\"" << right + 16 << "\" y=\"" << ly + 8 << "\" font-weight=\"bold\">measured on this "
+    << (gpu ? "GPU" : "machine") << "</text>\n";
   for (const Roof& r : roofs) {
     ly += 22;
     s << "<line x1=\"" << right + 16 << "\" y1=\"" << ly << "\" x2=\"" << right + 44 << "\" y2=\"" << ly
@@ -217,9 +225,9 @@ std::string roofline_svg(const Ceilings& c, const std::vector<PlotPoint>& points
     ly += 20;
   }
   s << "<text x=\"" << right + 16 << "\" y=\"" << ly + 16 << "\" fill=\"#666\" font-size=\"10\">"
-    << escape(c.machine.cpu_model.substr(0, 40)) << "</text>\n"
+    << escape((gpu ? c.device : c.machine.cpu_model).substr(0, 40)) << "</text>\n"
     << "<text x=\"" << right + 16 << "\" y=\"" << ly + 30 << "\" fill=\"#666\" font-size=\"10\">"
-    << escape(c.machine.simd + ", measured " + c.measured_at) << "</text>\n";
+    << escape((gpu ? std::string("measured ") : c.machine.simd + ", measured ") + c.measured_at) << "</text>\n";
   ly += 52;
   for (const auto& [colour, line] : key) {
     s << "<text x=\"" << right + 16 << "\" y=\"" << ly << "\" fill=\"" << colour << "\" font-size=\"11\">"

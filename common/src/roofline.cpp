@@ -41,7 +41,37 @@ Compute compute_from_string(std::string_view name) {
   throw std::invalid_argument("unknown arithmetic '" + std::string(name) + "'");
 }
 
+namespace {
+
+// A GPU's roofs are the whole device's: one figure per kind of traffic, one FMA peak.
+Roofs gpu_roofs_for(const Work& work, const Ceilings& c) {
+  Roofs r;
+  switch (work.traffic) {
+    case Traffic::copy: r.bandwidth_gbs = c.copy_all_gbs; r.bandwidth_name = "device copy"; break;
+    case Traffic::triad: r.bandwidth_gbs = c.triad_all_gbs; r.bandwidth_name = "device triad"; break;
+    case Traffic::read: r.bandwidth_gbs = c.read_all_gbs; r.bandwidth_name = "device reads"; break;
+    case Traffic::l1: r.bandwidth_gbs = c.l1_read_1t_gbs; r.bandwidth_name = "copy in L2"; break;
+  }
+  if (work.compute == Compute::int8) {
+    r.compute_gops = c.int8_dot_all_gops;
+    r.compute_name = "int8 dot peak, " + std::to_string(c.threads) + " SMs";
+  } else {
+    r.compute_gops = c.fma_all_gflops;
+    r.compute_name = "FMA peak, " + std::to_string(c.threads) + " SMs";
+  }
+  return r;
+}
+
+}  // namespace
+
 Roofs roofs_for(const Work& work, const Ceilings& c) {
+  if (!c.device.empty()) {
+    const Roofs r = gpu_roofs_for(work, c);
+    if (r.bandwidth_gbs <= 0 || r.compute_gops <= 0)
+      throw std::invalid_argument("roofline: the GPU's " + r.bandwidth_name + " or " + r.compute_name +
+                                  " roof is not measured");
+    return r;
+  }
   const bool all = work.threads > 1;
   const std::string threads = all ? std::to_string(c.threads) + " threads" : "1 thread";
   Roofs r;

@@ -1,6 +1,7 @@
 // The perf driver end to end: two worker processes, one of which misbehaves on purpose.
 #include <workbook/ceilings.hpp>
 #include <workbook/perf_driver.hpp>
+#include <workbook/skip.hpp>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -153,6 +154,29 @@ TEST_F(PerfDriver, RecordsAProfileAndJudgesByItWithoutAReference) {
   std::ofstream(o.profile) << nlohmann::json{{"cases", {{"slow", {{"fraction_of_roof", fraction}}}}}}.dump();
   o.student = WORKBOOK_TEST_WORKER_BAD;
   EXPECT_EQ(run(o), 1) << output.str();
+}
+
+TEST_F(PerfDriver, ACaseThatCannotRunHereIsSkippedNotFailed) {
+  EXPECT_EQ(run(options("skipped", WORKBOOK_TEST_WORKER_GOOD)), 77) << output.str();
+  EXPECT_THAT(output.str(), HasSubstr("no CUDA device: skipped (a test of the skip)"));
+  EXPECT_THAT(output.str(), ::testing::Not(HasSubstr("FAIL")));
+  EXPECT_EQ(record("skipped")["verdict"], "skipped");
+}
+
+TEST_F(PerfDriver, SkipsWhenTheCeilingsCannotBeMeasuredHere) {
+  auto o = options("good", WORKBOOK_TEST_WORKER_GOOD);
+  o.load_ceilings = [](const workbook::Progress&) -> workbook::Ceilings {
+    throw workbook::Skipped("no CUDA device: skipped (no GPU to measure)");
+  };
+  EXPECT_EQ(run(o), 77) << output.str();
+  EXPECT_EQ(record("good")["verdict"], "skipped");
+}
+
+TEST_F(PerfDriver, TimesACaseWithItsOwnRunner) {
+  // The case's runner says 1 ms per call, whatever the host clock says: the driver must use it.
+  auto o = options("own_runner", WORKBOOK_TEST_WORKER_GOOD);
+  EXPECT_EQ(run(o), 0) << output.str();
+  EXPECT_DOUBLE_EQ(record("own_runner")["student"]["timing"]["median"].get<double>(), 1e-3);
 }
 
 TEST_F(PerfDriver, ASetupProblemIsNotTheStudentsFault) {

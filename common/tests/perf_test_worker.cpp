@@ -3,6 +3,7 @@
 // driver's handling of each failure can be tested against the well-behaved one.
 #include <workbook/not_implemented.hpp>
 #include <workbook/perf.hpp>
+#include <workbook/skip.hpp>
 #include <workbook/tensor.hpp>
 
 #include <chrono>
@@ -66,5 +67,22 @@ WORKBOOK_PERF_CASE(wrong);
 WORKBOOK_PERF_CASE(stale);
 WORKBOOK_PERF_CASE(hang);
 WORKBOOK_PERF_CASE(chatty);
+
+// A case that cannot run on this machine (as a GPU case on a machine without a GPU), in both workers.
+void skipped(workbook::perf::Case&) { throw workbook::Skipped("no CUDA device: skipped (a test of the skip)"); }
+WORKBOOK_PERF_CASE(skipped);
+
+// A case timed by its own runner (as a GPU case is, with CUDA events): the times it reports are
+// the runner's, not the host clock's.
+void own_runner(workbook::perf::Case& perf) {
+  std::vector<float> y(1, 0.0f);
+  perf.describe("own_runner", "a kernel whose runner reports 1 ms per call");
+  perf.work({.ops = 1e6, .bytes = 1e6});
+  perf.measure({.run = [&] { y[0] = 1; },
+                .poison = [&] { y[0] = 0; },
+                .verify = [&] { return workbook::CheckResult{}; },
+                .runner = [&](int count) { return std::vector<double>(static_cast<std::size_t>(count), 1e-3); }});
+}
+WORKBOOK_PERF_CASE(own_runner);
 
 }  // namespace

@@ -1,8 +1,12 @@
 // workbook-perf: the perf test of one case. Times the student's kernel against the reference's in
 // two worker processes, interleaved, and prints where the kernel stands on the roofline.
+// Built twice: workbook-gpu-perf (WORKBOOK_PERF_GPU=1) judges GPU cases against the GPU's roofs.
 #include <workbook/perf_driver.hpp>
 #include <workbook/report.hpp>
 #include <workbook/seed.hpp>
+#if WORKBOOK_PERF_GPU
+#include <workbook/cuda/ceilings.hpp>
+#endif
 
 #include <iostream>
 #include <string>
@@ -26,6 +30,9 @@ int usage(const char* self, int code) {
 int main(int argc, char** argv) {
   workbook::perf::DriverOptions o;
   o.ceilings_path = workbook::default_ceilings_path();
+#if WORKBOOK_PERF_GPU
+  o.ceilings_path = workbook::cuda::default_ceilings_path();
+#endif
   o.results = workbook::results_dir();
   try {
     for (int i = 1; i < argc; ++i) {
@@ -50,6 +57,11 @@ int main(int argc, char** argv) {
     const bool judged = !o.reference.empty() || !o.profile.empty() || !o.record_profile.empty();
     if (o.lab.empty() || o.case_name.empty() || o.student.empty() || !judged) return usage(argv[0], 2);
     o.seed = workbook::seed_for(o.lab + "." + o.case_name);
+#if WORKBOOK_PERF_GPU
+    o.load_ceilings = [&o](const workbook::Progress& progress) {
+      return workbook::cuda::load_or_measure_ceilings(o.ceilings_path, false, progress);
+    };
+#endif
     return workbook::perf::drive(o, std::cout);
   } catch (const std::exception& e) {
     std::cerr << "workbook-perf: " << e.what() << "\n";

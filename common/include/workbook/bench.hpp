@@ -38,6 +38,9 @@ class Bench {
     std::string label;
     std::function<void()> kernel;
     bool reference = false;
+    /// How to time it; empty: the host clock around each call. GPU benches pass
+    /// workbook::cuda::event_runner(kernel) (CUDA events, L2 flushed before each run).
+    BatchRunner runner = {};
   };
 
   /// Times the versions of one kernel, each doing `work` per call, interleaved, and adds them to

@@ -47,6 +47,11 @@ struct Ceilings {
   std::string int8_dot_instruction;  ///< what int8_dot was measured with, e.g. "AVX-512 VNNI vpdpbusd"
   std::size_t cache_knee_bytes = 0;  ///< the working set past which copy bandwidth is within 20% of
                                      ///< memory's: what "larger than the caches" means here
+  /// Empty for this CPU's ceilings. For a GPU's (workbook/cuda/ceilings.hpp), the device they were
+  /// measured on, e.g. "NVIDIA H100 80GB HBM3, 132 SMs, sm_90": then every figure is the whole
+  /// device's (the *_1t and *_all fields hold the same value), copy/triad/read are device-memory
+  /// kernels, l1_read_1t_gbs is a copy that stays in the L2 cache, and `threads` counts SMs.
+  std::string device;
 
   nlohmann::json to_json() const;
   static Ceilings from_json(const nlohmann::json& j);  ///< throws on a missing field
@@ -68,6 +73,14 @@ void save_ceilings(const std::string& path, const Ceilings& ceilings);
 /// load_ceilings(path), or measure (with progress) and save when it is missing, stale or when
 /// `remeasure` is set.
 Ceilings load_or_measure_ceilings(const std::string& path, bool remeasure, const Progress& progress = {});
+
+/// The same for any kind of ceilings (the GPU's, workbook/cuda/ceilings.hpp): the cache is used
+/// when `valid` accepts what it holds, else `measure` runs and its result is saved. `what` names
+/// the thing measured in the progress line ("machine", "GPU").
+std::optional<Ceilings> load_ceilings(const std::string& path, const std::function<bool(const Ceilings&)>& valid);
+Ceilings load_or_measure_ceilings(const std::string& path, bool remeasure, const Progress& progress,
+                                  const std::function<bool(const Ceilings&)>& valid,
+                                  const std::function<Ceilings(const Progress&)>& measure, const std::string& what);
 
 /// The int8 dot-product instruction this build uses (the best the compiler targets): "AVX-512 VNNI
 /// vpdpbusd", "AVX-VNNI vpdpbusd", "AVX2 vpmaddubsw + vpmaddwd" or "scalar".

@@ -27,6 +27,7 @@
 #include <workbook/check.hpp>
 #include <workbook/roofline.hpp>
 #include <workbook/seed.hpp>
+#include <workbook/timing.hpp>
 
 #include <functional>
 #include <string>
@@ -39,6 +40,9 @@ struct Kernel {
   std::function<void()> run;            ///< one call of the kernel under test
   std::function<void()> poison;         ///< fills the outputs with poison before the timed runs
   std::function<CheckResult()> verify;  ///< after the timed runs: were the outputs written, right?
+  /// How to time run(); empty: the host clock around each call (local_runner). A GPU case passes
+  /// workbook::cuda::event_runner(run): CUDA events, the L2 cache flushed before each run.
+  BatchRunner runner = {};
 };
 
 /// Another kernel timed after the comparison and shown beside it, as a row of the table and a point
@@ -53,6 +57,7 @@ struct Extra {
   Side side = Side::library;
   std::function<void()> run;  ///< one call; not verified (the correctness tests cover it)
   Work work;                  ///< the work of one call
+  BatchRunner runner = {};    ///< how to time it; empty: the host clock (see Kernel::runner)
 };
 
 /// What a case function talks to.
@@ -110,8 +115,18 @@ struct Registration {
 };
 
 /// main() of a perf worker: `--list`, the driver's `--worker` protocol, or, with case names (or
-/// none: all), times the kernels in this process and prints them against the ceilings.
-int worker_main(int argc, char** argv);
+/// none: all), times the kernels in this process and prints them against the ceilings. A case
+/// that throws workbook::Skipped (no GPU here) is reported as skipped, exit code kSkipReturnCode.
+/// `load_ceilings`, when given, replaces the CPU ceilings of the stand-alone mode (a GPU worker
+/// passes the GPU's).
+int worker_main(int argc, char** argv,
+                const std::function<Ceilings(const std::string& path)>& load_ceilings = {});
+
+/// The timer of a kernel: its own runner, else the host clock around each call.
+inline BatchRunner runner_of(const Kernel& kernel) {
+  return kernel.runner ? kernel.runner : local_runner(kernel.run);
+}
+inline BatchRunner runner_of(const Extra& extra) { return extra.runner ? extra.runner : local_runner(extra.run); }
 
 }  // namespace workbook::perf
 

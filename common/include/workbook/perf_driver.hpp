@@ -7,10 +7,12 @@
 /// of its roofline the reference reached when the kit was made (a reference profile): on any
 /// machine, the reference's expected time is roofline_seconds(work) / fraction.
 
+#include <workbook/ceilings.hpp>
 #include <workbook/timing.hpp>
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <iosfwd>
 #include <string>
 
@@ -31,10 +33,14 @@ struct DriverOptions {
   std::uint64_t seed = 0;      ///< inputs (both workers draw the same)
   TimingOptions timing = {.warmup_seconds = 0.2, .max_seconds = 3.0, .batch_seconds = 0.1};
   double timeout_seconds = 300;  ///< longest a worker may take to answer one command
+  /// Where the roofs come from; empty: the CPU's, load_or_measure_ceilings(ceilings_path). The GPU
+  /// driver (workbook-gpu-perf) loads the GPU's. May throw workbook::Skipped (no GPU here).
+  std::function<Ceilings(const Progress&)> load_ceilings;
 };
 
 /// Runs the perf test and prints its feedback to `out`. Returns the exit code: 0 pass, 1 fail
-/// (too slow, wrong, not implemented, crashed, timed out), 2 a problem of the setup itself.
+/// (too slow, wrong, not implemented, crashed, timed out), 2 a problem of the setup itself,
+/// kSkipReturnCode (77) when the case cannot run on this machine (no GPU).
 int drive(const DriverOptions& options, std::ostream& out);
 
 }  // namespace workbook::perf

@@ -18,6 +18,10 @@ Rng rng();
 /// A CheckResult as a GoogleTest assertion, with its report as the failure message.
 ::testing::AssertionResult correct(const CheckResult& result);
 
+/// The body of main() for test executables: GoogleTest, with the seed printed after each failed
+/// test so that `WORKBOOK_SEED=<seed> ctest -R <test>` replays it.
+int run_all_tests(int argc, char** argv);
+
 }  // namespace workbook::testing
 
 /// Expects a check (see check.hpp) to pass; on failure prints its diagnosis.

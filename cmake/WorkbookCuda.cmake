@@ -1,0 +1,58 @@
+# CUDA is optional. With a CUDA compiler (nvcc) the GPU side of the harness (workbook::cuda) and the
+# CUDA labs are built; on a machine without a GPU or driver their tests skip ("no CUDA device:
+# skipped", exit code 77, which CTest shows as Skipped). Without a CUDA compiler the CPU labs build
+# as usual and the CUDA labs are left out, with a message saying how to get them.
+#
+# Sets WORKBOOK_CUDA_FOUND, and WORKBOOK_COMPUTE_SANITIZER and WORKBOOK_NCU where those tools are.
+
+option(WORKBOOK_CUDA "Build the CUDA labs when a CUDA compiler is found" ON)
+# One architecture keeps CI's compile time down. 90 is Hopper (H100, H200), the GPU the labs'
+# reference figures come from; set native to build for the GPU of this machine instead.
+set(WORKBOOK_CUDA_ARCHITECTURES "90" CACHE STRING "GPU architectures of the CUDA labs (CMAKE_CUDA_ARCHITECTURES)")
+
+set(WORKBOOK_CUDA_FOUND FALSE)
+if(WORKBOOK_CUDA)
+  include(CheckLanguage)
+  check_language(CUDA)
+  if(CMAKE_CUDA_COMPILER)
+    if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
+      set(CMAKE_CUDA_ARCHITECTURES "${WORKBOOK_CUDA_ARCHITECTURES}")
+    endif()
+    enable_language(CUDA)
+    # CMake 3.25 (Debian 12) does not know that nvcc 12 and later take C++20 (that came in 3.26):
+    # tell it, so that CUDA sources get -std=c++20 like the rest of the project.
+    if(CMAKE_VERSION VERSION_LESS 3.26 AND CMAKE_CUDA_COMPILER_ID STREQUAL "NVIDIA"
+       AND CMAKE_CUDA_COMPILER_VERSION VERSION_GREATER_EQUAL 12.0)
+      set(CMAKE_CUDA20_STANDARD_COMPILE_OPTION "-std=c++20")
+      set(CMAKE_CUDA20_EXTENSION_COMPILE_OPTION "-std=c++20")
+      set(CMAKE_CUDA20_COMPILE_FEATURES cuda_std_20)
+      list(APPEND CMAKE_CUDA_COMPILE_FEATURES cuda_std_20)
+    endif()
+    set(CMAKE_CUDA_STANDARD 20)
+    set(CMAKE_CUDA_STANDARD_REQUIRED ON)
+    find_package(CUDAToolkit QUIET)
+    if(CUDAToolkit_FOUND)
+      set(WORKBOOK_CUDA_FOUND TRUE)
+    endif()
+  endif()
+endif()
+
+if(WORKBOOK_CUDA_FOUND)
+  message(STATUS "CUDA ${CMAKE_CUDA_COMPILER_VERSION} (${CMAKE_CUDA_COMPILER}), architectures ${CMAKE_CUDA_ARCHITECTURES}: "
+                 "the CUDA labs are built; without a GPU their tests skip")
+  find_program(WORKBOOK_COMPUTE_SANITIZER compute-sanitizer HINTS "${CUDAToolkit_BIN_DIR}")
+  find_program(WORKBOOK_NCU ncu HINTS "${CUDAToolkit_BIN_DIR}")
+elseif(WORKBOOK_CUDA)
+  message(STATUS "CUDA: no CUDA compiler (nvcc) found, so the CUDA labs are left out. Install the CUDA "
+                 "Toolkit and put nvcc on the PATH (or pass -DCMAKE_CUDA_COMPILER=/path/to/nvcc) to build them.")
+else()
+  message(STATUS "CUDA: off (WORKBOOK_CUDA=OFF), so the CUDA labs are left out")
+endif()
+
+# Compiler settings of CUDA sources (the C++ ones are in workbook_target_defaults). nvcc's generated
+# host code is not -Wpedantic clean (GCC line directives), so the host compiler gets -Wall -Wextra.
+# -lineinfo costs no speed and lets compute-sanitizer and ncu name source lines.
+set(WORKBOOK_CUDA_FLAGS -lineinfo -Xcompiler=-Wall,-Wextra,-Wno-missing-field-initializers)
+if(WORKBOOK_WERROR)
+  list(APPEND WORKBOOK_CUDA_FLAGS -Werror=all-warnings -Xcompiler=-Werror)
+endif()

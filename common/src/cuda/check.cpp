@@ -1,0 +1,44 @@
+#include <workbook/cuda/check.hpp>
+
+#include <workbook/not_implemented.hpp>
+
+namespace workbook::cuda {
+namespace {
+
+std::string message(cudaError_t code, const std::string& call, const char* file, int line) {
+  std::string m = "CUDA error at " + repository_path(file) + ":" + std::to_string(line) + ": " + call +
+                  " failed: " + cudaGetErrorString(code) + " (" + cudaGetErrorName(code) + ")";
+  switch (code) {
+    case cudaErrorIllegalAddress:
+    case cudaErrorMisalignedAddress:
+    case cudaErrorLaunchFailure:
+    case cudaErrorIllegalInstruction:
+      m += ". A kernel failed while it ran; the call that reports it is only the first one that waited "
+           "for the GPU. Find the kernel and the line with compute-sanitizer: ctest -L sanitizer";
+      break;
+    case cudaErrorInvalidConfiguration:
+    case cudaErrorInvalidValue:
+      // CUDA reports an impossible launch configuration as either, depending on the version.
+      if (call.rfind("the launch of", 0) == 0)
+        m += ". The launch configuration is impossible: at most 1024 threads per block, at least one "
+             "block, grid.y and grid.z at most 65535, and no more shared memory than the GPU has";
+      break;
+    case cudaErrorMemoryAllocation:
+      m += ". The GPU's memory is full: free what you allocate, or allocate once outside the loop";
+      break;
+    default:
+      break;
+  }
+  return m;
+}
+
+}  // namespace
+
+Error::Error(cudaError_t code, const std::string& call, const char* file, int line)
+    : std::runtime_error(message(code, call, file, line)), code_(code) {}
+
+void throw_error(cudaError_t code, const char* call, const char* file, int line) {
+  throw Error(code, call, file, line);
+}
+
+}  // namespace workbook::cuda

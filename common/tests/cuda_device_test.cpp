@@ -1,0 +1,89 @@
+// The GPU side of the harness on a real GPU (skipped without one): the event timer against a
+// kernel of known length, the L2 flush, guarded device outputs, checked launches, the ceilings.
+#include <workbook/cuda/ceilings.hpp>
+#include <workbook/cuda/check.hpp>
+#include <workbook/cuda/device.hpp>
+#include <workbook/cuda/memory.hpp>
+#include <workbook/cuda/timer.hpp>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+
+namespace workbook_test {
+void fill(float* y, std::size_t n, float value);
+void launch_with_threads(int threads);
+}  // namespace workbook_test
+
+namespace {
+
+using ::testing::HasSubstr;
+namespace cuda = workbook::cuda;
+
+TEST(EventTimer, MeasuresAKernelOfKnownLength) {
+  // The spin kernel runs 1 ms by the GPU's own clock: the events must say so, within the 1 us or
+  // so the GPU takes to start a kernel, and run after run (CV well under 2%).
+  const workbook::Timing t = cuda::time_gpu([] { cuda::spin(1'000'000); }, {.max_seconds = 1.0});
+  EXPECT_GE(t.summary.median, 1.0e-3);
+  EXPECT_LT(t.summary.median, 1.0e-3 + 10e-6);
+  EXPECT_LT(t.summary.cv(), 0.02);
+}
+
+TEST(EventTimer, AHostClockWithoutSynchronizingMeasuresOnlyTheLaunch) {
+  // The mistake the timer exists to avoid: a launch returns long before the kernel ends.
+  cuda::spin(1000);  // warm-up: the first launch loads the module
+  WORKBOOK_CUDA_CHECK(cudaDeviceSynchronize());
+  const auto start = std::chrono::steady_clock::now();
+  cuda::spin(5'000'000);
+  const double host = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  WORKBOOK_CUDA_CHECK(cudaDeviceSynchronize());
+  EXPECT_LT(host, 1e-3) << "a 5 ms kernel's launch took " << host << " s of host time";
+}
+
+TEST(EventTimer, FlushingTheL2MakesACachedCopyReadMemoryAgain) {
+  // 2 x 8 MiB fits in the L2 of any recent GPU: kept there between runs it is copied faster than
+  // from device memory, which is what the flush restores.
+  const std::size_t n = std::size_t{2} << 20;
+  cuda::DeviceBuffer<float> x(n), y(n);
+  workbook_test::fill(x.data(), n, 1.5f);
+  const double kept = cuda::time_gpu([&] { cuda::copy(x.data(), y.data(), n); }, {}, cuda::L2::keep).summary.median;
+  const double flushed = cuda::time_gpu([&] { cuda::copy(x.data(), y.data(), n); }, {}, cuda::L2::flush).summary.median;
+  EXPECT_LT(kept, 0.9 * flushed) << "kept in L2: " << kept << " s; flushed: " << flushed << " s";
+}
+
+TEST(DeviceOutput, CatchesUnwrittenElementsAndWritesPastTheEnd) {
+  cuda::DeviceOutput<float> y(1000, /*misalign=*/3);
+  workbook_test::fill(y.data(), 999, 2.0f);
+  const workbook::GuardedBuffer<float>& host = y.fetch();
+  EXPECT_TRUE(host.is_poison(999));
+  EXPECT_EQ(host[0], 2.0f);
+  EXPECT_TRUE(host.damage().intact());
+  workbook_test::fill(y.data(), 1001, 2.0f);
+  EXPECT_EQ(y.fetch().damage().after, 1u);
+  y.poison();
+  EXPECT_TRUE(y.fetch().damage().intact());
+  EXPECT_TRUE(y.host().is_poison(0));
+}
+
+TEST(CudaCheck, ABadLaunchNamesTheKernel) {
+  try {
+    workbook_test::launch_with_threads(2048);  // at most 1024 threads per block
+    FAIL() << "the launch did not throw";
+  } catch (const cuda::Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("the launch of fill_kernel failed")) << e.what();
+    EXPECT_THAT(e.what(), HasSubstr("at most 1024 threads per block")) << e.what();
+  }
+}
+
+TEST(GpuCeilings, AreMeasuredAndPlausible) {
+  const workbook::Ceilings c = cuda::measure_ceilings();
+  const cuda::DeviceInfo d = cuda::device_info();
+  EXPECT_EQ(c.device, d.fingerprint());
+  EXPECT_GT(c.copy_all_gbs, 50);
+  EXPECT_GT(c.read_all_gbs, 0.7 * c.copy_all_gbs);
+  EXPECT_GT(c.l1_read_1t_gbs, c.copy_all_gbs);  // the L2 is faster than device memory
+  EXPECT_GT(c.fma_all_gflops, 10 * c.copy_all_gbs / 8);  // far right of a copy's 1/8 FLOP/byte
+}
+
+}  // namespace

@@ -1,0 +1,53 @@
+// Lab 06 performance spec: what each perf test times, the work the roofline counts, and advice.
+// `ctest --preset lab06 -L perf` compares your normalize with the reference, interleaved, both
+// timed with CUDA events and the L2 cache flushed before every run; `lab06_perf` times yours alone,
+// `lab06_perf --ncu normalize_16384x1024` adds Nsight Compute's view.
+#include "normalize.hpp"
+#include "normalize_oracle.hpp"
+
+#include <workbook/buffer.hpp>
+#include <workbook/cuda/device.hpp>
+#include <workbook/cuda/memory.hpp>
+#include <workbook/cuda/perf.hpp>
+
+#include <string>
+
+namespace {
+
+namespace cuda = workbook::cuda;
+
+// The work of one call, counted from the algorithm: per element an add for the sum, a subtract and
+// a fused multiply-add for the squared deviations, a subtract and a multiply to normalize: 6 FLOP
+// (the per-row division and square root are negligible); x read once and y written once, 8 bytes.
+// Intensity 0.75 FLOP/byte, far left of the H100's ridge (about 21): memory bound.
+void normalize_case(workbook::perf::Case& perf, std::size_t rows, std::size_t cols, const std::string& about) {
+  cuda::require_device();
+  const std::size_t n = rows * cols;
+  workbook::AlignedVector<float> x(n);
+  workbook::fill_uniform(x, perf.rng(), -3.0, 5.0);
+  const auto dx = cuda::to_device<float>(x);
+  cuda::DeviceOutput<float> y(n);
+  auto launch = [&] { lab06::normalize(dx.data(), y.data(), rows, cols); };
+  perf.describe("normalize", "normalize " + std::to_string(rows) + " x " + std::to_string(cols) + " (" + about + ")");
+  perf.work({.ops = 6.0 * double(n), .bytes = 8.0 * double(n)});
+  perf.hint(0.35, "Far below the bandwidth roof: are you running several kernels (mean, variance, normalize), "
+                  "each reading all of x? Fuse them: one block per row computes both statistics and normalizes.");
+  perf.hint(0.7, "Fused, but x is still read two or three times (once per pass over the row), or the "
+                 "reductions wait on __syncthreads: keep the row in registers (float4 loads, each thread a few "
+                 "of them), reduce with warp shuffles, and write y from the registers.");
+  perf.hint(0.9, "Close: give small rows a warp each (no __syncthreads at all), issue every load of a row before "
+                 "the first reduction, and check with `lab06_perf --ncu` that DRAM bytes are 8 per element.");
+  perf.measure(cuda::gpu_kernel(launch, [&] { y.poison(); },
+                                [&] { return lab06::oracle::check_normalize(x, rows, cols, lab06::kEps, y.fetch()); }));
+}
+
+void normalize_1024x128(workbook::perf::Case& p) { normalize_case(p, 1024, 128, "small: launch and latency bound"); }
+void normalize_16384x1024(workbook::perf::Case& p) { normalize_case(p, 16384, 1024, "64 MiB in"); }
+void normalize_65536x1024(workbook::perf::Case& p) { normalize_case(p, 65536, 1024, "256 MiB in"); }
+void normalize_16384x4096(workbook::perf::Case& p) { normalize_case(p, 16384, 4096, "256 MiB in, wide rows"); }
+WORKBOOK_PERF_CASE(normalize_1024x128);
+WORKBOOK_PERF_CASE(normalize_16384x1024);
+WORKBOOK_PERF_CASE(normalize_65536x1024);
+WORKBOOK_PERF_CASE(normalize_16384x4096);
+
+}  // namespace
