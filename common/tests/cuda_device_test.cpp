@@ -24,10 +24,37 @@ namespace cuda = workbook::cuda;
 TEST(EventTimer, MeasuresAKernelOfKnownLength) {
   // The spin kernel runs 1 ms by the GPU's own clock: the events must say so, within the 1 us or
   // so the GPU takes to start a kernel, and run after run (CV well under 2%).
-  const workbook::Timing t = cuda::time_gpu([] { cuda::spin(1'000'000); }, {.max_seconds = 1.0});
+  const workbook::Timing t =
+      workbook::time_runs(cuda::event_runner([] { cuda::spin(1'000'000); }), {.max_seconds = 1.0});
   EXPECT_GE(t.summary.median, 1.0e-3);
   EXPECT_LT(t.summary.median, 1.0e-3 + 10e-6);
   EXPECT_LT(t.summary.cv(), 0.02);
+}
+
+TEST(KernelTimer, MeasuresShortKernelsWithoutTheEventsOverhead) {
+  // CUPTI's records time the kernel itself: a 5 us spin reads 5 to 6 us (the GPU's global timer,
+  // which the spin watches, ticks about once a microsecond), while events around it add 1.5-2 us.
+  const workbook::BatchRunner kernel = cuda::kernel_runner([] { cuda::spin(5'000); });
+  if (!kernel) GTEST_SKIP() << "CUPTI is not available here: " << cuda::gpu_timer() << " time instead";
+  const workbook::Timing t = workbook::time_runs(kernel, {.max_seconds = 1.0});
+  EXPECT_GE(t.summary.median, 5e-6);
+  EXPECT_LT(t.summary.median, 5e-6 + 1.5e-6);
+  EXPECT_LT(t.summary.cv(), 0.02);
+  const workbook::Timing events =
+      workbook::time_runs(cuda::event_runner([] { cuda::spin(5'000); }), {.max_seconds = 1.0});
+  EXPECT_GT(events.summary.median, t.summary.median) << "events: " << events.summary.median << " s";
+  EXPECT_STREQ(cuda::gpu_timer(), "CUPTI kernel timestamps");
+}
+
+TEST(KernelTimer, ARunOfSeveralKernelsSpansFirstStartToLastEnd) {
+  const workbook::BatchRunner kernel = cuda::kernel_runner([] {
+    cuda::spin(20'000);
+    cuda::spin(30'000);
+  });
+  if (!kernel) GTEST_SKIP() << "CUPTI is not available here";
+  const workbook::Timing t = workbook::time_runs(kernel, {.max_seconds = 0.5});
+  EXPECT_GE(t.summary.median, 50e-6);
+  EXPECT_LT(t.summary.median, 50e-6 + 5e-6);
 }
 
 TEST(EventTimer, AHostClockWithoutSynchronizingMeasuresOnlyTheLaunch) {

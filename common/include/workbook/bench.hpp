@@ -39,7 +39,7 @@ class Bench {
     std::function<void()> kernel;
     bool reference = false;
     /// How to time it; empty: the host clock around each call. GPU benches pass
-    /// workbook::cuda::event_runner(kernel) (CUDA events, L2 flushed before each run).
+    /// workbook::cuda::gpu_runner(kernel) (the GPU's own timestamps, L2 flushed before each run).
     BatchRunner runner = {};
   };
 

@@ -41,7 +41,7 @@ struct Kernel {
   std::function<void()> poison;         ///< fills the outputs with poison before the timed runs
   std::function<CheckResult()> verify;  ///< after the timed runs: were the outputs written, right?
   /// How to time run(); empty: the host clock around each call (local_runner). A GPU case passes
-  /// workbook::cuda::event_runner(run): CUDA events, the L2 cache flushed before each run.
+  /// workbook::cuda::gpu_runner(run): the GPU's own timestamps, the L2 cache flushed before each run.
   BatchRunner runner = {};
 };
 

@@ -14,6 +14,10 @@ inline constexpr int kThreads = 256;
 /// Reads n floats (a 16-byte aligned buffer) and writes nothing unless their sum is 12345.678:
 /// a read that the compiler cannot remove, and that leaves only clean lines in the L2 cache.
 void read_all(const float* buffer, std::size_t n, float* sink, int blocks, cudaStream_t stream);
+/// Launches the empty kernel workbook_cupti_begin_run (or _end_run) that delimits a timed run.
+void mark_run(bool begin, cudaStream_t stream);
+inline constexpr const char* kBeginRun = "workbook_cupti_begin_run";
+inline constexpr const char* kEndRun = "workbook_cupti_end_run";
 /// One thread spins until the global timer has advanced by `nanoseconds`.
 void spin(std::uint64_t nanoseconds, cudaStream_t stream);
 /// y = x, 16 bytes per load and store, two in flight per thread, a grid that covers the array

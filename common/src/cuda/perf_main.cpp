@@ -5,6 +5,7 @@
 #include <workbook/cuda/check.hpp>
 #include <workbook/cuda/device.hpp>
 #include <workbook/cuda/ncu.hpp>
+#include <workbook/cuda/timer.hpp>
 #include <workbook/perf.hpp>
 #include <workbook/report.hpp>
 #include <workbook/skip.hpp>
@@ -122,7 +123,7 @@ int ncu_case(const std::string& self, const std::string& name, const NcuOptions&
     return 1;
   }
   const Analysis mine = analyze(harness.work(), harness.timing.summary.median, ceilings);
-  std::cout << "  " << harness.description() << "\n  harness (CUDA events, L2 flushed): "
+  std::cout << "  " << harness.description() << "\n  harness (" << workbook::cuda::gpu_timer() << ", L2 flushed): "
             << format_seconds(mine.seconds) << " median of " << harness.timing.summary.count << " runs, CV "
             << format_fixed(100 * harness.timing.summary.cv(), 2) << "%, " << format_fixed(mine.gbs) << " GB/s, "
             << format_percent(mine.fraction_of_roof) << " of the roofline (" << verdict(mine) << ")\n";
@@ -174,7 +175,7 @@ int ncu_case(const std::string& self, const std::string& name, const NcuOptions&
   Table t({"", "value"});
   t.add({"kernels per run", std::to_string(per_run) + ": " + all.kernel.substr(0, 60)});
   t.add({"ncu gpu__time_duration (median of " + std::to_string(o.runs) + ")", format_seconds(ncu_seconds)});
-  t.add({"harness (events) over ncu", (difference >= 0 ? "+" : "") + format_fixed(100 * difference, 1) + "%"});
+  t.add({std::string("harness (") + workbook::cuda::gpu_timer() + ") over ncu", (difference >= 0 ? "+" : "") + format_fixed(100 * difference, 1) + "%"});
   t.add({"Memory Throughput (SOL)", format_fixed(all.memory_pct, 1) + "%"});
   t.add({"Compute (SM) Throughput (SOL)", format_fixed(all.compute_pct, 1) + "%"});
   t.add({"DRAM throughput", format_fixed(all.dram_pct, 1) + "%"});
@@ -183,8 +184,12 @@ int ncu_case(const std::string& self, const std::string& name, const NcuOptions&
   t.add({"registers per thread", format_fixed(all.registers, 0)});
   std::cout << t.str() << "  Verdict: " << v.text << ".\n";
   if (std::abs(difference) > 0.03)
-    std::cout << "  (The harness's events include the launch of the kernel on the GPU, about a microsecond, "
-                 "which ncu's duration leaves out: visible on kernels of a few microseconds.)\n";
+    std::cout << (std::string(workbook::cuda::gpu_timer()) == "CUDA events"
+                      ? "  (The harness's events also time their own recording on the GPU, 1.5-2 us, which ncu's "
+                        "duration leaves out: visible on kernels of a few microseconds.)\n"
+                      : "  (CUPTI times the kernel from its first block's start to its last block's end; ncu's "
+                        "duration also counts the GPU's processing of the launch, about a microsecond: visible on "
+                        "kernels of a few microseconds.)\n");
   if (moved > 1.1 * counted)
     std::cout << "  The kernel moved " << format_fixed(moved / counted, 2)
               << "x the bytes the work model counts: reads repeated, or partly used cache lines.\n";

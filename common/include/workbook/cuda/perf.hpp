@@ -22,16 +22,16 @@
 namespace workbook::cuda {
 
 /// A perf case's kernel on the GPU: `launch` enqueues the work; the harness times it with
-/// event_runner (CUDA events, the L2 flushed before each run) instead of the host clock.
+/// gpu_runner (the GPU's own timestamps, the L2 flushed before each run) instead of the host clock.
 inline perf::Kernel gpu_kernel(std::function<void()> launch, std::function<void()> poison,
                                std::function<CheckResult()> verify) {
-  BatchRunner runner = event_runner(launch);
+  BatchRunner runner = gpu_runner(launch);
   return {std::move(launch), std::move(poison), std::move(verify), std::move(runner)};
 }
 
 /// One version of a GPU bench, timed like gpu_kernel.
 inline Bench::Version bench_version(std::string label, std::function<void()> launch, bool reference = false) {
-  BatchRunner runner = event_runner(launch);
+  BatchRunner runner = gpu_runner(launch);
   return {std::move(label), std::move(launch), reference, std::move(runner)};
 }
 
