@@ -19,7 +19,7 @@ std::vector<Analysis> Bench::compare(const std::string& group, const Work& work,
   std::vector<Timing> timings = time_interleaved(runners, timing);
   std::vector<Analysis> analyses;
   for (std::size_t k = 0; k < versions.size(); ++k) {
-    analyses.push_back(analyze(work, timings[k].summary.median, ceilings_));
+    analyses.push_back(analyze(versions[k].work.value_or(work), timings[k].summary.median, ceilings_));
     entries_.push_back({group, versions[k].label, versions[k].reference, std::move(timings[k]), analyses.back()});
   }
   return analyses;

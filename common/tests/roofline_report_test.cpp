@@ -1,4 +1,5 @@
 // Roofline arithmetic, the ceilings cache, and the report formats.
+#include <workbook/bench.hpp>
 #include <workbook/ceilings.hpp>
 #include <workbook/report.hpp>
 #include <workbook/roofline.hpp>
@@ -164,6 +165,26 @@ TEST(Report, RooflineSvgIsWellFormedAndLabelled) {
   for (std::size_t p = svg.find("<text"); p != std::string::npos; p = svg.find("<text", p + 1)) ++open;
   for (std::size_t p = svg.find("</text>"); p != std::string::npos; p = svg.find("</text>", p + 1)) ++close;
   EXPECT_EQ(open, close);
+}
+
+TEST(Bench, AVersionWithItsOwnWorkIsPlacedAgainstItsOwnRoof) {
+  // An fp32 baseline timed in a group of int8 kernels: its point uses the FMA roof, theirs the int8 one.
+  workbook::Bench bench("test", example_ceilings());
+  const workbook::Work int8{.ops = 1e6, .bytes = 1e3, .compute = workbook::Compute::int8, .ops_unit = "OP"};
+  const workbook::Work fp32{.ops = 1e6, .bytes = 4e3};
+  volatile unsigned sink = 0;
+  auto spin = [&] {
+    for (unsigned i = 0; i < 1000; ++i) sink = sink + i;
+  };
+  const auto analyses = bench.compare(
+      "product", int8, {{"int8 kernel", spin, workbook::Bench::kReference}, {.label = "fp32 baseline", .kernel = spin, .work = fp32}},
+      {.warmup_seconds = 0, .min_runs = 3, .max_seconds = 0.01, .batch_seconds = 0.001});
+  ASSERT_EQ(analyses.size(), 2u);
+  EXPECT_EQ(analyses[0].work.compute, workbook::Compute::int8);
+  EXPECT_DOUBLE_EQ(analyses[0].roofs.compute_gops, 500);
+  EXPECT_EQ(analyses[1].work.compute, workbook::Compute::fp32);
+  EXPECT_DOUBLE_EQ(analyses[1].roofs.compute_gops, 200);
+  EXPECT_DOUBLE_EQ(analyses[1].work.bytes, 4e3);
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 #include <workbook/not_implemented.hpp>
 #include <workbook/require.hpp>
 #include <workbook/seed.hpp>
+#include <workbook/simd.hpp>
 #include <workbook/subprocess.hpp>
 #include <workbook/tensor.hpp>
 
@@ -164,6 +165,21 @@ TEST(Subprocess, TalksOverItsPrivateChannelAndTimesOut) {
   EXPECT_EQ(child.read_line(line, 0.05), workbook::Subprocess::Read::timeout);
   child.kill();
   EXPECT_EQ(child.wait(10)->signal, 9);
+}
+
+TEST(Simd, StreamingStoresOfFloatsAndBytes) {
+  // Each writes one whole register to an aligned address, and nothing else.
+  using Floats = xsimd::batch<float>;
+  using Bytes = xsimd::batch<std::int8_t>;
+  workbook::AlignedVector<float> f(2 * Floats::size, -1.0f);
+  workbook::AlignedVector<std::int8_t> b(2 * Bytes::size, -1);
+  EXPECT_TRUE(workbook::simd_aligned(f.data()) && workbook::simd_aligned(b.data()));
+  EXPECT_FALSE(workbook::simd_aligned(b.data() + 1));
+  workbook::store_streaming(f.data(), Floats(2.5f));
+  workbook::store_streaming(b.data(), Bytes(std::int8_t{7}));
+  workbook::stream_fence();
+  for (std::size_t i = 0; i < f.size(); ++i) EXPECT_EQ(f[i], i < Floats::size ? 2.5f : -1.0f) << i;
+  for (std::size_t i = 0; i < b.size(); ++i) EXPECT_EQ(b[i], i < Bytes::size ? 7 : -1) << i;
 }
 
 }  // namespace

@@ -23,6 +23,7 @@
 #include <filesystem>
 #include <functional>
 #include <iosfwd>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,10 +42,14 @@ class Bench {
     /// How to time it; empty: the host clock around each call. GPU benches pass
     /// workbook::cuda::gpu_runner(kernel) (the GPU's own timestamps, L2 flushed before each run).
     BatchRunner runner = {};
+    /// This version's own work, when it differs from the group's: an fp32 baseline timed beside
+    /// int8 kernels is placed against the FMA roof, not the int8 one.
+    std::optional<Work> work = std::nullopt;
   };
 
-  /// Times the versions of one kernel, each doing `work` per call, interleaved, and adds them to
-  /// the table under `group` (the kernel and its size). Returns where each landed on the roofline.
+  /// Times the versions of one kernel, each doing `work` per call (or its own Version::work),
+  /// interleaved, and adds them to the table under `group` (the kernel and its size). Returns where
+  /// each landed on the roofline.
   std::vector<Analysis> compare(const std::string& group, const Work& work, const std::vector<Version>& versions,
                                 const TimingOptions& timing = {.max_seconds = 1.0});
 

@@ -13,8 +13,8 @@
 
 namespace workbook {
 
-/// True when `p` is aligned for a full SIMD register of floats.
-inline bool simd_aligned(const float* p) {
+/// True when `p` is aligned for a full SIMD register (of floats, or of any other element type).
+inline bool simd_aligned(const void* p) {
   return reinterpret_cast<std::uintptr_t>(p) % (xsimd::batch<float>::size * sizeof(float)) == 0;
 }
 
@@ -33,6 +33,20 @@ inline void store_streaming(float* dst, const xsimd::batch<float>& value) {
 #elif defined(__SSE2__)
   static_assert(xsimd::batch<float>::size == 4, "xsimd's default batch is not SSE");
   _mm_stream_ps(dst, value);
+#else
+  value.store_aligned(dst);
+#endif
+}
+
+/// The same for a batch of bytes (int8 outputs: quantized tensors).
+inline void store_streaming(std::int8_t* dst, const xsimd::batch<std::int8_t>& value) {
+  static_assert(sizeof(xsimd::batch<std::int8_t>) == sizeof(xsimd::batch<float>), "one register either way");
+#if defined(__AVX512F__)
+  _mm512_stream_si512(reinterpret_cast<__m512i*>(dst), value);
+#elif defined(__AVX__)
+  _mm256_stream_si256(reinterpret_cast<__m256i*>(dst), value);
+#elif defined(__SSE2__)
+  _mm_stream_si128(reinterpret_cast<__m128i*>(dst), value);
 #else
   value.store_aligned(dst);
 #endif

@@ -1,0 +1,400 @@
+#pragma once
+// The answers lab 04's kernels are checked against, the tolerances (each derived below), and the
+// diagnoses of the usual quantization mistakes. Shared by the correctness tests and the perf cases.
+#include "quantize.hpp"
+
+#include <workbook/buffer.hpp>
+#include <workbook/check.hpp>
+#include <workbook/seed.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace lab04::oracle {
+
+inline workbook::Where where(const char* function) {
+  return {function, "labs/04_int8_quantization/quantize.cpp"};
+}
+
+inline std::string show(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.9g", v);
+  return text;
+}
+
+// --- Inputs ----------------------------------------------------------------------------------
+
+/// Fills q with values in [-127, 127], eight from each 64 random bits: the perf inputs are a
+/// quarter of a gigabyte, too many for one generator call each. (The slight bias of `% 255` does
+/// not matter for timing; the correctness tests draw with workbook::int8_uniform.)
+inline void fill_int8(std::span<std::int8_t> q, workbook::Rng& rng) {
+  std::uint64_t bits = 0;
+  for (std::size_t i = 0; i < q.size(); ++i, bits >>= 8) {
+    if (i % 8 == 0) bits = rng.next();
+    q[i] = static_cast<std::int8_t>(static_cast<int>(bits & 0xFF) % 255 - 127);
+  }
+}
+
+// --- Quantization ----------------------------------------------------------------------------
+
+/// The specification itself: round the float32 quotient to the nearest integer, ties to even
+/// (std::nearbyint in the default rounding mode), then clamp to [-127, 127].
+inline int quantized(float x, float scale) {
+  if (std::isnan(x)) return 0;  // quantize rejects NaN: there is no answer to compare with
+  const float quotient = x / scale;
+  const double rounded = std::nearbyint(static_cast<double>(quotient));
+  return static_cast<int>(std::clamp(rounded, double{-kQuantMax}, double{kQuantMax}));
+}
+
+/// Is x / scale within two float32 roundings of a tie (k + 1/2) without being one? There, computing
+/// x * (1 / scale), which rounds twice, may land on the other side of the tie: either neighbour is
+/// accepted. A quotient that is exactly a tie is never ambiguous (it must go to the even
+/// neighbour).
+inline bool near_tie(float x, float scale) {
+  const double exact = static_cast<double>(x) / static_cast<double>(scale);
+  if (!(std::fabs(exact) < kQuantMax + 1)) return false;  // saturated either way
+  const double tie = std::floor(exact) + 0.5;
+  const bool is_tie =
+      static_cast<double>(x) == tie * static_cast<double>(scale);  // exact in double
+  return !is_tie && std::fabs(exact - tie) <= 3 * workbook::kFloatUnitRoundoff * std::fabs(exact);
+}
+
+/// Exact except next to a tie: |got - want| <= 1 * scale(i) with scale(i) 1 there and 0 elsewhere.
+inline workbook::Tolerance quantize_tolerance() {
+  return {
+      1, 0,
+      "exact: q = clamp(round_half_to_even(x / scale), -127, 127), with x / scale in float32; "
+      "where the quotient lies within two roundings of a tie but is not one, either neighbour is "
+      "accepted (x * (1 / scale) rounds twice)"};
+}
+
+/// What a student's quantize did wrong, when every mismatch has the same explanation.
+inline std::string quantize_mistake(std::span<const float> x, std::span<const float> scales,
+                                    std::size_t cols,
+                                    const workbook::GuardedBuffer<std::int8_t>& q) {
+  enum Pattern { minus_128, wrapped, ties_away, truncated, multiplied, count };
+  bool fits[count] = {true, true, true, true, true};
+  std::size_t bad = 0, example[count] = {};
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const float s = scales[cols == 0 ? 0 : i / cols];
+    const int want = quantized(x[i], s);
+    const int got = q[i];
+    if (got == want || (near_tie(x[i], s) && std::abs(got - want) <= 1) || std::isnan(x[i]))
+      continue;
+    ++bad;
+    const double r = static_cast<double>(x[i] / s);
+    const bool checks[count] = {
+        got == -kQuantMax - 1 && want == -kQuantMax,
+        std::fabs(r) > kQuantMax + 0.5,  // any wrong value where the answer saturates
+        std::fabs(r - std::trunc(r)) == 0.5 && got == static_cast<int>(std::round(r)),
+        got == static_cast<int>(std::clamp(std::trunc(r), -127.0, 127.0)),
+        got == static_cast<int>(
+                   std::clamp(std::nearbyint(static_cast<double>(x[i]) * s), -127.0, 127.0))};
+    for (int p = 0; p < count; ++p) {
+      if (checks[p] && fits[p] && example[p] == 0) example[p] = i + 1;
+      fits[p] = fits[p] && checks[p];
+    }
+  }
+  if (bad == 0) return "";
+  auto at = [&](int p) {
+    const std::size_t i = example[p] - 1;
+    return "x[" + std::to_string(i) + "] = " + show(x[i]) + " with scale " +
+           show(scales[cols == 0 ? 0 : i / cols]) + " gave " + std::to_string(q[i]) +
+           " instead of " + std::to_string(quantized(x[i], scales[cols == 0 ? 0 : i / cols]));
+  };
+  if (fits[minus_128])
+    return "-128 is outside the range: clamp to [-127, 127], not [-128, 127] (" + at(minus_128) +
+           "). The symmetric range keeps q and -q both representable. (If you never wrote these "
+           "elements: -128 is also what the output held before the call.)";
+  if (fits[wrapped])
+    return "saturation missing: values beyond +-127.5 * scale must become +-127, but yours did not "
+           "(" +
+           at(wrapped) +
+           "): a cast to int8 wraps around (it keeps the low 8 bits: 200 becomes -56). "
+           "Clamp to [-127, 127] before converting.";
+  if (fits[ties_away])
+    return "ties must go to the even neighbour, but yours went away from zero (" + at(ties_away) +
+           "): that is std::round. Use std::nearbyint (or xsimd::nearbyint), which rounds half to "
+           "even "
+           "in the default rounding mode.";
+  if (fits[truncated])
+    return "x / scale was truncated toward zero, not rounded (" + at(truncated) +
+           "): a conversion "
+           "from float to int truncates. Round first (std::nearbyint), then convert.";
+  if (fits[multiplied])
+    return "you multiplied by the scale instead of dividing by it (" + at(multiplied) + ").";
+  return "";
+}
+
+/// Checks q = quantize(x, scale) (one scale), or a per-row quantization (scales[i / cols]).
+inline workbook::CheckResult check_quantize(std::span<const float> x, std::span<const float> scales,
+                                            std::size_t cols,
+                                            const workbook::GuardedBuffer<std::int8_t>& q,
+                                            const char* function = "quantize") {
+  auto scale_of = [=](std::size_t i) { return scales[cols == 0 ? 0 : i / cols]; };
+  workbook::CheckResult r = workbook::check_elementwise(
+      q, [=](std::size_t i) { return static_cast<double>(quantized(x[i], scale_of(i))); },
+      {.where = where(function),
+       .tolerance = quantize_tolerance(),
+       .inputs = {workbook::column("x", x),
+                  {"x / scale",
+                   [=](std::size_t i) { return static_cast<double>(x[i] / scale_of(i)); }}},
+       .scale = [=](std::size_t i) { return near_tie(x[i], scale_of(i)) ? 1.0 : 0.0; }});
+  // The harness's own diagnosis stands for writes outside the output, and for unwritten elements
+  // unless they all sit where the answer is -127: those look unwritten because the poison is -128.
+  if (!r.ok && r.diagnosis.find("outside the output") == std::string::npos) {
+    const std::string mistake = quantize_mistake(x, scales, cols, q);
+    if (!mistake.empty() &&
+        (r.diagnosis.find("never written") == std::string::npos || mistake.starts_with("-128")))
+      r.diagnosis = mistake;
+  }
+  return r;
+}
+inline workbook::CheckResult check_quantize(std::span<const float> x, float scale,
+                                            const workbook::GuardedBuffer<std::int8_t>& q) {
+  return check_quantize(x, std::span<const float>(&scale, 1), 0, q);
+}
+
+/// max |x_i| / 127 in float32 (the maximum is exact, the division rounds once), or 1 when that is
+/// 0.
+inline float symmetric_scale(std::span<const float> x) {
+  float largest = 0;
+  for (const float v : x) largest = std::max(largest, std::fabs(v));
+  const float scale = largest / static_cast<float>(kQuantMax);
+  return scale > 0 ? scale : 1.0f;
+}
+
+/// The scale must be exactly the float32 quotient: one division, nothing to tolerate.
+inline workbook::CheckResult check_symmetric_scale(std::span<const float> x, float got,
+                                                   const char* function = "symmetric_scale") {
+  workbook::CheckResult r;
+  r.checked = 1;
+  r.edit = "edit " + where(function).file + ": " + function;
+  const float want = symmetric_scale(x);
+  if (got == want) return r;
+  float largest = 0, largest_signed = x.empty() ? 0 : x[0];
+  for (const float v : x) {
+    largest = std::max(largest, std::fabs(v));
+    largest_signed = std::max(largest_signed, v);
+  }
+  r.ok = false;
+  r.wrong = 1;
+  r.summary = std::string(function) + ": returned " + show(got) + ", expected " + show(want) +
+              " = max|x| / 127 = " + show(largest) + " / 127 (n = " + std::to_string(x.size()) +
+              ")";
+  r.tolerance =
+      "exact: max |x_i| is one of the inputs, and one float32 division by 127 rounds once";
+  if (largest == 0)
+    r.diagnosis =
+        "the tensor is all zeros (or empty): its scale is defined as 1, so that quantize never "
+        "divides by zero.";
+  else if (got == largest)
+    r.diagnosis =
+        "returned max|x| itself: divide it by 127, so that the largest magnitude maps to 127.";
+  else if (got == largest / 128.0f || got == largest / 255.0f || got == largest / 256.0f)
+    r.diagnosis =
+        "divided by the wrong number: the symmetric range is [-127, 127], so divide by 127.";
+  else if (got == std::max(largest_signed, 0.0f) / 127.0f)
+    r.diagnosis =
+        "took the largest x, not the largest |x|: a tensor whose largest magnitude is "
+        "negative then saturates. Use xsimd::abs (or std::fabs) before the max.";
+  else if (got == largest * (1.0f / 127.0f))
+    r.diagnosis =
+        "off by one unit in the last place: multiplying by 1/127 rounds twice; divide by "
+        "127.0f (one rounding).";
+  else
+    r.diagnosis = "not max|x| / 127: check the reduction over every element (tail included).";
+  return r;
+}
+
+/// x = q * scale rounds once to float32.
+inline workbook::CheckResult check_dequantize(std::span<const std::int8_t> q, float scale,
+                                              const workbook::GuardedBuffer<float>& x) {
+  return workbook::check_elementwise(
+      x, [=](std::size_t i) { return static_cast<double>(q[i]) * static_cast<double>(scale); },
+      {.where = where("dequantize"),
+       .tolerance = workbook::Tolerance::roundings(1),
+       .inputs = {workbook::column("q", q)}});
+}
+
+/// ReLU selects q or 0: exact.
+inline workbook::CheckResult check_quantized_relu(std::span<const std::int8_t> q,
+                                                  const workbook::GuardedBuffer<std::int8_t>& out) {
+  return workbook::check_elementwise(
+      out, [=](std::size_t i) { return static_cast<double>(std::max<int>(q[i], 0)); },
+      {.where = where("quantized_relu"),
+       .tolerance = workbook::Tolerance::exact(),
+       .inputs = {workbook::column("q", q)}});
+}
+
+// --- The integer product ----------------------------------------------------------------------
+
+/// C = A * B^T exactly, in int64 (no bound needed), one contiguous dot product per element.
+inline std::vector<std::int64_t> product(std::span<const std::int8_t> a,
+                                         std::span<const std::int8_t> b, std::size_t m,
+                                         std::size_t n, std::size_t depth) {
+  std::vector<std::int64_t> c(m * n);
+  for (std::size_t i = 0; i < m; ++i)
+    for (std::size_t j = 0; j < n; ++j) {
+      const std::int8_t* row = a.data() + i * depth;
+      const std::int8_t* col = b.data() + j * depth;
+      std::int64_t sum = 0;
+      for (std::size_t k = 0; k < depth; ++k) sum += row[k] * col[k];
+      c[i * n + j] = sum;
+    }
+  return c;
+}
+
+/// The usual mistakes of an int8 product, recognised from the pattern of the errors.
+inline std::string matmul_mistake(std::span<const std::int8_t> a, std::span<const std::int8_t> b,
+                                  std::span<const std::int64_t> want,
+                                  const workbook::GuardedBuffer<std::int32_t>& c, std::size_t m,
+                                  std::size_t n, std::size_t depth) {
+  bool wrapped16 = true, offset = true, any = false;
+  std::vector<std::int64_t> row_sum_b(n, 0);
+  for (std::size_t j = 0; j < n; ++j)
+    for (std::size_t k = 0; k < depth; ++k) row_sum_b[j] += b[j * depth + k];
+  for (std::size_t i = 0; i < m * n; ++i) {
+    const std::int64_t d = static_cast<std::int64_t>(c[i]) - want[i];
+    if (d == 0) continue;
+    any = true;
+    wrapped16 = wrapped16 && d % 65536 == 0;
+    offset = offset && d == 128 * row_sum_b[i % n];
+  }
+  if (!any) return "";
+  if (offset)
+    return "element (i, j) is off by exactly 128 * sum_k b[j][k]: you added 128 to A to make it "
+           "unsigned for vpdpbusd, but did not subtract 128 times the sums of B's rows (the "
+           "handout's "
+           "offset correction).";
+  if (wrapped16)
+    return "every wrong element is off by a multiple of 65536: the sum was kept in 16 bits "
+           "somewhere "
+           "(int16 wraps at 32767; 127 * 127 * 3 is already 48387). Accumulate in std::int32_t.";
+  if (n == depth && m * n * depth <= (std::size_t{1} << 24)) {
+    bool plain = true;  // A * B with B read as depth x n: the layout mix-up
+    for (std::size_t i = 0; i < m && plain; ++i)
+      for (std::size_t j = 0; j < n && plain; ++j) {
+        std::int64_t s = 0;
+        for (std::size_t k = 0; k < depth; ++k) s += a[i * depth + k] * b[k * n + j];
+        plain = static_cast<std::int64_t>(c[i * n + j]) == s;
+      }
+    if (plain)
+      return "you computed A * B with B stored as depth x n; here B is n x depth (row j of B is "
+             "column j "
+             "of the product) and c[i][j] is the dot product of row i of A with row j of B.";
+  }
+  return "";
+}
+
+/// Integer arithmetic is exact: the int32 product must equal the int64 oracle.
+inline workbook::CheckResult check_matmul_int8(std::span<const std::int8_t> a,
+                                               std::span<const std::int8_t> b,
+                                               std::span<const std::int64_t> want,
+                                               const workbook::GuardedBuffer<std::int32_t>& c,
+                                               std::size_t m, std::size_t n, std::size_t depth) {
+  workbook::CheckResult r = workbook::check_elementwise(
+      c, [=](std::size_t i) { return static_cast<double>(want[i]); },
+      {.where = where("matmul_int8"), .tolerance = workbook::Tolerance::exact(), .shape = {m, n}});
+  if (!r.ok && r.diagnosis.find("never written") == std::string::npos &&
+      r.diagnosis.find("outside the output") == std::string::npos) {
+    if (std::string mistake = matmul_mistake(a, b, want, c, m, n, depth); !mistake.empty())
+      r.diagnosis = mistake;
+  }
+  return r;
+}
+
+// --- The float product of quantized matrices --------------------------------------------------
+
+/// c = sa_i * sb_j * exact_ij in float32: the int32 sum converts to float (one rounding once it
+/// exceeds 2^24), the two scales multiply (one), and the product (one): three roundings, so
+/// |error| <= gamma_3 |exact| (Tolerance::roundings(3)), whatever the order of the products.
+inline workbook::CheckResult check_quantized_matmul(const QuantizedMatrix& a,
+                                                    const QuantizedMatrix& b,
+                                                    std::span<const std::int64_t> exact,
+                                                    const workbook::GuardedBuffer<float>& c) {
+  const std::size_t n = b.rows;
+  return workbook::check_elementwise(c,
+                                     [=](std::size_t i) {
+                                       return static_cast<double>(a.scale(i / n)) *
+                                              static_cast<double>(b.scale(i % n)) *
+                                              static_cast<double>(exact[i]);
+                                     },
+                                     {.where = where("quantized_matmul"),
+                                      .tolerance = workbook::Tolerance::roundings(3),
+                                      .shape = {a.rows, n}});
+}
+
+/// How far quantized_matmul may be from the float product of the original (unquantized) rows x_a
+/// and x_b, derived in the handout (section "The error model"): with h = 1/2 + 128 u,
+///   |a_ik - sa_i qa_ik| <= h sa_i   (rounding to the nearest step, plus the quotient's rounding)
+///   C - C^ = sum_k a_ik (b_jk - b^_jk) + (a_ik - a^_ik) b^_jk, so
+///   |C_ij - C^_ij| <= h (sb_j ||a_i||_1 + sa_i sb_j ||qb_j||_1),
+/// plus the float32 roundings of C^ (gamma_3 |C^_ij|) and the float64 oracle's own (K 2^-53
+/// sum|ab|).
+struct AccuracyBound {
+  std::vector<double> exact;  ///< the float64 product of the unquantized inputs
+  std::vector<double> bound;  ///< the bound on |quantized_matmul - exact|, per element
+  double predicted_rms = 0;   ///< the typical error if rounding errors are uniform in +-scale / 2
+};
+
+inline AccuracyBound accuracy_bound(std::span<const float> xa, std::span<const float> xb,
+                                    const QuantizedMatrix& a, const QuantizedMatrix& b) {
+  const std::size_t m = a.rows, n = b.rows, depth = a.cols;
+  const double h = 0.5 + 128 * workbook::kFloatUnitRoundoff;
+  AccuracyBound r;
+  r.exact.resize(m * n);
+  r.bound.resize(m * n);
+  std::vector<double> l1_a(m, 0), l2_a(m, 0), l1_qb(n, 0), l2_b(n, 0);
+  for (std::size_t i = 0; i < m; ++i)
+    for (std::size_t k = 0; k < depth; ++k) {
+      l1_a[i] += std::fabs(xa[i * depth + k]);
+      l2_a[i] += static_cast<double>(xa[i * depth + k]) * xa[i * depth + k];
+    }
+  for (std::size_t j = 0; j < n; ++j)
+    for (std::size_t k = 0; k < depth; ++k) {
+      l1_qb[j] += std::abs(b.values[j * depth + k]);
+      l2_b[j] += static_cast<double>(xb[j * depth + k]) * xb[j * depth + k];
+    }
+  double variance = 0;
+  for (std::size_t i = 0; i < m; ++i)
+    for (std::size_t j = 0; j < n; ++j) {
+      double sum = 0, magnitude = 0, quantized_sum = 0;
+      for (std::size_t k = 0; k < depth; ++k) {
+        const double p = static_cast<double>(xa[i * depth + k]) * xb[j * depth + k];
+        sum += p;
+        magnitude += std::fabs(p);
+        quantized_sum += a.values[i * depth + k] * b.values[j * depth + k];
+      }
+      const double sa = a.scale(i), sb = b.scale(j);
+      r.exact[i * n + j] = sum;
+      r.bound[i * n + j] = h * (sb * l1_a[i] + sa * sb * l1_qb[j]) +
+                           workbook::gamma_float(3) * std::fabs(sa * sb * quantized_sum) +
+                           static_cast<double>(depth + 1) * 0x1p-53 * magnitude;
+      variance += (sb * sb * l2_a[i] + sa * sa * l2_b[j]) / 12;
+    }
+  r.predicted_rms = m * n > 0 ? std::sqrt(variance / static_cast<double>(m * n)) : 0;
+  return r;
+}
+
+inline workbook::CheckResult check_accuracy(const AccuracyBound& bound, std::size_t m,
+                                            std::size_t n,
+                                            const workbook::GuardedBuffer<float>& c) {
+  return workbook::check_elementwise(
+      c, [&](std::size_t i) { return bound.exact[i]; },
+      {.where = where("quantized_matmul"),
+       .tolerance =
+           {1, 0,
+            "the quantization error bound of the handout: |c_ij - (x_a x_b^T)_ij| <= "
+            "h (sb_j ||a_i||_1 + sa_i sb_j ||qb_j||_1) + gamma_3 |c^_ij|, h = 1/2 + 128 u"},
+       .shape = {m, n},
+       .scale = [&](std::size_t i) { return bound.bound[i]; }});
+}
+
+}  // namespace lab04::oracle
