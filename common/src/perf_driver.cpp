@@ -7,6 +7,7 @@
 #include <workbook/skip.hpp>
 #include <workbook/subprocess.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <iostream>
@@ -132,6 +133,12 @@ class Worker {
   std::unique_ptr<Subprocess> process_;
 };
 
+// The driver's own clock of the timed batches: a worker's first `warmup` batches are its warm-up.
+std::vector<double> timed_batches(const std::vector<double>& all, int warmup) {
+  const auto skip = static_cast<std::size_t>(std::clamp(warmup, 0, static_cast<int>(all.size())));
+  return {all.begin() + static_cast<std::ptrdiff_t>(skip), all.end()};
+}
+
 // --- Reference profiles --------------------------------------------------------------------------
 
 json read_json_file(const std::string& path) {
@@ -215,6 +222,7 @@ int drive(const DriverOptions& o, std::ostream& out) {
     std::string ratio_note;
     json rounds_record;
     std::vector<double> driver_seconds;
+    std::vector<double> student_timed, reference_timed;  // the driver's clock, timed batches only
     struct ExtraTime {
       std::string label;
       Work work;
@@ -253,6 +261,8 @@ int drive(const DriverOptions& o, std::ostream& out) {
       session.ratio_note = "over " + std::to_string(c.rounds) + " interleaved rounds, quartiles " +
                            format_fixed(c.ratio.q1, 2) + "x to " + format_fixed(c.ratio.q3, 2) + "x";
       session.rounds_record = {{"rounds", c.rounds}, {"ratios", c.ratios}};
+      session.student_timed = timed_batches(student->driver_seconds, c.a.warmup_runs);
+      session.reference_timed = timed_batches(reference->driver_seconds, c.b.warmup_runs);
       reference->request_verify();
       student->request_verify();
       try {
@@ -262,7 +272,9 @@ int drive(const DriverOptions& o, std::ostream& out) {
         throw;
       }
     } else {
-      session.student = time_runs(student->runner(), o.timing).summary;
+      const Timing t = time_runs(student->runner(), o.timing);
+      session.student = t.summary;
+      session.student_timed = timed_batches(student->driver_seconds, t.warmup_runs);
       student->request_verify();
     }
     student->await_verify();
@@ -320,7 +332,8 @@ int drive(const DriverOptions& o, std::ostream& out) {
   const Analysis mine = analyze(work, student_time.median, ceilings);
   record["work"] = ready.at("work");
   record["student"] = {{"timing", to_json(student_time)}, {"analysis", to_json(mine)},
-                       {"driver_seconds", session.driver_seconds}};
+                       {"driver_seconds", session.driver_seconds},
+                       {"driver_timed_seconds", session.student_timed}};
 
   if (!o.record_profile.empty()) {
     record_profile(o.record_profile, o.lab, o.case_name, mine, ceilings);
@@ -352,6 +365,7 @@ int drive(const DriverOptions& o, std::ostream& out) {
   const Analysis theirs = analyze(work, reference_time.median, ceilings);
   record["reference"] = {{"timing", to_json(reference_time)}, {"analysis", to_json(theirs)},
                          {"expected_from_profile", o.reference.empty()}};
+  if (!o.reference.empty()) record["reference"]["driver_timed_seconds"] = session.reference_timed;
   record["ratio"] = to_json(ratio);
 
   Table table({"", "median", "spread", "GB/s", "G" + work.ops_unit + "/s", "% of roof"});

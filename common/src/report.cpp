@@ -60,11 +60,10 @@ std::string Table::str() const {
 
 // --- SVG roofline --------------------------------------------------------------------------------
 
-namespace {
-
-std::string escape(const std::string& s) {
+std::string xml_escape(std::string_view text) {
   std::string out;
-  for (char c : s) {
+  out.reserve(text.size());
+  for (char c : text) {
     switch (c) {
       case '&': out += "&amp;"; break;
       case '<': out += "&lt;"; break;
@@ -75,6 +74,10 @@ std::string escape(const std::string& s) {
   }
   return out;
 }
+
+namespace {
+
+std::string escape(const std::string& s) { return xml_escape(s); }
 
 std::string n2(double v) { return format_fixed(v, 1); }
 
@@ -191,12 +194,19 @@ std::string roofline_svg(const Ceilings& c, const std::vector<PlotPoint>& points
     << "<text x=\"" << f(X(ridge) + 6) << "\" y=\"" << f(Y(peak_1t) + 16) << "\" fill=\"#333\">ridge "
     << escape(format_fixed(ridge, ridge < 10 ? 1 : 0)) << "</text>\n";
   // Points. Beyond a few, they are numbered on the plot and named in a key beside it.
-  const bool numbered = points.size() > 3;
+  std::size_t labelled = 0;
+  for (const PlotPoint& p : points) labelled += options.label_others || p.role != PlotPoint::Role::other;
+  const bool numbered = labelled > 3;
   int other = 0, number = 0;
   std::vector<std::pair<const char*, std::string>> key;
   for (const PlotPoint& p : points) {
-    ++number;
     if (!(p.intensity > 0 && p.gops > 0)) continue;
+    if (!options.label_others && p.role == PlotPoint::Role::other) {
+      // A class scatter: one faint dot per submission, drawn under the labelled points.
+      s << "<circle cx=\"" << f(X(p.intensity)) << "\" cy=\"" << f(Y(p.gops)) << "\" r=\"3\" fill=\"#5c940d\" fill-opacity=\"0.45\"/>\n";
+      continue;
+    }
+    ++number;
     const char* colour = p.role == PlotPoint::Role::student   ? "#d9480f"
                          : p.role == PlotPoint::Role::reference ? "#1c7ed6"
                                                                 : "#5c940d";

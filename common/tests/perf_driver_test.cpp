@@ -84,6 +84,21 @@ TEST_F(PerfDriver, PassesAKernelAsFastAsTheReference) {
   EXPECT_TRUE(fs::exists(folder / "results" / "lab00" / "good.md"));
 }
 
+TEST_F(PerfDriver, RecordsItsOwnClockOfBothWorkersTimedBatches) {
+  // The autograder grades by these: a worker can lie about its own times, not about the driver's.
+  ASSERT_EQ(run(options("good", WORKBOOK_TEST_WORKER_GOOD)), 0) << output.str();
+  const auto r = record("good");
+  const auto mine = r["student"]["driver_timed_seconds"].get<std::vector<double>>();
+  const auto theirs = r["reference"]["driver_timed_seconds"].get<std::vector<double>>();
+  ASSERT_FALSE(mine.empty());
+  ASSERT_FALSE(theirs.empty());
+  // Warm-up batches are left out: fewer timed batches than all batches, two per round each.
+  EXPECT_LT(mine.size(), r["student"]["driver_seconds"].size());
+  EXPECT_EQ(mine.size(), 2 * r["rounds"].get<std::size_t>());
+  EXPECT_EQ(theirs.size(), 2 * r["rounds"].get<std::size_t>());
+  for (double s : mine) EXPECT_GT(s, 0.0);
+}
+
 TEST_F(PerfDriver, FailsASlowKernelWithRooflineFeedback) {
   EXPECT_EQ(run(options("slow", WORKBOOK_TEST_WORKER_BAD)), 1) << output.str();
   EXPECT_THAT(output.str(), HasSubstr("the reference's time; within 1.25x passes."));

@@ -17,6 +17,7 @@
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 // Round numbers, so the arithmetic can be checked by hand.
 workbook::Ceilings example_ceilings() {
@@ -185,6 +186,22 @@ TEST(Bench, AVersionWithItsOwnWorkIsPlacedAgainstItsOwnRoof) {
   EXPECT_EQ(analyses[1].work.compute, workbook::Compute::fp32);
   EXPECT_DOUBLE_EQ(analyses[1].roofs.compute_gops, 200);
   EXPECT_DOUBLE_EQ(analyses[1].work.bytes, 4e3);
+}
+
+TEST(Report, XmlEscapeEscapesMarkup) {
+  EXPECT_EQ(workbook::xml_escape(R"(a < b && "c" > d)"), "a &lt; b &amp;&amp; &quot;c&quot; &gt; d");
+}
+
+TEST(Report, RooflineSvgScatterDrawsOthersAsUnlabelledDots) {
+  // A class scatter (the autograder's summary): many submissions, none of them named in a key.
+  std::vector<workbook::PlotPoint> points = {{"reference relu", 0.125, 6, workbook::PlotPoint::Role::reference}};
+  for (int i = 0; i < 50; ++i) points.push_back({"student " + std::to_string(i), 0.125, 1.0 + 0.1 * i, workbook::PlotPoint::Role::other});
+  const std::string svg = workbook::roofline_svg(example_ceilings(), points, {.title = "class", .label_others = false});
+  EXPECT_THAT(svg, HasSubstr("reference relu"));
+  EXPECT_THAT(svg, Not(HasSubstr("student 7")));
+  std::size_t dots = 0;
+  for (std::size_t p = svg.find("fill-opacity=\"0.45\""); p != std::string::npos; p = svg.find("fill-opacity=\"0.45\"", p + 1)) ++dots;
+  EXPECT_EQ(dots, 50u);
 }
 
 }  // namespace

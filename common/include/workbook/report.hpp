@@ -9,6 +9,7 @@
 
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
@@ -21,6 +22,9 @@ std::string format_seconds(double seconds);
 std::string format_fixed(double value, int digits = 1);
 /// "79%".
 std::string format_percent(double fraction);
+
+/// Text made safe inside XML, SVG and HTML: & < > " escaped.
+std::string xml_escape(std::string_view text);
 
 /// A console table: the first column left-aligned, the others right-aligned.
 class Table {
@@ -49,6 +53,9 @@ struct PlotOptions {
   /// the copy roof of all threads is always drawn.
   std::vector<Traffic> bandwidths = {Traffic::copy, Traffic::l1};
   Compute compute = Compute::fp32;  ///< which compute roofs (FMA or int8 dot peak), and the unit
+  /// false: points of Role::other are small unlabelled dots, out of the key (a class scatter of
+  /// many submissions); the student and reference points keep their labels.
+  bool label_others = true;
 };
 
 /// An SVG roofline: log-log axes, the measured roofs, the ridge point, and the points, labelled

@@ -1,0 +1,35 @@
+#pragma once
+/// \file batch.hpp
+/// \brief Grading a folder of submissions with N parallel jobs, resumable: each submission's
+/// outputs appear atomically (a folder renamed into place when complete), so an interrupted batch
+/// re-run grades only what is missing, and no result is lost or counted twice. Then a gradebook
+/// CSV and a class summary (score distribution, class roofline scatter per lab).
+
+#include <grade/grade.hpp>
+
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+namespace workbook::grade {
+
+struct BatchOptions {
+  fs::path submissions;  ///< a folder: each entry (a folder or an archive) is one submission
+  fs::path out;          ///< out/submissions/<id>/, out/gradebook.csv, out/summary.*
+  fs::path cache;
+  fs::path work;
+  int jobs = 1;
+  std::vector<std::string> labs;
+  bool perf = true;
+  bool regrade = false;  ///< grade again even what is complete
+  std::vector<std::string> grade_arguments;  ///< passed on to each `workbook-grade grade`
+};
+
+/// Grades what is not graded yet, then writes the gradebook and the summary. Returns the number
+/// of submissions that could not be graded (grader errors; they are retried on the next run).
+int batch(const BatchOptions& options, std::ostream& log);
+
+/// Rewrites out/gradebook.csv and out/summary.{md,html} and out/summary/*.svg from the records.
+void write_summary(const fs::path& out, std::ostream& log);
+
+}  // namespace workbook::grade

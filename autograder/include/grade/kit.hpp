@@ -1,0 +1,29 @@
+#pragma once
+/// \file kit.hpp
+/// \brief The student kit: the repository students get (labs with their stubs, the harness, docs,
+/// presets), without solutions, hidden tests or rubrics, and its verification.
+
+#include <grade/util.hpp>
+
+#include <iosfwd>
+
+namespace workbook::grade {
+
+struct KitOptions {
+  fs::path trusted;  ///< the instructor's tree
+  fs::path out;      ///< the kit (created; must not exist unless force)
+  fs::path cache;    ///< a prepared grading cache, for the Classroom workflow's points (optional)
+  bool force = false;
+  bool verify = true;
+  int jobs = 2;
+  double perf_seconds = 0.5;  ///< timing budget of the perf-feedback check
+};
+
+/// Exports the kit, then (verify) checks in a scratch copy that: nothing secret is in it; it
+/// configures and builds; every lab's tests fail with "not implemented yet: implement <fn> in
+/// labs/..."; and the perf feedback works without solution sources (with the reference
+/// implementation dropped into the scratch copy, each perf case is judged by the reference
+/// profile). Returns 0 when all holds.
+int export_kit(const KitOptions& options, std::ostream& log);
+
+}  // namespace workbook::grade

@@ -1,0 +1,30 @@
+#pragma once
+/// \file package.hpp
+/// \brief Packaging: a Gradescope autograder zip (setup.sh, run_autograder, the trusted tree), a
+/// GitHub Classroom workflow, and a PrairieLearn external-grader setup.
+
+#include <grade/util.hpp>
+
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+namespace workbook::grade {
+
+/// The Gradescope autograder: a zip with setup.sh, run_autograder and the trusted tree at its root
+/// (Gradescope unpacks it to /autograder/source).
+void package_gradescope(const fs::path& trusted, const fs::path& zip, std::ostream& log);
+
+struct Cache;
+
+/// .github/workflows/classroom.yml for the student repository: builds each lab and reports its
+/// visible tests to GitHub Classroom (points per lab from the rubrics, when a prepared cache is given).
+std::string classroom_workflow(const fs::path& trusted, const Cache* cache);
+
+/// A PrairieLearn external-grader folder: the run script and an example info.json.
+void package_prairielearn(const fs::path& trusted, const fs::path& out, std::ostream& log);
+
+/// Files of a tree that are part of the project (not build outputs), relative, sorted.
+std::vector<std::string> project_files(const fs::path& root);
+
+}  // namespace workbook::grade

@@ -1,0 +1,118 @@
+#pragma once
+/// \file prepare.hpp
+/// \brief The grader's trusted build, made once and reused for every submission: a copy of the
+/// trusted tree, configured with WORKBOOK_IMPL=labs, every part that does not depend on the
+/// student's files built, and per lab a recipe of what to compile and link for a submission.
+///
+/// Layout of a cache folder:
+///   src/            the trusted tree (solutions/ and autograder/ readable by the grader only)
+///   build/          its build (per lab build-NN/ when a lab does not configure with the others)
+///   recipes.json    per lab: student files, compile and link commands, tests, perf cases
+///   symbols-NN.txt  global symbols the trusted link inputs define (a submission may not redefine them)
+///   ceilings.json   this machine's measured ceilings
+///   prepare.log     the configure and build output
+
+#include <grade/rubric.hpp>
+#include <grade/util.hpp>
+
+#include <iosfwd>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace workbook::grade {
+
+/// One compile of a student source: the build's command with @SRC@ and @OBJ@ for the paths.
+struct CompileRecipe {
+  std::string source;                 ///< relative to the lab folder ("vector_ops.cpp")
+  std::vector<std::string> argv;
+  std::vector<std::string> include_dirs;  ///< made visible in the jail
+};
+
+/// One link of an executable with the student's objects: @IMPL@ stands for them, @OUT@ for the
+/// output; every other input is a trusted file of the build.
+struct LinkRecipe {
+  std::vector<std::string> argv;
+  std::vector<std::string> inputs;  ///< trusted files the link reads (visible in the jail)
+};
+
+struct LabRecipe {
+  std::string number;  ///< "01"
+  std::string folder;  ///< "01_vectorized_relu"
+  std::string name() const { return "lab" + number; }
+  std::string edit() const { return "labs/" + folder + "/" + (sources.empty() ? "" : sources.front()); }
+
+  bool available = false;
+  std::string unavailable;  ///< why not (the trusted build of this lab failed)
+
+  std::vector<std::string> sources;        ///< compiled student files, relative to the lab folder
+  std::vector<std::string> student_files;  ///< everything taken from a submission (sources + extra_files)
+  std::vector<CompileRecipe> compiles;
+  std::map<std::string, LinkRecipe> links;  ///< "tests", "perf", "sealed_worker"
+  fs::path lab_dir;                         ///< the trusted lab folder (cache/src/labs/<folder>)
+  fs::path build_dir;
+  std::string perf_reference;  ///< trusted worker with the reference kernels (empty: use the profile)
+  std::string profile;         ///< labs/<folder>/tests/reference_profile.json
+  std::string checker;         ///< sealed checker (empty: no hidden tests)
+  std::string probe;
+  std::vector<std::string> visible_tests, hidden_tests, perf_cases;
+  fs::path symbols;            ///< symbols-NN.txt
+  std::vector<std::string> rubric_warnings;
+
+  nlohmann::json to_json() const;
+  static LabRecipe from_json(const nlohmann::json& j);
+};
+
+struct Cache {
+  fs::path root;
+  std::string key;  ///< of the trusted tree, overlay, compiler and options it was made from
+  std::string prepared_at;
+  fs::path ceilings;
+  std::map<std::string, LabRecipe> labs;  ///< by number
+
+  fs::path src() const { return root / "src"; }
+  /// The rubric of a lab (its rubric.json, or the default rubric).
+  Rubric rubric(const LabRecipe& lab) const;
+  /// Reads recipes.json; throws when the cache was not prepared.
+  static Cache load(const fs::path& root);
+};
+
+struct PrepareOptions {
+  fs::path trusted;        ///< the instructor's tree (with solutions/ and autograder/)
+  fs::path cache;
+  fs::path overlay;        ///< extra files laid over the trusted tree (the self-test's lab 99)
+  std::vector<std::string> labs;  ///< numbers; empty: every lab
+  bool force = false;      ///< rebuild even when the key matches
+  int jobs = 2;
+};
+
+/// Makes (or reuses) the cache. Progress goes to `log`. Throws with the reason when the trusted
+/// tree does not build at all; a lab that fails alone is marked unavailable.
+Cache prepare(const PrepareOptions& options, std::ostream& log);
+
+/// Reads the global symbols (name and strong or weak) nm lists in `files`.
+std::map<std::string, char> defined_symbols(const std::vector<std::string>& nm_output_lines);
+
+/// An exclusive (prepare) or shared (grading) lock on a cache, held while the object lives.
+class CacheLock {
+ public:
+  CacheLock(const fs::path& cache, bool exclusive);
+  ~CacheLock();
+  CacheLock(const CacheLock&) = delete;
+  CacheLock& operator=(const CacheLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
+/// Runs a trusted command (cmake, ninja, nm, a listing) and returns its exit code and output.
+struct CommandResult {
+  int code = -1;
+  std::string output;
+};
+CommandResult run_command(const std::vector<std::string>& argv, const fs::path& cwd = {}, double timeout_seconds = 3600);
+
+}  // namespace workbook::grade

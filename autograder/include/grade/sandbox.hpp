@@ -1,0 +1,151 @@
+#pragma once
+/// \file sandbox.hpp
+/// \brief Runs untrusted code (a student's compile, link, tests, kernels) in a child process with
+/// limits, and reports how it ended.
+///
+/// Layers, each applied where the machine allows it and reported in Isolation:
+///   - a wall-clock timeout, and rlimits: CPU time, address space, file size, processes, open files,
+///     no core dumps;
+///   - an emptied environment (exactly SandboxSpec::env), stdin from /dev/null, every file
+///     descriptor closed except those handed over on purpose;
+///   - when the grader runs as root, an unprivileged user id (one per grading slot, so parallel
+///     jobs cannot signal or trace each other), no supplementary groups, and no_new_privs;
+///   - namespaces (as root, or in a user namespace when unprivileged ones are allowed): no network,
+///     its own process ids (ending the sandbox's first process ends every process it started), its
+///     own IPC, and a jail: a fresh root holding only the system folders, read-only, a private
+///     size-capped /tmp, and the paths the spec names; solutions, hidden tests, other students'
+///     submissions and the grader's outputs are not in it;
+///   - output capped: the first `output_keep_bytes` are kept, a process printing past
+///     `output_kill_bytes` is stopped.
+///
+/// Process tree: the caller forks a supervisor (trusted code) that creates the namespaces, drains
+/// the output and enforces the timeout; it forks an init process (pid 1 of the new pid namespace),
+/// which builds the jail and forks the program. The supervisor and the init die with their parent
+/// (PR_SET_PDEATHSIG), so killing the supervisor ends everything inside.
+///
+/// WORKBOOK_GRADE_NAMESPACES=0 turns the namespaces off (to try the degraded layers, or where
+/// they misbehave); WORKBOOK_GRADE_UID_BASE moves the sandbox users.
+///
+/// Call these functions from a single-threaded process (they fork and then allocate).
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <sys/types.h>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace workbook::grade {
+
+/// Limits of one sandboxed run.
+struct Limits {
+  double wall_seconds = 60;
+  double cpu_seconds = 60;                        ///< per process (RLIMIT_CPU)
+  std::uint64_t memory_bytes = 4ull << 30;        ///< address space per process (RLIMIT_AS)
+  std::uint64_t file_bytes = 64ull << 20;         ///< largest file it may write (RLIMIT_FSIZE)
+  unsigned processes = 64;                        ///< processes and threads of its user (RLIMIT_NPROC)
+  unsigned open_files = 256;                      ///< RLIMIT_NOFILE
+  std::size_t output_keep_bytes = 64 << 10;       ///< of stdout and stderr together, kept for feedback
+  std::uint64_t output_kill_bytes = 256ull << 20; ///< printing more than this stops the process
+  std::uint64_t tmp_bytes = 256ull << 20;         ///< size of the jail's private /tmp
+};
+
+/// A path visible inside the jail, at the same place as outside.
+struct Mount {
+  std::string path;
+  bool writable = false;
+};
+
+struct SandboxSpec {
+  std::vector<std::string> argv;  ///< argv[0]: an absolute path
+  std::vector<std::string> env;   ///< the whole environment, "NAME=value"
+  std::string cwd;                ///< working folder (must be visible in the jail)
+  Limits limits;
+  std::vector<Mount> mounts;      ///< besides the system folders (/usr, /etc, /lib*, /bin, /sbin)
+  std::string jail_dir;           ///< an empty folder the jail's root is mounted on
+  int slot = 0;                   ///< selects the unprivileged user id (base + slot) when root
+  /// Descriptors of the caller handed to the program as 3, 4, 5, ... in this order; the caller's
+  /// copies are closed once the sandbox has started.
+  std::vector<int> pass_fds;
+  bool isolate = true;            ///< false: limits and environment only (for trusted tools)
+};
+
+/// What the sandbox can apply on this machine.
+struct Isolation {
+  bool root = false;            ///< the grader runs as root: the program runs as an unprivileged user
+  bool user_namespace = false;  ///< not root, but unprivileged user namespaces are allowed
+  bool mount_namespace = false; ///< the jail
+  bool pid_namespace = false;
+  bool net_namespace = false;
+  bool ipc_namespace = false;
+  uid_t uid_base = 0;           ///< the sandbox user of slot k is uid_base + k (root only)
+  std::vector<std::string> notes;  ///< what is missing and what that means
+  bool complete() const { return (root || user_namespace) && mount_namespace && pid_namespace && net_namespace; }
+  nlohmann::json to_json() const;
+};
+
+/// Tries each layer once (with /bin/true) and remembers the answer for this process.
+const Isolation& isolation();
+
+/// The first user id of the sandbox users when the grader runs as root (WORKBOOK_GRADE_UID_BASE,
+/// else 61000). Nothing needs to exist in /etc/passwd for them.
+uid_t sandbox_uid_base();
+
+/// How a sandboxed run ended.
+struct RunResult {
+  bool started = false;
+  std::string start_error;      ///< when the program could not be started
+  bool exited = false;
+  int code = 0;
+  int signal = 0;
+  bool timed_out = false;
+  bool output_flood = false;    ///< stopped for printing more than output_kill_bytes
+  double wall_seconds = 0;
+  double cpu_seconds = 0;       ///< user + system, the program and everything it started
+  std::string output;           ///< stdout and stderr, interleaved, first output_keep_bytes
+  std::uint64_t output_bytes = 0;  ///< everything it printed
+  unsigned layers = 0;          ///< which namespaces were in force (bit flags, see sandbox.cpp)
+
+  bool ok() const { return started && exited && code == 0 && !timed_out && !output_flood; }
+  /// "exit code 1", "killed by signal 11 (Segmentation fault)", "timed out after 10 s", ...
+  std::string describe() const;
+  /// output, with a note when it was cut.
+  std::string output_with_note() const;
+};
+
+/// A sandboxed program that runs while the caller talks to it (through pass_fds).
+class SandboxProcess {
+ public:
+  explicit SandboxProcess(const SandboxSpec& spec);
+  ~SandboxProcess();  ///< kills what is still running
+  SandboxProcess(const SandboxProcess&) = delete;
+  SandboxProcess& operator=(const SandboxProcess&) = delete;
+
+  /// Waits for the end (at most the spec's wall time plus a grace period, or `within` seconds when
+  /// given, after which everything is killed) and collects the result.
+  RunResult finish(double within = -1);
+  /// Stops everything inside at once; finish() then reports it.
+  void kill();
+  pid_t supervisor() const { return supervisor_; }
+
+ private:
+  SandboxSpec spec_;
+  pid_t supervisor_ = -1;
+  int result_fd_ = -1;
+  bool killed_ = false;
+  std::optional<RunResult> result_;
+};
+
+/// Runs a program to its end in the sandbox.
+RunResult run_sandboxed(const SandboxSpec& spec);
+
+/// A spec as JSON and back (the grader hands specs to its checkers and launchers this way).
+nlohmann::json spec_to_json(const SandboxSpec& spec);
+SandboxSpec spec_from_json(const nlohmann::json& j);
+
+/// The environment every sandboxed program gets, plus `extra` ("NAME=value").
+std::vector<std::string> clean_environment(const std::vector<std::string>& extra = {});
+
+}  // namespace workbook::grade

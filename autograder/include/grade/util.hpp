@@ -1,0 +1,65 @@
+#pragma once
+/// \file util.hpp
+/// \brief Small helpers of the grader: files, hashes, command lines, patterns, escaping.
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace workbook::grade {
+
+namespace fs = std::filesystem;
+
+/// The whole file; throws std::runtime_error naming the path when it cannot be read.
+std::string read_text(const fs::path& path);
+/// Writes atomically (a temporary file in the same folder, renamed into place), creating folders.
+void write_text_atomic(const fs::path& path, const std::string& text);
+nlohmann::json read_json(const fs::path& path);
+/// j[key] when j has it, else an empty array: a reference, to loop over (also over .items()).
+const nlohmann::json& items_of(const nlohmann::json& j, const char* key);
+void write_json(const fs::path& path, const nlohmann::json& value);
+
+/// FNV-1a, 64 bits, as 16 hex digits: identifies file contents in records (not a security hash).
+std::string hash_hex(std::string_view data);
+/// hash_hex over a folder's regular files, names and contents, in sorted order; `skip` names
+/// top-level entries to leave out.
+std::string hash_tree(const fs::path& root, const std::vector<std::string>& skip = {});
+
+/// Splits a command line the way /bin/sh would for the plain words CMake and Ninja write
+/// (single and double quotes, backslashes). No expansion of any kind.
+std::vector<std::string> split_command(std::string_view line);
+/// Quotes a word for /bin/sh when it needs it.
+std::string shell_quote(const std::string& word);
+
+/// Shell-style pattern: * any run of characters, ? one character. The whole text must match.
+bool glob_match(std::string_view pattern, std::string_view text);
+
+std::string html_escape(std::string_view text);
+/// A CSV field, quoted when it holds a comma, quote or newline.
+std::string csv_field(const std::string& text);
+
+/// "2026-11-22T13:36:59Z"
+std::string utc_now();
+/// A random hex string of `bytes` bytes from the kernel's generator.
+std::string random_hex(std::size_t bytes);
+
+/// The first lines of compiler output that matter: errors with their context, at most `max_lines`.
+std::string first_errors(const std::string& output, std::size_t max_lines = 30);
+
+/// Replaces every occurrence of `from` in `text`.
+std::string replace_all(std::string text, std::string_view from, std::string_view to);
+
+/// The executable of this process.
+fs::path self_executable();
+
+/// Copies a folder tree of regular files and symlinks; `skip` names top-level entries to leave out.
+void copy_tree(const fs::path& from, const fs::path& to, const std::vector<std::string>& skip = {});
+
+/// "lab01" from "01", and the two-digit number from a lab folder name "01_vectorized_relu".
+std::string lab_name(const std::string& number);
+
+}  // namespace workbook::grade

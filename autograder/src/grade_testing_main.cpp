@@ -1,0 +1,94 @@
+// main() of a lab's tests when the autograder runs them. The same GoogleTest tests as the student
+// runs, plus a listener that reports each test's start, failures and end on the grader's channel
+// (fd 3), every line tagged with the nonce the grader wrote on fd 4.
+//
+// What this does and does not protect (see autograder/README.md, "Threat model"): the grader reads
+// results only from this channel, so printing "[  PASSED  ]", exiting 0, or writing report files
+// earns nothing, and a process that ends before its test does fails it. Code in the same process can
+// still find the nonce in memory and write records itself: a deliberate forgery of this channel is
+// possible, which is why the sealed tests (checked outside the student's process) gate these points.
+#include <workbook/seed.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <iostream>
+#include <string>
+
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+namespace {
+
+class ChannelListener : public ::testing::EmptyTestEventListener {
+ public:
+  ChannelListener(FILE* channel, std::string nonce) : channel_(channel), nonce_(std::move(nonce)) {}
+
+  void OnTestStart(const ::testing::TestInfo& test) override {
+    send({{"event", "start"}, {"test", name(test)}});
+  }
+  void OnTestPartResult(const ::testing::TestPartResult& part) override {
+    if (part.type() == ::testing::TestPartResult::kSuccess) return;
+    std::string message = part.message();
+    if (message.size() > kMaxMessage) message = message.substr(0, kMaxMessage) + "\n[... message cut]";
+    send({{"event", part.skipped() ? "skip" : "failure"},
+          {"file", part.file_name() ? part.file_name() : ""},
+          {"line", part.line_number()},
+          {"message", message}});
+  }
+  void OnTestEnd(const ::testing::TestInfo& test) override {
+    const ::testing::TestResult* r = test.result();
+    send({{"event", "end"},
+          {"test", name(test)},
+          {"result", r->Skipped() ? "skipped" : r->Failed() ? "failed" : "passed"},
+          {"ms", r->elapsed_time()},
+          {"seed", workbook::base_seed()}});
+  }
+  void finish(int code) { send({{"event", "exit"}, {"code", code}}); }
+
+ private:
+  static constexpr std::size_t kMaxMessage = 8000;
+  static std::string name(const ::testing::TestInfo& t) { return std::string(t.test_suite_name()) + "." + t.name(); }
+  void send(const nlohmann::json& record) {
+    const std::string line = nonce_ + " " + record.dump() + "\n";
+    std::fputs(line.c_str(), channel_);
+    std::fflush(channel_);
+  }
+  FILE* channel_;
+  std::string nonce_;
+};
+
+// The nonce arrives on fd 4 (the grader writes it and closes its end). Read here, in main, after
+// static initialisation; a submission that reads it first leaves nothing to read, and its tests fail.
+std::string read_nonce() {
+  std::string nonce;
+  char buffer[128];
+  for (;;) {
+    const ssize_t n = read(4, buffer, sizeof buffer);
+    if (n <= 0) break;
+    nonce.append(buffer, static_cast<std::size_t>(n));
+    if (nonce.size() > 256) break;
+  }
+  close(4);
+  while (!nonce.empty() && (nonce.back() == '\n' || nonce.back() == ' ')) nonce.pop_back();
+  return nonce;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  const std::string nonce = read_nonce();
+  FILE* channel = nonce.size() >= 32 ? fdopen(3, "w") : nullptr;
+  if (channel == nullptr) {
+    std::cerr << "This test executable is the autograder's: it reports on the grader's channel. Run "
+                 "your lab's tests with ctest instead.\n";
+    return 3;
+  }
+  auto* listener = new ChannelListener(channel, nonce);
+  ::testing::UnitTest::GetInstance()->listeners().Append(listener);
+  const int code = RUN_ALL_TESTS();
+  listener->finish(code);
+  return code;
+}

@@ -1,0 +1,280 @@
+// The student kit: export, then verify in a scratch copy (no secrets, builds, stubs fail cleanly,
+// perf feedback works from the reference profiles alone).
+#include <grade/kit.hpp>
+
+#include <grade/package.hpp>
+#include <grade/util.hpp>
+#include <grade/prepare.hpp>
+
+#include <algorithm>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <regex>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+namespace workbook::grade {
+namespace {
+
+using nlohmann::json;
+
+// Top-level parts of the instructor's tree that students do not get: the reference solutions and
+// the autograder (rubrics, hidden tests, known-wrong submissions), and the project's CI (it runs
+// the solutions); the kit gets the GitHub Classroom workflow instead.
+const std::vector<std::string> kInstructorOnly = {"solutions/", "autograder/", ".ci/"};
+
+bool instructor_only(const std::string& relative) {
+  return std::any_of(kInstructorOnly.begin(), kInstructorOnly.end(), [&](const std::string& p) { return relative.rfind(p, 0) == 0; });
+}
+
+// Presets that need the solutions (WORKBOOK_IMPL=solutions, directly or inherited) do not work in
+// the kit: removed, with every build, test and workflow preset that uses them.
+std::pair<std::string, std::vector<std::string>> student_presets(const std::string& text) {
+  json p = json::parse(text);
+  std::map<std::string, json> configure;
+  for (const json& c : items_of(p, "configurePresets")) configure[c.value("name", "")] = c;
+  std::function<std::string(const std::string&)> impl = [&](const std::string& name) -> std::string {
+    const auto it = configure.find(name);
+    if (it == configure.end()) return "";
+    const json& c = it->second;
+    if (c.contains("cacheVariables") && c["cacheVariables"].contains("WORKBOOK_IMPL")) {
+      const json& v = c["cacheVariables"]["WORKBOOK_IMPL"];
+      return v.is_string() ? v.get<std::string>() : v.value("value", "");
+    }
+    if (c.contains("inherits")) {
+      const json& parents = c["inherits"];
+      for (const json& parent : parents.is_array() ? parents : json::array({parents})) {
+        const std::string found = impl(parent.get<std::string>());
+        if (!found.empty()) return found;
+      }
+    }
+    return "";
+  };
+  std::set<std::string> removed;
+  for (const auto& [name, c] : configure)
+    if (impl(name) == "solutions") removed.insert(name);
+  std::set<std::string> removed_other;
+  auto filter = [&](const char* key, auto&& uses_removed) {
+    if (!p.contains(key)) return;
+    json kept = json::array();
+    for (const json& x : p[key]) {
+      if (uses_removed(x)) removed_other.insert(x.value("name", ""));
+      else kept.push_back(x);
+    }
+    p[key] = kept;
+  };
+  filter("configurePresets", [&](const json& x) { return removed.count(x.value("name", "")) > 0; });
+  filter("buildPresets", [&](const json& x) { return removed.count(x.value("configurePreset", "")) > 0; });
+  filter("testPresets", [&](const json& x) { return removed.count(x.value("configurePreset", "")) > 0; });
+  filter("workflowPresets", [&](const json& x) {
+    for (const json& step : items_of(x, "steps"))
+      if (step.value("type", "") == "configure" && removed.count(step.value("name", ""))) return true;
+    return false;
+  });
+  std::vector<std::string> names(removed.begin(), removed.end());
+  return {p.dump(2) + "\n", names};
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+bool check(bool ok, const std::string& what, std::ostream& log, int& failures) {
+  log << (ok ? "  ok: " : "  FAILED: ") << what << "\n";
+  failures += !ok;
+  return ok;
+}
+
+int verify(const KitOptions& o, std::ostream& log) {
+  int failures = 0;
+  log << "verifying the kit " << o.out.string() << "\n";
+  // 1. Nothing of the instructor's: no such folder, and no file whose contents equal a solution,
+  //    a hidden test or a rubric (a solution copied into labs/ by mistake is caught too).
+  const std::vector<std::string> kit_files = project_files(o.out);
+  std::set<std::string> secret_hashes;
+  std::map<std::string, std::string> secret_names;
+  for (const char* folder : {"solutions", "autograder/labs"}) {
+    if (!fs::exists(o.trusted / folder)) continue;
+    for (const auto& e : fs::recursive_directory_iterator(o.trusted / folder)) {
+      if (!e.is_regular_file()) continue;
+      const std::string data = read_text(e.path());
+      if (data.size() < 64) continue;  // tiny files (an empty CMakeLists) say nothing
+      secret_hashes.insert(hash_hex(data));
+      secret_names[hash_hex(data)] = fs::relative(e.path(), o.trusted).string();
+    }
+  }
+  std::vector<std::string> leaks;
+  for (const std::string& f : kit_files) {
+    if (instructor_only(f)) leaks.push_back(f + " (an instructor-only folder)");
+    const std::string h = hash_hex(read_text(o.out / f));
+    if (secret_hashes.count(h)) leaks.push_back(f + " (the same as " + secret_names[h] + ")");
+  }
+  check(leaks.empty(), "no solution, hidden test or rubric in the kit" + (leaks.empty() ? std::string() : ": " + leaks.front()), log, failures);
+
+  // 2. It builds, in a scratch copy (the kit itself stays clean).
+  const fs::path scratch = o.out.parent_path() / (o.out.filename().string() + ".verify");
+  fs::remove_all(scratch);
+  copy_tree(o.out, scratch);
+  const fs::path build = scratch / "build" / "verify";
+  CommandResult r = run_command({"/usr/bin/env", "cmake", "--list-presets=all"}, scratch);
+  check(r.code == 0, "its CMakePresets.json is valid", log, failures);
+  r = run_command({"/usr/bin/env", "cmake", "-S", scratch.string(), "-B", build.string(), "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release",
+                   "-DWORKBOOK_IMPL=labs", "-DWORKBOOK_LABS=all", "-DWORKBOOK_REGISTER_LAST_BUILD=OFF"});
+  if (!check(r.code == 0, "it configures without solutions (every lab with perf cases has a reference profile)", log, failures)) {
+    log << first_errors(r.output, 30);
+    return failures;
+  }
+  log << "  building the kit (" << o.jobs << " jobs) ...\n" << std::flush;
+  r = run_command({"/usr/bin/env", "cmake", "--build", build.string(), "-j", std::to_string(o.jobs)});
+  if (!check(r.code == 0, "it builds", log, failures)) {
+    log << first_errors(r.output, 30);
+    return failures;
+  }
+
+  // 3. Every lab's tests fail on the stub, each naming the function to implement and the file.
+  std::vector<std::string> folders;
+  for (const auto& e : fs::directory_iterator(scratch / "labs"))
+    if (e.is_directory()) folders.push_back(e.path().filename().string());
+  std::sort(folders.begin(), folders.end());
+  for (const std::string& folder : folders) {
+    const std::string lab = "lab" + folder.substr(0, 2);
+    const fs::path exe = build / "labs" / folder / (lab + "_tests");
+    if (!fs::exists(exe)) {
+      check(false, lab + ": its test executable was built", log, failures);
+      continue;
+    }
+    const fs::path report = build / (lab + "-stub.json");
+    const CommandResult t = run_command({exe.string(), "--gtest_output=json:" + report.string()}, build, 600);
+    int failed = 0, wrong = 0;
+    std::string first_wrong;
+    if (fs::exists(report)) {
+      const json j = read_json(report);
+      for (const json& suite : items_of(j, "testsuites")) {
+        for (const json& test : items_of(suite, "testsuite")) {
+          std::string messages;
+          for (const json& f : items_of(test, "failures")) messages += f.value("failure", "");
+          if (messages.empty()) continue;
+          ++failed;
+          if (!std::regex_search(messages, std::regex("not implemented yet: implement [a-z_0-9]+ in labs/" + folder + "/"))) {
+            ++wrong;
+            if (first_wrong.empty()) first_wrong = suite.value("name", "") + "." + test.value("name", "");
+          }
+        }
+      }
+    }
+    check(t.code == 1 && failed > 0 && wrong == 0,
+          lab + ": " + std::to_string(failed) + " tests fail with \"not implemented yet: implement ... in labs/" + folder + "/...\"" +
+              (t.code > 1 || t.code < 0 ? " (the test executable crashed)" : "") +
+              (wrong ? "; " + std::to_string(wrong) + " fail otherwise, e.g. " + first_wrong : ""),
+          log, failures);
+  }
+
+  // 4. The perf feedback works without solution sources: with the reference implementation dropped
+  //    into the scratch copy, each perf case runs in profile mode and explains the result.
+  const CommandResult listed = run_command({"/usr/bin/env", "ctest", "--test-dir", build.string(), "-N", "-V", "-L", "perf"}, build);
+  const fs::path ceilings = build / "workbook-ceilings.json";
+  bool probed = false;
+  for (const std::string& folder : folders) {
+    const std::string lab = "lab" + folder.substr(0, 2);
+    const fs::path perf_worker = build / "labs" / folder / (lab + "_perf");
+    if (!fs::exists(perf_worker)) continue;
+    check(listed.output.find("--profile") != std::string::npos && listed.output.find(lab + ".perf.") != std::string::npos,
+          lab + ": its perf tests judge by labs/" + folder + "/tests/reference_profile.json", log, failures);
+    if (!fs::exists(o.trusted / "solutions" / folder)) {
+      log << "  (" << lab << ": no reference solution to try the perf feedback with)\n";
+      continue;
+    }
+    // The reference's files (its sources and helper headers; not its CMakeLists) over the stub.
+    for (const auto& e : fs::directory_iterator(o.trusted / "solutions" / folder))
+      if (e.is_regular_file() && e.path().filename() != "CMakeLists.txt")
+        fs::copy_file(e.path(), scratch / "labs" / folder / e.path().filename(), fs::copy_options::overwrite_existing);
+    r = run_command({"/usr/bin/env", "cmake", "--build", build.string(), "-j", std::to_string(o.jobs), "--target", lab + "_perf"});
+    if (!check(r.code == 0, lab + ": the reference implementation builds in the kit", log, failures)) continue;
+    if (!probed) {
+      log << "  measuring the ceilings for the perf check ...\n" << std::flush;
+      run_command({(build / "common" / "workbook-probe").string(), "--cache", ceilings.string()}, build);
+      probed = true;
+    }
+    const CommandResult cases = run_command({perf_worker.string(), "--list"}, build);
+    for (const std::string& name : lines_of(cases.output)) {
+      if (name.empty()) continue;
+      const fs::path results = build / "kit-perf";
+      const CommandResult p = run_command({(build / "common" / "workbook-perf").string(), "--lab", lab, "--case", name, "--student",
+                                           perf_worker.string(), "--profile", (scratch / "labs" / folder / "tests" / "reference_profile.json").string(),
+                                           "--max-seconds", std::to_string(o.perf_seconds), "--ceilings", ceilings.string(),
+                                           "--results", results.string(), "--edit", "labs/" + folder}, build, 600);
+      bool explained = false;
+      std::string verdict;
+      const fs::path record = results / lab / (name + ".json");
+      if (fs::exists(record)) {
+        const json j = read_json(record);
+        verdict = j.value("verdict", "");
+        explained = j.contains("profile") && (verdict == "pass" || j.value("reason", "") == "too_slow") &&
+                    fs::exists(results / lab / (name + ".svg")) && p.output.find("Roofline:") != std::string::npos;
+      }
+      check(explained, lab + ".perf." + name + ": judged by the reference profile with roofline feedback (" +
+                           (verdict.empty() ? "no record" : verdict) + ")", log, failures);
+    }
+  }
+  if (failures == 0) fs::remove_all(scratch);
+  else log << "  (the scratch copy is kept for inspection: " << scratch.string() << ")\n";
+  return failures;
+}
+
+}  // namespace
+
+int export_kit(const KitOptions& o, std::ostream& log) {
+  if (fs::exists(o.out)) {
+    if (!o.force) throw std::invalid_argument(o.out.string() + " exists: choose another folder, or --force to replace it");
+    fs::remove_all(o.out);
+  }
+  fs::create_directories(o.out);
+  int copied = 0;
+  for (const std::string& f : project_files(o.trusted)) {
+    if (instructor_only(f)) continue;
+    const fs::path to = o.out / f;
+    fs::create_directories(to.parent_path());
+    fs::copy_file(o.trusted / f, to);
+    ++copied;
+  }
+  std::vector<std::string> removed;
+  if (fs::exists(o.out / "CMakePresets.json")) {
+    auto [text, names] = student_presets(read_text(o.out / "CMakePresets.json"));
+    write_text_atomic(o.out / "CMakePresets.json", text);
+    removed = names;
+  }
+  if (fs::exists(o.out / "README.md")) {
+    std::string note = "> **Student kit.** The reference solutions and the instructor's tests are not included";
+    if (!removed.empty()) {
+      note += "; these presets need them and are left out:";
+      for (const std::string& n : removed) note += " `" + n + "`";
+    }
+    note += ". Perf tests compare your kernels with the fraction of the roofline the reference reached "
+            "(labs/NN_*/tests/reference_profile.json).\n\n";
+    write_text_atomic(o.out / "README.md", note + read_text(o.out / "README.md"));
+  }
+  std::unique_ptr<Cache> cache;
+  try {
+    if (!o.cache.empty()) cache = std::make_unique<Cache>(Cache::load(o.cache));
+  } catch (const std::exception&) {
+  }
+  write_text_atomic(o.out / ".github" / "workflows" / "classroom.yml", classroom_workflow(o.trusted, cache.get()));
+  log << "exported the student kit to " << o.out.string() << " (" << copied << " files; without solutions/, autograder/, .ci/";
+  if (!removed.empty()) log << "; presets removed:" << [&] {
+    std::string s;
+    for (const std::string& n : removed) s += " " + n;
+    return s;
+  }();
+  log << ")\n";
+  if (!o.verify) return 0;
+  const int failures = verify(o, log);
+  log << (failures == 0 ? "the kit is ready\n" : std::to_string(failures) + " check(s) failed\n");
+  return failures == 0 ? 0 : 1;
+}
+
+}  // namespace workbook::grade

@@ -1,0 +1,121 @@
+// Packaging for Gradescope, GitHub Classroom and PrairieLearn. The scripts are templates in
+// autograder/packaging/; this file assembles them with the trusted tree.
+#include <grade/package.hpp>
+
+#include <grade/prepare.hpp>
+#include <grade/rubric.hpp>
+#include <grade/zip.hpp>
+
+#include <algorithm>
+#include <iostream>
+
+namespace workbook::grade {
+namespace {
+
+// What never goes into a package or a kit: build outputs and tool state.
+bool excluded(const std::string& relative) {
+  for (const char* prefix : {"build/", ".git/", "Testing/", ".deps/", "grade-results/"})
+    if (relative.rfind(prefix, 0) == 0) return true;
+  return relative == ".git";
+}
+
+std::string number_text(double v) {
+  std::string t = std::to_string(v);
+  t.erase(t.find_last_not_of('0') + 1);
+  if (!t.empty() && t.back() == '.') t.pop_back();
+  return t;
+}
+
+}  // namespace
+
+std::vector<std::string> project_files(const fs::path& root) {
+  std::vector<std::string> files;
+  for (auto it = fs::recursive_directory_iterator(root); it != fs::recursive_directory_iterator(); ++it) {
+    const std::string relative = fs::relative(it->path(), root).generic_string();
+    if (excluded(relative + (it->is_directory() ? "/" : ""))) {
+      if (it->is_directory()) it.disable_recursion_pending();
+      continue;
+    }
+    if (it->is_regular_file() && !it->is_symlink()) files.push_back(relative);
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+void package_gradescope(const fs::path& trusted, const fs::path& zip, std::ostream& log) {
+  const fs::path templates = trusted / "autograder" / "packaging" / "gradescope";
+  std::vector<ZipEntry> entries;
+  // Gradescope unpacks the zip into /autograder/source and runs setup.sh there once; it then runs
+  // /autograder/run_autograder (a copy of ours) for every submission.
+  entries.push_back({"setup.sh", read_text(templates / "setup.sh"), true});
+  entries.push_back({"run_autograder", read_text(templates / "run_autograder"), true});
+  for (const std::string& f : project_files(trusted)) {
+    if (f == "setup.sh" || f == "run_autograder") continue;
+    const fs::perms p = fs::status(trusted / f).permissions();
+    entries.push_back({f, read_text(trusted / f), (p & fs::perms::owner_exec) != fs::perms::none});
+  }
+  write_text_atomic(zip, make_zip(entries));
+  log << "wrote " << zip.string() << " (" << entries.size() << " files): upload it as the Gradescope autograder, "
+      << "on a Debian 12 base image (see autograder/README.md)\n";
+}
+
+std::string classroom_workflow(const fs::path& trusted, const Cache* cache) {
+  std::vector<std::string> folders;
+  for (const auto& e : fs::directory_iterator(trusted / "labs")) {
+    const std::string n = e.path().filename().string();
+    if (e.is_directory() && n.size() > 3 && std::isdigit(static_cast<unsigned char>(n[0])) && n[2] == '_') folders.push_back(n);
+  }
+  std::sort(folders.begin(), folders.end());
+  std::string y = read_text(trusted / "autograder" / "packaging" / "classroom" / "header.yml");
+  std::string runners, env;
+  for (const std::string& folder : folders) {
+    const std::string n = folder.substr(0, 2), id = "lab" + n;
+    // A lab's points: its visible tests' points in its rubric (from a prepared cache, which knows
+    // the tests), else 10; all or nothing, as GitHub's command grader scores a step.
+    double points = 10;
+    if (cache && cache->labs.count(n) && cache->labs.at(n).available) {
+      const LabRecipe& lab = cache->labs.at(n);
+      const Rubric rubric = cache->rubric(lab);
+      points = 0;
+      for (const std::string& t : lab.visible_tests)
+        if (const Rule* r = rubric.find(Source::visible, t)) points += r->points;
+    }
+    y += "      - name: Lab " + n + " (" + folder.substr(3) + "), correctness\n"
+         "        id: " + id + "\n"
+         "        uses: classroom-resources/autograding-command-grader@v1\n"
+         "        with:\n"
+         "          test-name: lab " + n + " correctness\n"
+         "          setup-command: cmake -S . -B build/" + id + " -G Ninja -DWORKBOOK_LABS=" + n +
+         " -DWORKBOOK_REGISTER_LAST_BUILD=OFF && cmake --build build/" + id + "\n"
+         "          command: ctest --test-dir build/" + id + " -L correctness --output-on-failure\n"
+         "          timeout: 15\n"
+         "          max-score: " + number_text(points) + "\n"
+         "      - name: Lab " + n + " perf feedback (not scored: shared runners cannot time fairly)\n"
+         "        continue-on-error: true\n"
+         "        run: ctest --test-dir build/" + id + " -L perf --output-on-failure\n";
+    runners += (runners.empty() ? "" : ",") + id;
+    std::string upper = id;
+    std::transform(upper.begin(), upper.end(), upper.begin(), ::toupper);
+    env += "          " + upper + "_RESULTS: \"${{ steps." + id + ".outputs.result }}\"\n";
+  }
+  y += "      - name: Autograding Reporter\n"
+       "        uses: classroom-resources/autograding-grading-reporter@v1\n"
+       "        env:\n" + env +
+       "        with:\n"
+       "          runners: " + runners + "\n";
+  return y;
+}
+
+void package_prairielearn(const fs::path& trusted, const fs::path& out, std::ostream& log) {
+  const fs::path templates = trusted / "autograder" / "packaging" / "prairielearn";
+  fs::create_directories(out);
+  for (const auto& e : fs::directory_iterator(templates)) {
+    fs::copy_file(e.path(), out / e.path().filename(), fs::copy_options::overwrite_existing);
+  }
+  fs::permissions(out / "run.sh", fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                                      fs::perms::others_read | fs::perms::others_exec);
+  log << "wrote " << out.string() << ": the Dockerfile builds the grading image, run.sh is its entrypoint, "
+      << "info.json shows the question settings (see README.md there)\n";
+}
+
+}  // namespace workbook::grade

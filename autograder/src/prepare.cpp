@@ -1,0 +1,555 @@
+// The grader's trusted build: copy, configure, build, and read back how to compile and link a
+// submission's files (compile_commands.json, ninja -t commands), the tests, the perf cases.
+#include <grade/prepare.hpp>
+
+#include <grade/sandbox.hpp>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <iostream>
+#include <regex>
+#include <sstream>
+#include <stdexcept>
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+extern char** environ;
+
+namespace workbook::grade {
+namespace {
+
+using nlohmann::json;
+
+constexpr int kFormat = 4;  // bump when the cache layout or the recipes change
+
+// Parts of a tree that are never trusted sources.
+const std::vector<std::string> kNotSources = {"build", ".git", "Testing", ".deps"};
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+std::vector<std::string> list_labs(const fs::path& src) {
+  std::vector<std::string> folders;
+  if (!fs::exists(src / "labs")) return folders;
+  for (const auto& e : fs::directory_iterator(src / "labs")) {
+    const std::string name = e.path().filename().string();
+    if (e.is_directory() && name.size() > 3 && std::isdigit(static_cast<unsigned char>(name[0])) &&
+        std::isdigit(static_cast<unsigned char>(name[1])) && name[2] == '_')
+      folders.push_back(name);
+  }
+  std::sort(folders.begin(), folders.end());
+  return folders;
+}
+
+// What the trusted build depends on besides the tree: compilers, and this CPU (the labs compile with
+// -march=native, so a cache made on another CPU model may not even run here).
+std::string build_identity() {
+  const CommandResult r = run_command({"/bin/sh", "-c", "c++ --version | head -1; cmake --version | head -1; "
+                                       "nvcc --version 2>/dev/null | tail -1; grep -m1 '^model name' /proc/cpuinfo; "
+                                       "grep -m1 '^flags' /proc/cpuinfo"});
+  return r.output;
+}
+
+// "--gtest_list_tests" output: "Suite.\n  Test\n" (with comments after '#').
+std::vector<std::string> parse_gtest_list(const std::string& text) {
+  std::vector<std::string> tests;
+  std::string suite;
+  for (std::string line : lines_of(text)) {
+    if (const auto hash = line.find('#'); hash != std::string::npos) line = line.substr(0, hash);
+    while (!line.empty() && (line.back() == ' ' || line.back() == '\r')) line.pop_back();
+    if (line.empty()) continue;
+    if (line[0] != ' ') {
+      suite = line;
+    } else {
+      tests.push_back(suite + line.substr(line.find_first_not_of(' ')));
+    }
+  }
+  return tests;
+}
+
+// Default deny: everything in the cache readable by its owner only, then the public parts (the
+// harness and the labs as students have them, the build's link inputs) opened to the sandbox user.
+void set_permissions(const fs::path& root, const std::vector<fs::path>& public_trees, const std::vector<fs::path>& public_files,
+                     const std::vector<fs::path>& run_only) {
+  using P = fs::perms;
+  for (auto it = fs::recursive_directory_iterator(root); it != fs::recursive_directory_iterator(); ++it) {
+    if (it->is_symlink()) continue;
+    const fs::perms current = fs::status(it->path()).permissions();
+    const bool exec = (current & P::owner_exec) != P::none;
+    fs::permissions(it->path(), it->is_directory() || exec ? P::owner_all : P::owner_read | P::owner_write);
+  }
+  const auto inside = [&](const fs::path& p) {
+    const auto [end, _] = std::mismatch(root.begin(), root.end(), p.begin(), p.end());
+    return end == root.end();
+  };
+  auto open_path = [&](const fs::path& p) {
+    // Every folder from the cache root down to p: traversable, not listable. (Only inside the
+    // cache: a link input may be a system library, whose folders are not ours to change.)
+    if (!inside(p)) return;
+    for (fs::path d = p.parent_path(); inside(d); d = d.parent_path()) {
+      fs::permissions(d, P::others_exec | P::group_exec, fs::perm_options::add);
+      if (d == root) break;
+    }
+  };
+  for (const fs::path& tree : public_trees) {
+    if (!fs::exists(tree)) continue;
+    open_path(tree / "x");
+    for (auto it = fs::recursive_directory_iterator(tree); it != fs::recursive_directory_iterator(); ++it) {
+      if (it->is_symlink()) continue;
+      fs::permissions(it->path(), it->is_directory() ? P::group_read | P::group_exec | P::others_read | P::others_exec
+                                                     : P::group_read | P::others_read,
+                      fs::perm_options::add);
+    }
+    fs::permissions(tree, P::group_read | P::group_exec | P::others_read | P::others_exec, fs::perm_options::add);
+  }
+  for (const fs::path& f : public_files) {
+    if (!fs::exists(f) || !inside(f)) continue;
+    open_path(f);
+    fs::permissions(f, P::group_read | P::others_read, fs::perm_options::add);
+  }
+  // The reference workers run in the sandbox too: executable, not readable (a process running a
+  // file it cannot read is not dumpable either: nothing can read its code through /proc).
+  for (const fs::path& f : run_only) {
+    if (!fs::exists(f) || !inside(f)) continue;
+    open_path(f);
+    fs::permissions(f, P::group_exec | P::others_exec, fs::perm_options::add);
+  }
+}
+
+struct BuildDir {
+  fs::path dir;
+  std::vector<std::string> labs;  // numbers configured in it
+  bool configured = false;
+};
+
+bool configure(const fs::path& src, BuildDir& b, const std::vector<std::string>& numbers, std::ostream& log, std::string& output) {
+  std::string list;
+  for (const std::string& n : numbers) list += (list.empty() ? "" : ";") + n;
+  const CommandResult r = run_command({"/usr/bin/env", "cmake", "-S", src.string(), "-B", b.dir.string(), "-G", "Ninja",
+                                       "-DCMAKE_BUILD_TYPE=Release", "-DWORKBOOK_IMPL=labs", "-DWORKBOOK_LABS=" + list,
+                                       "-DWORKBOOK_REGISTER_LAST_BUILD=OFF", "-DWORKBOOK_WERROR=OFF",
+                                       "-DWORKBOOK_HARNESS_TESTS=OFF", "-DWORKBOOK_BENCH=OFF", "-DWORKBOOK_AUTOGRADER=ON",
+                                       "-DWORKBOOK_GRADE_PREPARE=ON"});
+  output = r.output;
+  log << "  configure " << b.dir.filename().string() << " (labs " << list << "): " << (r.code == 0 ? "ok" : "FAILED") << "\n";
+  b.labs = numbers;
+  b.configured = r.code == 0;
+  return b.configured;
+}
+
+// The compile of each student source, from compile_commands.json.
+std::vector<CompileRecipe> compile_recipes(const BuildDir& b, const std::string& lab, const LabRecipe& recipe) {
+  const json commands = read_json(b.dir / "compile_commands.json");
+  std::vector<CompileRecipe> out;
+  const std::string marker = "CMakeFiles/" + lab + "_impl.dir/";
+  for (const std::string& source : recipe.sources) {
+    const fs::path file = recipe.lab_dir / source;
+    for (const json& e : commands) {
+      if (fs::path(e.at("file").get<std::string>()) != file) continue;
+      std::vector<std::string> argv = e.contains("arguments") ? e["arguments"].get<std::vector<std::string>>()
+                                                              : split_command(e.at("command").get<std::string>());
+      if (std::find_if(argv.begin(), argv.end(), [&](const std::string& a) { return a.find(marker) != std::string::npos; }) == argv.end())
+        continue;
+      CompileRecipe c;
+      c.source = source;
+      for (std::size_t i = 0; i < argv.size(); ++i) {
+        const std::string& a = argv[i];
+        if (a == "-o" && i + 1 < argv.size()) {
+          c.argv.push_back("-o");
+          c.argv.push_back("@OBJ@");
+          ++i;
+        } else if (a == "-c" && i + 1 < argv.size()) {
+          c.argv.push_back("-c");
+          c.argv.push_back("@SRC@");
+          ++i;
+        } else if ((a == "-MF" || a == "-MT" || a == "-MQ") && i + 1 < argv.size()) {
+          ++i;  // dependency files: the build's business, not the grader's
+        } else if (a == "-MD" || a == "-MMD") {
+        } else {
+          c.argv.push_back(a);
+          for (const char* flag : {"-I", "-isystem", "-iquote"}) {
+            const std::string f = flag;
+            if (a == f && i + 1 < argv.size()) c.include_dirs.push_back(argv[i + 1]);
+            else if (a.rfind(f, 0) == 0 && a.size() > f.size() && f == "-I") c.include_dirs.push_back(a.substr(2));
+          }
+        }
+      }
+      if (!c.argv.empty() && c.argv[0].find('/') == std::string::npos) {
+        const CommandResult which = run_command({"/bin/sh", "-c", "command -v " + shell_quote(c.argv[0])});
+        if (which.code == 0) c.argv[0] = lines_of(which.output).front();
+      }
+      out.push_back(c);
+      break;
+    }
+  }
+  return out;
+}
+
+// The final command of a target, from ninja, with the student's archive and the output abstracted.
+LinkRecipe link_recipe(const BuildDir& b, const std::string& target, const fs::path& impl_archive, const fs::path& output) {
+  // By output path: a target's name is a phony edge, whose "final command" is none.
+  const std::string edge = fs::relative(output, b.dir).string();
+  const CommandResult r = run_command({"/usr/bin/env", "ninja", "-C", b.dir.string(), "-t", "commands", "-s", edge});
+  if (r.code != 0) throw std::runtime_error("ninja -t commands " + target + " failed:\n" + r.output);
+  std::string line;
+  for (const std::string& l : lines_of(r.output))
+    if (!l.empty() && l.find("ninja: Entering") == std::string::npos) line = l;
+  std::vector<std::string> words = split_command(line);
+  // CMake wraps links as ": && <command> && :".
+  if (words.size() >= 2 && words[0] == ":" && words[1] == "&&") words.erase(words.begin(), words.begin() + 2);
+  if (words.size() >= 2 && words[words.size() - 1] == ":" && words[words.size() - 2] == "&&") words.resize(words.size() - 2);
+  if (std::find(words.begin(), words.end(), "&&") != words.end())
+    throw std::runtime_error("the link of " + target + " is not a single command: " + line);
+  LinkRecipe link;
+  bool found_impl = false;
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    const std::string& w = words[i];
+    if (w == "-o" && i + 1 < words.size()) {
+      link.argv.push_back("-o");
+      link.argv.push_back("@OUT@");
+      ++i;
+      continue;
+    }
+    const fs::path p = fs::path(w).is_absolute() ? fs::path(w) : b.dir / w;
+    if (i > 0 && !w.empty() && w[0] != '-' && fs::is_regular_file(p)) {
+      if (fs::equivalent(p, impl_archive)) {
+        link.argv.push_back("@IMPL@");
+        found_impl = true;
+        continue;
+      }
+      const std::string absolute = fs::weakly_canonical(p).string();
+      link.argv.push_back(absolute);
+      link.inputs.push_back(absolute);
+      continue;
+    }
+    link.argv.push_back(w);
+  }
+  if (!found_impl) throw std::runtime_error("the link of " + target + " does not use " + impl_archive.string() + ":\n" + line);
+  return link;
+}
+
+}  // namespace
+
+std::map<std::string, char> defined_symbols(const std::vector<std::string>& lines) {
+  // nm -P: "name type value size"; archives add "archive[member]:" lines.
+  std::map<std::string, char> symbols;
+  for (const std::string& line : lines) {
+    const auto space = line.find(' ');
+    if (space == std::string::npos || space + 1 >= line.size()) continue;
+    const std::string name = line.substr(0, space);
+    const char type = line[space + 1];
+    if (std::string("TDBRWVuiGSC").find(type) == std::string::npos) continue;
+    auto& kind = symbols[name];
+    // Strong beats weak when both appear.
+    if (kind == 0 || (kind == 'W' && type != 'W' && type != 'V')) kind = (type == 'V') ? 'W' : type;
+  }
+  return symbols;
+}
+
+CommandResult run_command(const std::vector<std::string>& argv, const fs::path& cwd, double timeout_seconds) {
+  SandboxSpec spec;
+  spec.argv = argv;
+  spec.isolate = false;
+  for (char** e = environ; *e; ++e) spec.env.push_back(*e);
+  spec.cwd = cwd.empty() ? fs::current_path().string() : cwd.string();
+  spec.limits.wall_seconds = timeout_seconds;
+  spec.limits.cpu_seconds = timeout_seconds;
+  spec.limits.memory_bytes = std::uint64_t{1} << 40;
+  spec.limits.file_bytes = std::uint64_t{1} << 40;
+  spec.limits.open_files = 4096;
+  spec.limits.output_keep_bytes = 16 << 20;
+  spec.limits.output_kill_bytes = std::uint64_t{1} << 34;
+  const RunResult r = run_sandboxed(spec);
+  CommandResult out;
+  out.output = r.output;
+  out.code = r.started && r.exited ? r.code : -1;
+  if (!r.started) out.output += r.start_error;
+  else if (!r.exited) out.output += "\n" + r.describe();
+  return out;
+}
+
+CacheLock::CacheLock(const fs::path& cache, bool exclusive) {
+  fs::create_directories(cache);
+  fd_ = open((cache / ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (fd_ < 0) throw std::runtime_error("cannot lock " + cache.string() + ": " + std::strerror(errno));
+  while (flock(fd_, exclusive ? LOCK_EX : LOCK_SH) != 0 && errno == EINTR) {
+  }
+}
+
+CacheLock::~CacheLock() {
+  if (fd_ >= 0) close(fd_);
+}
+
+nlohmann::json LabRecipe::to_json() const {
+  json compiles_json = json::array();
+  for (const CompileRecipe& c : compiles)
+    compiles_json.push_back({{"source", c.source}, {"argv", c.argv}, {"include_dirs", c.include_dirs}});
+  json links_json = json::object();
+  for (const auto& [name, l] : links) links_json[name] = {{"argv", l.argv}, {"inputs", l.inputs}};
+  return {{"number", number}, {"folder", folder}, {"available", available}, {"unavailable", unavailable},
+          {"sources", sources}, {"student_files", student_files}, {"compiles", compiles_json}, {"links", links_json},
+          {"lab_dir", lab_dir.string()}, {"build_dir", build_dir.string()}, {"perf_reference", perf_reference},
+          {"profile", profile}, {"checker", checker}, {"probe", probe}, {"visible_tests", visible_tests},
+          {"hidden_tests", hidden_tests}, {"perf_cases", perf_cases}, {"symbols", symbols.string()},
+          {"rubric_warnings", rubric_warnings}};
+}
+
+LabRecipe LabRecipe::from_json(const nlohmann::json& j) {
+  LabRecipe r;
+  r.number = j.at("number");
+  r.folder = j.at("folder");
+  r.available = j.at("available");
+  r.unavailable = j.value("unavailable", "");
+  r.sources = j.value("sources", std::vector<std::string>{});
+  r.student_files = j.value("student_files", std::vector<std::string>{});
+  for (const json& c : items_of(j, "compiles"))
+    r.compiles.push_back({c.at("source"), c.at("argv"), c.value("include_dirs", std::vector<std::string>{})});
+  for (const auto& [name, l] : items_of(j, "links").items()) r.links[name] = {l.at("argv"), l.at("inputs")};
+  r.lab_dir = j.value("lab_dir", "");
+  r.build_dir = j.value("build_dir", "");
+  r.perf_reference = j.value("perf_reference", "");
+  r.profile = j.value("profile", "");
+  r.checker = j.value("checker", "");
+  r.probe = j.value("probe", "");
+  r.visible_tests = j.value("visible_tests", std::vector<std::string>{});
+  r.hidden_tests = j.value("hidden_tests", std::vector<std::string>{});
+  r.perf_cases = j.value("perf_cases", std::vector<std::string>{});
+  r.symbols = j.value("symbols", "");
+  r.rubric_warnings = j.value("rubric_warnings", std::vector<std::string>{});
+  return r;
+}
+
+Rubric Cache::rubric(const LabRecipe& lab) const {
+  const fs::path path = src() / "autograder" / "labs" / lab.folder / "rubric.json";
+  if (fs::exists(path)) return Rubric::load(path.string(), lab.number);
+  return Rubric::default_for(lab.number);
+}
+
+Cache Cache::load(const fs::path& root) {
+  const fs::path file = root / "recipes.json";
+  if (!fs::exists(file))
+    throw std::runtime_error(root.string() + " is not a prepared grading cache: run `workbook-grade prepare` first");
+  const json j = read_json(file);
+  if (j.value("format", 0) != kFormat)
+    throw std::runtime_error(root.string() + " was prepared by another version of the grader: run `workbook-grade prepare`");
+  Cache c;
+  c.root = root;
+  c.key = j.at("key");
+  c.prepared_at = j.value("prepared_at", "");
+  c.ceilings = j.value("ceilings", "");
+  for (const auto& [number, lab] : j.at("labs").items()) c.labs[number] = LabRecipe::from_json(lab);
+  return c;
+}
+
+Cache prepare(const PrepareOptions& o, std::ostream& log) {
+  const fs::path root = fs::absolute(o.cache).lexically_normal();
+  const fs::path trusted = fs::absolute(o.trusted).lexically_normal();
+  if (!fs::exists(trusted / "labs") || !fs::exists(trusted / "common"))
+    throw std::runtime_error(trusted.string() + " is not a perf-workbook tree (no labs/ or common/)");
+  CacheLock lock(root, true);
+
+  // The key: what the trusted build depends on. Same key, same cache.
+  std::vector<std::string> skip = kNotSources;
+  const std::string tree_hash = hash_tree(trusted, skip);
+  const std::string overlay_hash = o.overlay.empty() ? "" : hash_tree(o.overlay);
+  std::string wanted;
+  for (const std::string& n : o.labs) wanted += n + ",";
+  const std::string key = hash_hex(std::to_string(kFormat) + tree_hash + overlay_hash + wanted + build_identity());
+  if (!o.force && fs::exists(root / "recipes.json")) {
+    try {
+      const json j = read_json(root / "recipes.json");
+      if (j.value("format", 0) == kFormat && j.value("key", "") == key) {
+        log << "grading cache " << root.string() << " is up to date (trusted tree " << tree_hash << ")\n";
+        return Cache::load(root);
+      }
+    } catch (const std::exception&) {
+    }
+  }
+  log << "preparing the grading cache in " << root.string() << " from " << trusted.string() << "\n";
+  fs::remove(root / "recipes.json");
+  const fs::path src = root / "src";
+  fs::remove_all(src);
+  copy_tree(trusted, src, skip);
+  if (!o.overlay.empty()) copy_tree(o.overlay, src);
+
+  std::vector<std::string> folders = list_labs(src);
+  if (!o.labs.empty()) {
+    std::vector<std::string> chosen;
+    for (const std::string& n : o.labs) {
+      const auto f = std::find_if(folders.begin(), folders.end(), [&](const std::string& x) { return x.substr(0, 2) == n; });
+      if (f == folders.end()) throw std::runtime_error("there is no lab " + n + " in " + trusted.string());
+      chosen.push_back(*f);
+    }
+    folders = chosen;
+  }
+  std::vector<std::string> numbers;
+  for (const std::string& f : folders) numbers.push_back(f.substr(0, 2));
+
+  // One build for every lab; a lab that does not configure with the others gets a build of its own.
+  std::string prepare_log;
+  std::vector<BuildDir> builds;
+  std::map<std::string, std::size_t> build_of;
+  std::map<std::string, std::string> failed;
+  {
+    BuildDir all{root / "build", {}, false};
+    fs::remove_all(all.dir);
+    std::string out;
+    if (configure(src, all, numbers, log, out)) {
+      builds.push_back(all);
+      for (const std::string& n : numbers) build_of[n] = 0;
+    } else {
+      prepare_log += out;
+      for (const std::string& n : numbers) {
+        BuildDir one{root / ("build-" + n), {}, false};
+        fs::remove_all(one.dir);
+        if (configure(src, one, {n}, log, out)) {
+          build_of[n] = builds.size();
+          builds.push_back(one);
+        } else {
+          failed[n] = "the trusted build of lab " + n + " does not configure:\n" + first_errors(out, 20);
+        }
+        prepare_log += out;
+      }
+    }
+  }
+  for (BuildDir& b : builds) {
+    log << "  building " << b.dir.filename().string() << " with " << o.jobs << " jobs ...\n" << std::flush;
+    const CommandResult r = run_command({"/usr/bin/env", "cmake", "--build", b.dir.string(), "-j", std::to_string(o.jobs), "--", "-k", "0"});
+    prepare_log += r.output;
+    log << "  build " << b.dir.filename().string() << ": " << (r.code == 0 ? "ok" : "FAILED (labs whose parts built are still graded)") << "\n";
+  }
+
+  // Ceilings: measured once per machine (the probe skips a measurement that is still valid).
+  fs::path ceilings = root / "ceilings.json";
+  std::string probe;
+  for (const BuildDir& b : builds) {
+    for (const std::string& n : b.labs) {
+      const fs::path m = b.dir / "grade-manifest" / ("lab" + n + ".json");
+      if (fs::exists(m)) probe = read_json(m).value("probe", "");
+    }
+  }
+  if (!probe.empty() && fs::exists(probe)) {
+    log << "  measuring this machine's ceilings (or reusing " << ceilings.string() << ") ...\n" << std::flush;
+    const CommandResult r = run_command({probe, "--cache", ceilings.string()});
+    prepare_log += r.output;
+    if (r.code != 0) log << "  the probe failed: perf grading will measure the ceilings itself\n";
+  }
+
+  // Recipes.
+  json labs_json = json::object();
+  std::vector<fs::path> public_files, run_only;
+  for (const std::string& folder : folders) {
+    const std::string n = folder.substr(0, 2);
+    const std::string lab = "lab" + n;
+    LabRecipe r;
+    r.number = n;
+    r.folder = folder;
+    r.lab_dir = src / "labs" / folder;
+    if (failed.count(n)) {
+      r.unavailable = failed[n];
+    } else {
+      const BuildDir& b = builds[build_of[n]];
+      r.build_dir = b.dir;
+      try {
+        const fs::path manifest_path = b.dir / "grade-manifest" / (lab + ".json");
+        if (!fs::exists(manifest_path)) throw std::runtime_error("no manifest: the autograder's CMake did not see " + lab);
+        const json m = read_json(manifest_path);
+        r.sources = m.at("student_files").get<std::vector<std::string>>();
+        const Rubric rubric = Cache{root, key, "", ceilings, {}}.rubric(r);
+        r.student_files = r.sources;
+        for (const std::string& extra : rubric.extra_files) r.student_files.push_back(extra);
+        r.compiles = compile_recipes(b, lab, r);
+        if (r.compiles.size() != r.sources.size()) throw std::runtime_error("compile_commands.json lacks the compile of a student source");
+        const fs::path impl = m.at("impl_archive").get<std::string>();
+        for (const auto& [name, link] : m.at("link").items()) {
+          const fs::path file = link.at("file").get<std::string>();
+          if (!fs::exists(file)) throw std::runtime_error(link.at("target").get<std::string>() + " did not build (see prepare.log)");
+          r.links[name] = link_recipe(b, link.at("target"), impl, file);
+        }
+        const json& t = m.at("trusted");
+        r.perf_reference = t.value("perf_reference", "");
+        if (!r.perf_reference.empty()) run_only.push_back(r.perf_reference);
+        r.checker = t.value("checker", "");
+        r.profile = m.value("profile", "");
+        r.probe = m.value("probe", "");
+        const std::string list_tests = t.at("list_tests");
+        const CommandResult listed = run_command({list_tests, "--gtest_list_tests"});
+        if (listed.code != 0) throw std::runtime_error("cannot list the tests of " + lab + ":\n" + listed.output);
+        r.visible_tests = parse_gtest_list(listed.output);
+        if (!r.checker.empty()) {
+          const CommandResult hidden = run_command({r.checker, "--gtest_list_tests"});
+          if (hidden.code != 0) throw std::runtime_error("cannot list the hidden tests of " + lab + ":\n" + hidden.output);
+          r.hidden_tests = parse_gtest_list(hidden.output);
+        }
+        if (t.contains("list_perf")) {
+          const CommandResult perf = run_command({t["list_perf"].get<std::string>(), "--list"});
+          if (perf.code != 0) throw std::runtime_error("cannot list the perf cases of " + lab + ":\n" + perf.output);
+          for (const std::string& line : lines_of(perf.output))
+            if (!line.empty()) r.perf_cases.push_back(line);
+          if (r.perf_reference.empty() && (r.profile.empty() || !fs::exists(r.profile)))
+            throw std::runtime_error(lab + " has perf cases but neither a reference solution nor a reference profile");
+        }
+        // The symbols of every trusted input of the student's links: a submission may not redefine them.
+        std::vector<std::string> nm = {"/usr/bin/env", "nm", "-P", "-g", "--defined-only"};
+        std::set<std::string> inputs;
+        for (const auto& [name, link] : r.links) inputs.insert(link.inputs.begin(), link.inputs.end());
+        nm.insert(nm.end(), inputs.begin(), inputs.end());
+        const CommandResult symbols = run_command(nm);
+        if (symbols.code != 0) throw std::runtime_error("nm failed on the trusted link inputs:\n" + symbols.output.substr(0, 2000));
+        std::string list;
+        for (const auto& [name, kind] : defined_symbols(lines_of(symbols.output))) list += std::string(1, kind) + " " + name + "\n";
+        r.symbols = root / ("symbols-" + n + ".txt");
+        write_text_atomic(r.symbols, list);
+        public_files.insert(public_files.end(), inputs.begin(), inputs.end());
+        // Does the rubric cover every test, and does each of its rules match one?
+        auto check = [&](Source source, const std::vector<std::string>& tests) {
+          std::vector<bool> used(rubric.rules.size());
+          for (const std::string& t : tests) {
+            const Rule* rule = rubric.find(source, t);
+            if (!rule) r.rubric_warnings.push_back(std::string(to_string(source)) + " test " + t + " is in no rule: it counts 0 of 0");
+            else used[static_cast<std::size_t>(rule - rubric.rules.data())] = true;
+          }
+          for (std::size_t i = 0; i < rubric.rules.size(); ++i)
+            if (rubric.rules[i].source == source && !used[i] && !rubric.path.empty())
+              r.rubric_warnings.push_back("rule " + std::to_string(i) + " (" + to_string(source) + " " + rubric.rules[i].match + ") matches no test");
+        };
+        check(Source::visible, r.visible_tests);
+        check(Source::hidden, r.hidden_tests);
+        check(Source::perf, r.perf_cases);
+        r.available = true;
+      } catch (const std::exception& e) {
+        r.unavailable = e.what();
+      }
+    }
+    log << "  " << lab << ": " << (r.available ? "ready" : "NOT AVAILABLE: " + r.unavailable) << "\n";
+    if (r.available) {
+      log << "    student files: ";
+      for (const std::string& f : r.student_files) log << "labs/" << folder << "/" << f << " ";
+      log << "\n    " << r.visible_tests.size() << " visible tests, " << r.hidden_tests.size() << " hidden tests, "
+          << r.perf_cases.size() << " perf cases\n";
+      for (const std::string& w : r.rubric_warnings) log << "    rubric warning: " << w << "\n";
+    }
+    labs_json[n] = r.to_json();
+  }
+  write_text_atomic(root / "prepare.log", prepare_log);
+
+  // Solutions, hidden tests and rubrics stay readable by the grader alone.
+  set_permissions(root, {src / "common", src / "labs", src / "cmake"}, public_files, run_only);
+  fs::permissions(root, fs::perms::others_exec | fs::perms::group_exec, fs::perm_options::add);
+
+  write_json(root / "recipes.json", {{"format", kFormat}, {"key", key}, {"tree", tree_hash}, {"prepared_at", utc_now()},
+                                     {"trusted", trusted.string()}, {"ceilings", ceilings.string()}, {"labs", labs_json}});
+  return Cache::load(root);
+}
+
+}  // namespace workbook::grade

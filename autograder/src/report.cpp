@@ -1,0 +1,246 @@
+#include <grade/report.hpp>
+
+#include <grade/util.hpp>
+
+#include <workbook/report.hpp>
+
+#include <map>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+namespace workbook::grade {
+namespace {
+
+using nlohmann::json;
+
+std::string fixed(double v, int digits = 1) { return workbook::format_fixed(v, digits); }
+
+std::string points(double score, double max) {
+  // Whole points print without decimals; perf points keep two.
+  auto f = [](double v) { return std::abs(v - std::round(v)) < 1e-9 ? fixed(v, 0) : fixed(v, 2); };
+  return f(score) + " / " + f(max);
+}
+
+bool shown(const Item& i) { return i.visibility == "visible"; }
+
+std::string status_word(const Item& i) {
+  if (i.details.value("excluded", false)) return "not graded";
+  if (i.status == "passed") return "passed";
+  if (i.status == "skipped") return "not graded";
+  if (i.details.value("gated", false) || i.details.value("not_implemented", false)) return "not credited";
+  return "failed";
+}
+
+std::string lab_status(const LabResult& l) {
+  if (l.status == "graded") return "graded";
+  if (l.status == "compile_error") return "does not compile";
+  if (l.status == "symbol_error") return "defines forbidden symbols";
+  if (l.status == "link_error") return "does not link";
+  if (l.status == "not_submitted") return "not submitted";
+  if (l.status == "unavailable") return "not gradable on this machine";
+  return l.status;
+}
+
+// Each lab's perf cases as one table: where the kernels stand on the roofline.
+std::string roofline_table(const LabResult& l) {
+  std::string t;
+  for (const Item& i : l.items) {
+    if (i.source != Source::perf || !i.details.contains("ratio")) continue;
+    if (t.empty())
+      t = "| perf case | x reference | % of roof | achieved | intensity | points |\n|---|---|---|---|---|---|\n";
+    const json& d = i.details;
+    t += "| " + i.test + " | " + fixed(d.value("ratio", 0.0), 2) + "x" + (d.value("implausible", false) ? " (flagged)" : "") +
+         " | " + workbook::format_percent(d.value("fraction_of_roof", 0.0)) + " | " + fixed(d.value("gops", 0.0), 2) + " G" +
+         d.value("ops_unit", "FLOP") + "/s, " + fixed(d.value("gbs", 0.0), 1) + " GB/s | " + fixed(d.value("intensity", 0.0), 3) +
+         " | " + points(i.score, i.max_score) + " |\n";
+  }
+  return t;
+}
+
+std::string summary_markdown(const GradeResult& r) {
+  std::string md = "## Score: " + points(r.score, r.max_score) + "\n\n| lab | score | status |\n|---|---|---|\n";
+  for (const LabResult& l : r.labs) md += "| " + l.number + " " + l.folder.substr(3) + " | " + points(l.score, l.max_score) + " | " + lab_status(l) + " |\n";
+  md += "\n";
+  for (const LabResult& l : r.labs) {
+    if (!l.build_output.empty()) md += "### Lab " + l.number + ": " + lab_status(l) + "\n\n```\n" + l.build_output + "\n```\n\n";
+    const std::string table = roofline_table(l);
+    if (!table.empty()) md += "### Lab " + l.number + " on the roofline\n\n" + table + "\n";
+  }
+  md += "Inputs came from WORKBOOK_SEED=" + std::to_string(r.seed) + ": `WORKBOOK_SEED=" + std::to_string(r.seed) +
+        " ctest --preset labNN -R <test>` replays a visible test with the same inputs.\n";
+  return md;
+}
+
+}  // namespace
+
+nlohmann::json gradescope_results(const GradeResult& r) {
+  json tests = json::array();
+  int number = 0;
+  for (const LabResult& l : r.labs) {
+    for (const Item& i : l.items) {
+      const bool excluded = i.status == "skipped" || i.details.value("excluded", false);
+      json t = {{"name", i.name() + (excluded ? " (not graded)" : "")},
+                {"number", std::to_string(++number)},
+                {"score", i.score},
+                {"max_score", i.max_score},
+                {"output", i.output},
+                {"output_format", "md"},
+                {"visibility", i.visibility},
+                {"tags", {"lab" + i.lab, to_string(i.source)}}};
+      // A test not graded here reports no status: Gradescope shows it by its 0 of 0, and its name says why.
+      if (!excluded) t["status"] = i.status == "passed" ? "passed" : "failed";
+      tests.push_back(t);
+    }
+  }
+  return {{"score", r.score},
+          {"output", summary_markdown(r)},
+          {"output_format", "md"},
+          {"test_output_format", "md"},
+          {"visibility", "visible"},
+          {"stdout_visibility", "hidden"},
+          {"execution_time", static_cast<int>(r.seconds)},
+          {"tests", tests},
+          {"extra_data", {{"seed", r.seed}, {"max_score", r.max_score}, {"grader", "workbook-grade"}}}};
+}
+
+nlohmann::json prairielearn_results(const GradeResult& r) {
+  json tests = json::array();
+  for (const LabResult& l : r.labs) {
+    for (const Item& i : l.items) {
+      json t = {{"name", i.name()}, {"points", i.score}, {"max_points", i.max_score}, {"description", i.function}};
+      if (shown(i)) t["output"] = i.output;
+      else t["message"] = "details hidden";
+      tests.push_back(t);
+    }
+  }
+  return {{"gradable", true},
+          {"score", r.max_score > 0 ? r.score / r.max_score : 0.0},
+          {"message", "Score " + points(r.score, r.max_score)},
+          {"output", summary_markdown(r)},
+          {"tests", tests}};
+}
+
+std::string markdown_report(const GradeResult& r, const std::string& plots) {
+  std::string md = "# Grading report: " + r.id + "\n\n" + summary_markdown(r) + "\n";
+  for (const LabResult& l : r.labs) {
+    md += "## Lab " + l.number + " (" + l.folder + "): " + points(l.score, l.max_score) + "\n\n";
+    md += "| test | points | result |\n|---|---|---|\n";
+    for (const Item& i : l.items) md += "| " + i.name() + " | " + points(i.score, i.max_score) + " | " + status_word(i) + " |\n";
+    md += "\n";
+    for (const Item& i : l.items) {
+      if (i.output.empty() || (i.status == "passed" && i.source != Source::perf)) continue;
+      md += "### " + i.name() + "\n\n" + (shown(i) ? i.output : std::string("(details are shown after the due date)")) + "\n\n";
+      if (i.source == Source::perf)
+        for (const auto& [name, svg] : l.plots)
+          if (name == i.test) md += "![roofline of " + i.test + "](" + plots + "/lab" + l.number + "-" + name + ".svg)\n\n";
+    }
+  }
+  return md;
+}
+
+std::string html_report(const GradeResult& r) {
+  std::ostringstream h;
+  h << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>Grading report: " << html_escape(r.id)
+    << "</title>\n<style>body{font-family:Helvetica,Arial,sans-serif;max-width:1000px;margin:2em auto;color:#222}"
+       "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:4px 8px;text-align:left}"
+       ".passed{color:#2b8a3e}.failed{color:#c92a2a}.not{color:#868e96}pre{background:#f6f8fa;padding:8px;"
+       "white-space:pre-wrap;font-size:12px}</style></head><body>\n";
+  h << "<h1>Grading report: " << html_escape(r.id) << "</h1>\n<p><b>Score: " << points(r.score, r.max_score) << "</b> (seed "
+    << r.seed << ")</p>\n<table><tr><th>lab</th><th>score</th><th>status</th></tr>\n";
+  for (const LabResult& l : r.labs)
+    h << "<tr><td>" << html_escape(l.number + " " + l.folder.substr(3)) << "</td><td>" << points(l.score, l.max_score)
+      << "</td><td>" << html_escape(lab_status(l)) << "</td></tr>\n";
+  h << "</table>\n";
+  for (const LabResult& l : r.labs) {
+    h << "<h2>Lab " << html_escape(l.number + " (" + l.folder + ")") << ": " << points(l.score, l.max_score) << "</h2>\n";
+    if (!l.build_output.empty()) h << "<pre>" << html_escape(l.build_output) << "</pre>\n";
+    h << "<table><tr><th>test</th><th>points</th><th>result</th></tr>\n";
+    for (const Item& i : l.items) {
+      const std::string word = status_word(i);
+      const std::string cls = word == "passed" ? "passed" : word == "not graded" ? "not" : "failed";
+      h << "<tr><td>" << html_escape(i.name()) << "</td><td>" << points(i.score, i.max_score) << "</td><td class=\"" << cls
+        << "\">" << word << "</td></tr>\n";
+    }
+    h << "</table>\n";
+    for (const Item& i : l.items) {
+      if (i.output.empty() || (i.status == "passed" && i.source != Source::perf)) continue;
+      h << "<h3>" << html_escape(i.name()) << "</h3>\n<pre>"
+        << html_escape(shown(i) ? i.output : std::string("(details are shown after the due date)")) << "</pre>\n";
+      if (i.source == Source::perf)
+        for (const auto& [name, svg] : l.plots)
+          if (name == i.test) h << "<div>" << svg << "</div>\n";
+    }
+  }
+  h << "</body></html>\n";
+  return h.str();
+}
+
+std::vector<std::string> csv_header(const std::vector<std::string>& labs) {
+  std::vector<std::string> h = {"id", "score", "max_score", "percent"};
+  for (const std::string& l : labs) {
+    h.push_back("lab" + l);
+    h.push_back("lab" + l + "_max");
+    h.push_back("lab" + l + "_status");
+  }
+  for (const char* c : {"flags", "seconds", "graded_at", "seed", "files"}) h.push_back(c);
+  return h;
+}
+
+std::vector<std::string> csv_row(const GradeResult& r, const std::vector<std::string>& labs) {
+  std::vector<std::string> row = {r.id, fixed(r.score, 2), fixed(r.max_score, 2),
+                                  r.max_score > 0 ? fixed(100 * r.score / r.max_score, 1) : "0"};
+  std::string flags;
+  for (const std::string& n : labs) {
+    const LabResult* found = nullptr;
+    for (const LabResult& l : r.labs)
+      if (l.number == n) found = &l;
+    row.push_back(found ? fixed(found->score, 2) : "");
+    row.push_back(found ? fixed(found->max_score, 2) : "");
+    row.push_back(found ? found->status : "not graded");
+    if (found)
+      for (const Item& i : found->items)
+        if (i.details.value("implausible", false) || i.details.value("forged", false))
+          flags += (flags.empty() ? "" : " ") + i.name();
+  }
+  std::string files;
+  for (const SubmittedFile& f : r.files) files += (files.empty() ? "" : " ") + f.path + ":" + f.hash;
+  row.push_back(flags);
+  row.push_back(fixed(r.seconds, 1));
+  row.push_back(r.started_at);
+  row.push_back(std::to_string(r.seed));
+  row.push_back(files);
+  return row;
+}
+
+std::string csv_line(const std::vector<std::string>& fields) {
+  std::string line;
+  for (std::size_t i = 0; i < fields.size(); ++i) line += (i ? "," : "") + csv_field(fields[i]);
+  return line + "\n";
+}
+
+std::vector<std::pair<std::string, std::string>> plots_of(const GradeResult& r) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const LabResult& l : r.labs)
+    for (const auto& [name, svg] : l.plots) out.emplace_back("lab" + l.number + "-" + name + ".svg", svg);
+  return out;
+}
+
+void write_outputs(const GradeResult& r, const GradeOptions& o) {
+  if (!o.out.empty()) {
+    fs::create_directories(o.out);
+    write_json(o.out / "record.json", r.to_json());
+    write_json(o.out / "results.json", gradescope_results(r));
+    write_json(o.out / "prairielearn.json", prairielearn_results(r));
+    for (const auto& [file, svg] : plots_of(r)) write_text_atomic(o.out / "plots" / file, svg);
+    write_text_atomic(o.out / "report.md", markdown_report(r));
+    write_text_atomic(o.out / "report.html", html_report(r));
+    std::vector<std::string> labs;
+    for (const LabResult& l : r.labs) labs.push_back(l.number);
+    write_text_atomic(o.out / "row.csv", csv_line(csv_header(labs)) + csv_line(csv_row(r, labs)));
+  }
+  if (!o.gradescope.empty()) write_json(o.gradescope, gradescope_results(r));
+  if (!o.prairielearn.empty()) write_json(o.prairielearn, prairielearn_results(r));
+}
+
+}  // namespace workbook::grade

@@ -1,0 +1,230 @@
+#include <grade/util.hpp>
+
+#include <workbook/report.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <stdexcept>
+
+#include <sys/random.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+namespace workbook::grade {
+
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot read " + path.string());
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+void write_text_atomic(const fs::path& path, const std::string& text) {
+  if (path.has_parent_path()) fs::create_directories(path.parent_path());
+  const fs::path temporary = path.string() + ".tmp-" + std::to_string(getpid());
+  {
+    std::ofstream out(temporary, std::ios::binary);
+    if (!out) throw std::runtime_error("cannot write " + temporary.string());
+    out << text;
+    if (!out.flush()) throw std::runtime_error("cannot write " + temporary.string());
+  }
+  fs::rename(temporary, path);
+}
+
+nlohmann::json read_json(const fs::path& path) {
+  try {
+    return nlohmann::json::parse(read_text(path));
+  } catch (const nlohmann::json::exception& e) {
+    throw std::runtime_error(path.string() + " is not valid JSON: " + e.what());
+  }
+}
+
+const nlohmann::json& items_of(const nlohmann::json& j, const char* key) {
+  static const nlohmann::json empty = nlohmann::json::array();
+  return j.is_object() && j.contains(key) ? j[key] : empty;
+}
+
+void write_json(const fs::path& path, const nlohmann::json& value) {
+  write_text_atomic(path, value.dump(2) + "\n");
+}
+
+std::string hash_hex(std::string_view data) {
+  std::uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char c : data) {
+    h ^= c;
+    h *= 0x100000001b3ull;
+  }
+  char text[17];
+  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(h));
+  return text;
+}
+
+std::string hash_tree(const fs::path& root, const std::vector<std::string>& skip) {
+  std::vector<fs::path> files;
+  for (auto it = fs::recursive_directory_iterator(root); it != fs::recursive_directory_iterator(); ++it) {
+    const fs::path relative = fs::relative(it->path(), root);
+    if (it.depth() == 0 && std::find(skip.begin(), skip.end(), relative.string()) != skip.end()) {
+      if (it->is_directory()) it.disable_recursion_pending();
+      continue;
+    }
+    if (it->is_regular_file() && !it->is_symlink()) files.push_back(relative);
+  }
+  std::sort(files.begin(), files.end());
+  std::string all;
+  for (const fs::path& f : files) all += f.string() + '\0' + hash_hex(read_text(root / f)) + '\n';
+  return hash_hex(all);
+}
+
+std::vector<std::string> split_command(std::string_view line) {
+  std::vector<std::string> words;
+  std::string word;
+  bool in_word = false;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (c == '\'') {
+      in_word = true;
+      for (++i; i < line.size() && line[i] != '\''; ++i) word += line[i];
+    } else if (c == '"') {
+      in_word = true;
+      for (++i; i < line.size() && line[i] != '"'; ++i) {
+        if (line[i] == '\\' && i + 1 < line.size() && std::string_view("\"\\$`").find(line[i + 1]) != std::string_view::npos) ++i;
+        word += line[i];
+      }
+    } else if (c == '\\' && i + 1 < line.size()) {
+      in_word = true;
+      word += line[++i];
+    } else if (c == ' ' || c == '\t' || c == '\n') {
+      if (in_word) words.push_back(word);
+      word.clear();
+      in_word = false;
+    } else {
+      in_word = true;
+      word += c;
+    }
+  }
+  if (in_word) words.push_back(word);
+  return words;
+}
+
+std::string shell_quote(const std::string& word) {
+  if (!word.empty() && word.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-+=/.,:@%") == std::string::npos)
+    return word;
+  return "'" + replace_all(word, "'", "'\\''") + "'";
+}
+
+bool glob_match(std::string_view p, std::string_view t) {
+  std::size_t pi = 0, ti = 0, star = std::string_view::npos, mark = 0;
+  while (ti < t.size()) {
+    if (pi < p.size() && (p[pi] == '?' || p[pi] == t[ti])) {
+      ++pi;
+      ++ti;
+    } else if (pi < p.size() && p[pi] == '*') {
+      star = pi++;
+      mark = ti;
+    } else if (star != std::string_view::npos) {
+      pi = star + 1;
+      ti = ++mark;
+    } else {
+      return false;
+    }
+  }
+  while (pi < p.size() && p[pi] == '*') ++pi;
+  return pi == p.size();
+}
+
+std::string html_escape(std::string_view text) { return workbook::xml_escape(text); }
+
+std::string csv_field(const std::string& text) {
+  if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
+  return "\"" + replace_all(text, "\"", "\"\"") + "\"";
+}
+
+std::string utc_now() {
+  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return text;
+}
+
+std::string random_hex(std::size_t bytes) {
+  std::string raw(bytes, '\0');
+  std::size_t got = 0;
+  while (got < bytes) {
+    const ssize_t n = getrandom(raw.data() + got, bytes - got, 0);
+    if (n <= 0) throw std::runtime_error("getrandom failed");
+    got += static_cast<std::size_t>(n);
+  }
+  std::string hex;
+  char two[3];
+  for (unsigned char c : raw) {
+    std::snprintf(two, sizeof two, "%02x", c);
+    hex += two;
+  }
+  return hex;
+}
+
+std::string first_errors(const std::string& output, std::size_t max_lines) {
+  std::vector<std::string> lines;
+  std::istringstream in(output);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  // Start at the first line that reports an error (GCC, Clang, nvcc and ld spell it this way);
+  // keep what follows (the offending code, notes) up to the limit.
+  std::size_t first = lines.size();
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    const std::string& l = lines[i];
+    if (l.find("error:") != std::string::npos || l.find("error ") == 0 || l.find("undefined reference") != std::string::npos ||
+        l.find("fatal error") != std::string::npos) {
+      first = i;
+      break;
+    }
+  }
+  if (first == lines.size()) first = 0;
+  // Include the "In function ..." line just before the first error, when there is one.
+  if (first > 0 && lines[first - 1].find("In ") != std::string::npos) --first;
+  std::string out;
+  for (std::size_t i = first; i < lines.size() && i < first + max_lines; ++i) out += lines[i] + "\n";
+  if (lines.size() > first + max_lines) out += "[... " + std::to_string(lines.size() - first - max_lines) + " more lines]\n";
+  return out;
+}
+
+std::string replace_all(std::string text, std::string_view from, std::string_view to) {
+  if (from.empty()) return text;
+  for (std::size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
+    text.replace(at, from.size(), to);
+  return text;
+}
+
+fs::path self_executable() { return fs::read_symlink("/proc/self/exe"); }
+
+void copy_tree(const fs::path& from, const fs::path& to, const std::vector<std::string>& skip) {
+  fs::create_directories(to);
+  for (auto it = fs::recursive_directory_iterator(from); it != fs::recursive_directory_iterator(); ++it) {
+    const fs::path relative = fs::relative(it->path(), from);
+    if (it.depth() == 0 && std::find(skip.begin(), skip.end(), relative.string()) != skip.end()) {
+      if (it->is_directory() && !it->is_symlink()) it.disable_recursion_pending();
+      continue;
+    }
+    const fs::path target = to / relative;
+    if (it->is_symlink()) {
+      fs::remove(target);
+      fs::copy_symlink(it->path(), target);
+    } else if (it->is_directory()) {
+      fs::create_directories(target);
+    } else if (it->is_regular_file()) {
+      fs::copy_file(it->path(), target, fs::copy_options::overwrite_existing);
+    }
+  }
+}
+
+std::string lab_name(const std::string& number) { return "lab" + number; }
+
+}  // namespace workbook::grade

@@ -1,0 +1,139 @@
+// The grader as a tool, on the self-test's prepared cache: a batch killed halfway and resumed, and
+// the packages. (Single submissions are graded by the autograder.grade.* tests.)
+#include <grade/util.hpp>
+#include <grade/zip.hpp>
+
+#include <workbook/subprocess.hpp>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <csignal>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+namespace {
+
+using ::testing::Contains;
+using ::testing::HasSubstr;
+using ::testing::Not;
+using namespace workbook::grade;
+
+class EndToEnd : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir = fs::path(WORKBOOK_SELFTEST_OUT) / ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+  }
+  // Runs the grader to its end; its output goes to a log in the test's folder.
+  int grader(std::vector<std::string> args) {
+    args.insert(args.begin(), WORKBOOK_GRADER);
+    const std::string log = (dir / "grader.log").string();
+    std::string line;
+    for (const std::string& a : args) line += shell_quote(a) + " ";
+    return std::system((line + ">> " + shell_quote(log) + " 2>&1").c_str());
+  }
+  fs::path dir;
+};
+
+// A small class: two stubs, one that does not compile, one archive.
+void make_class(const fs::path& folder) {
+  const fs::path lab = "labs/01_vectorized_relu";
+  const fs::path stub = fs::path(WORKBOOK_TRUSTED) / lab / "vector_ops.cpp";
+  for (const char* name : {"ana", "ben", "cleo"}) {
+    fs::create_directories(folder / name / lab);
+    fs::copy_file(stub, folder / name / lab / "vector_ops.cpp");
+  }
+  write_text_atomic(folder / "cleo" / lab / "vector_ops.cpp", "this does not compile\n");
+  fs::create_directories(folder / "tmp-dana" / lab);
+  fs::copy_file(stub, folder / "tmp-dana" / lab / "vector_ops.cpp");
+  const std::string tar = "tar -czf " + shell_quote((folder / "dana.tar.gz").string()) + " -C " +
+                          shell_quote((folder / "tmp-dana").string()) + " labs";
+  ASSERT_EQ(std::system(tar.c_str()), 0);
+  fs::remove_all(folder / "tmp-dana");
+}
+
+TEST_F(EndToEnd, BatchKilledHalfwayResumesWithoutLosingOrDuplicatingAResult) {
+  make_class(dir / "class");
+  const fs::path out = dir / "out";
+  const std::vector<std::string> args = {WORKBOOK_GRADER, "batch", (dir / "class").string(), "--out", out.string(), "--cache",
+                                         WORKBOOK_SELFTEST_CACHE, "--jobs", "2", "--labs", "01", "--no-perf", "--no-prepare",
+                                         "--test-timeout", "20", "--seed", "7", "--work", (dir / "work").string()};
+  {
+    // The first run is killed (SIGKILL: no chance to clean up) once one result is in.
+    workbook::Subprocess batch({.argv = args});
+    const auto start = std::chrono::steady_clock::now();
+    auto finished = [&] {
+      int n = 0;
+      if (fs::exists(out / "submissions"))
+        for (const auto& e : fs::directory_iterator(out / "submissions")) n += e.path().filename().string()[0] != '.';
+      return n;
+    };
+    while (finished() == 0 && std::chrono::steady_clock::now() - start < std::chrono::minutes(5))
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    batch.kill();
+    batch.wait();
+    ASSERT_GE(finished(), 1) << "no result within 5 minutes";
+    ASSERT_LT(finished(), 4) << "the batch finished before it could be interrupted: nothing to resume";
+  }
+  std::set<std::string> first;
+  std::map<std::string, std::string> started;
+  for (const auto& e : fs::directory_iterator(out / "submissions")) {
+    const std::string id = e.path().filename().string();
+    if (id[0] == '.') continue;
+    first.insert(id);
+    started[id] = read_json(e.path() / "record.json").at("started_at");
+  }
+  // The second run grades only what is missing.
+  std::vector<std::string> rest(args.begin() + 1, args.end());
+  ASSERT_EQ(grader(rest), 0) << read_text(dir / "grader.log");
+  std::vector<std::string> ids;
+  for (const auto& e : fs::directory_iterator(out / "submissions")) ids.push_back(e.path().filename().string());
+  std::sort(ids.begin(), ids.end());
+  EXPECT_THAT(ids, ::testing::ElementsAre("ana", "ben", "cleo", "dana")) << "a partial result was left, or one is missing";
+  for (const std::string& id : first)
+    EXPECT_EQ(read_json(out / "submissions" / id / "record.json").at("started_at"), started[id]) << id << " was graded twice";
+  const std::string log = read_text(dir / "grader.log");
+  EXPECT_THAT(log, HasSubstr(std::to_string(first.size()) + " already graded"));
+  // The gradebook: one row per submission, no more.
+  std::istringstream csv(read_text(out / "gradebook.csv"));
+  std::vector<std::string> rows;
+  for (std::string line; std::getline(csv, line);) rows.push_back(line.substr(0, line.find(',')));
+  EXPECT_THAT(rows, ::testing::ElementsAre("id", "ana", "ben", "cleo", "dana"));
+  EXPECT_EQ(read_json(out / "submissions" / "cleo" / "record.json")["labs"][0]["status"], "compile_error");
+  EXPECT_EQ(read_json(out / "submissions" / "dana" / "record.json")["files"][0]["path"], "labs/01_vectorized_relu/vector_ops.cpp");
+  EXPECT_TRUE(fs::exists(out / "summary.md"));
+  EXPECT_TRUE(fs::exists(out / "summary" / "scores.svg"));
+  EXPECT_THAT(read_text(out / "summary.md"), HasSubstr("4 submissions graded"));
+}
+
+TEST_F(EndToEnd, PackagesAGradescopeAutograderWithTheTrustedTree) {
+  const fs::path zip = dir / "autograder.zip";
+  ASSERT_EQ(grader({"package", "gradescope", "--out", zip.string(), "--trusted", WORKBOOK_TRUSTED}), 0) << read_text(dir / "grader.log");
+  const std::vector<std::string> names = zip_names(read_text(zip));
+  EXPECT_THAT(names, Contains("setup.sh"));
+  EXPECT_THAT(names, Contains("run_autograder"));
+  EXPECT_THAT(names, Contains("labs/01_vectorized_relu/vector_ops.cpp"));
+  EXPECT_THAT(names, Contains("solutions/01_vectorized_relu/vector_ops.cpp"));
+  EXPECT_THAT(names, Contains("autograder/labs/01_vectorized_relu/rubric.json"));
+  for (const std::string& n : names) EXPECT_NE(n.rfind("build/", 0), 0u) << "a build output in the package: " << n;
+}
+
+TEST_F(EndToEnd, WritesAClassroomWorkflowWithTheRubricsPoints) {
+  ASSERT_EQ(grader({"package", "classroom", "--out", dir.string(), "--trusted", WORKBOOK_TRUSTED, "--cache", WORKBOOK_SELFTEST_CACHE}), 0);
+  const std::string yml = read_text(dir / ".github" / "workflows" / "classroom.yml");
+  EXPECT_THAT(yml, HasSubstr("classroom-resources/autograding-command-grader@v1"));
+  EXPECT_THAT(yml, HasSubstr("classroom-resources/autograding-grading-reporter@v1"));
+  EXPECT_THAT(yml, HasSubstr("LAB01_RESULTS: \"${{ steps.lab01.outputs.result }}\""));
+  EXPECT_THAT(yml, HasSubstr("ctest --test-dir build/lab01 -L correctness"));
+  EXPECT_THAT(yml, Not(HasSubstr("max-score: 10\n"))) << "the points should come from the rubric";
+}
+
+}  // namespace

@@ -1,0 +1,201 @@
+// The grader's parts that need no build: rubrics and perf tiers, command lines and patterns, the
+// zip writer, and the outputs (Gradescope, PrairieLearn, CSV) of a made-up result.
+#include <grade/report.hpp>
+#include <grade/rubric.hpp>
+#include <grade/util.hpp>
+#include <grade/zip.hpp>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using namespace workbook::grade;
+
+fs::path write_rubric(const std::string& text) {
+  const fs::path p = fs::temp_directory_path() / ("workbook-rubric-" + std::to_string(getpid()) + "-" + random_hex(4) + ".json");
+  std::ofstream(p) << text;
+  return p;
+}
+
+TEST(PerfScale, FullWithinTheFirstTierNoneFromTheLastLinearBetween) {
+  const PerfScale s{.full_within = 1.2, .zero_at = 4.0};
+  EXPECT_DOUBLE_EQ(s.fraction(0.8), 1.0);
+  EXPECT_DOUBLE_EQ(s.fraction(1.2), 1.0);
+  EXPECT_DOUBLE_EQ(s.fraction(2.6), 0.5);  // halfway from 1.2 to 4.0
+  EXPECT_DOUBLE_EQ(s.fraction(4.0), 0.0);
+  EXPECT_DOUBLE_EQ(s.fraction(9.0), 0.0);
+  EXPECT_DOUBLE_EQ(s.fraction(std::nan("")), 0.0);
+  const PerfScale log{.full_within = 1.0, .zero_at = 4.0, .logarithmic = true};
+  EXPECT_NEAR(log.fraction(2.0), 0.5, 1e-12);  // 2x is halfway from 1x to 4x on a log scale
+}
+
+TEST(Rubric, ReadsRulesDefaultsAndTiers) {
+  const fs::path p = write_rubric(R"({"format": 1, "lab": "07",
+    "defaults": {"visibility": "after_due_date", "skipped": "zero", "timeout_seconds": 5},
+    "perf": {"full_within": 1.5, "zero_at": 3},
+    "rules": [
+      {"source": "hidden", "match": "*.Rejects*", "points": 1, "gate": false},
+      {"source": "hidden", "match": "*", "points": 2, "gate": true},
+      {"source": "visible", "match": "BinaryOps.*", "function": "add"},
+      {"source": "visible", "match": "*", "visibility": "visible"},
+      {"source": "perf", "match": "relu", "points": 5, "perf": {"zero_at": 6}}]})");
+  const Rubric r = Rubric::load(p.string(), "07");
+  fs::remove(p);
+  EXPECT_EQ(r.skipped, SkipPolicy::zero);
+  EXPECT_EQ(r.test_timeout_seconds, 5);
+  ASSERT_NE(r.find(Source::hidden, "Relu.RejectsMismatchedSizes"), nullptr);
+  EXPECT_FALSE(r.find(Source::hidden, "Relu.RejectsMismatchedSizes")->gate);
+  EXPECT_TRUE(r.find(Source::hidden, "Relu.MatchesOracle")->gate);
+  EXPECT_EQ(r.find(Source::hidden, "Relu.MatchesOracle")->points, 2);
+  EXPECT_EQ(r.find(Source::hidden, "Relu.MatchesOracle")->visibility, "after_due_date");
+  EXPECT_EQ(r.find(Source::visible, "Relu.Tail")->visibility, "visible");
+  EXPECT_EQ(Rubric::function_of(r.find(Source::visible, "BinaryOps.X"), Source::visible, "BinaryOps.X"), "add");
+  EXPECT_EQ(Rubric::function_of(nullptr, Source::visible, "SquaredDifference.Tail"), "squared_difference");
+  EXPECT_EQ(r.find(Source::perf, "dot"), nullptr);
+  EXPECT_EQ(r.find(Source::perf, "relu")->perf->zero_at, 6);
+  EXPECT_EQ(r.find(Source::perf, "relu")->perf->full_within, 1.5);  // the lab's tier, where the rule says nothing
+}
+
+TEST(Rubric, RefusesMistakesInsteadOfIgnoringThem) {
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {R"({"format": 1, "rules": [], "defualts": {}})", "unknown key 'defualts'"},
+      {R"({"format": 1, "rules": [{"source": "visible", "match": "*", "gate": true}]})", "only hidden"},
+      {R"({"format": 1, "rules": [{"source": "perf", "match": "*", "perf": {"full_within": 3, "zero_at": 2}}]})", "full_within < zero_at"},
+      {R"({"format": 1, "lab": "02", "rules": []})", "rubric of lab 02"},
+      {R"({"format": 1, "rules": [{"source": "visible", "match": "*", "visibility": "secret"}]})", "unknown visibility"},
+      {R"({"format": 1, "optional_files": ["../x.hpp"], "rules": []})", "file name patterns"},
+  };
+  for (const auto& [text, message] : bad) {
+    const fs::path p = write_rubric(text);
+    try {
+      Rubric::load(p.string(), "07");
+      ADD_FAILURE() << "accepted: " << text;
+    } catch (const std::runtime_error& e) {
+      EXPECT_THAT(e.what(), HasSubstr(message)) << text;
+    }
+    fs::remove(p);
+  }
+}
+
+TEST(Rubric, DefaultGivesEveryTestAPoint) {
+  const Rubric r = Rubric::default_for("05");
+  EXPECT_EQ(r.find(Source::visible, "Anything.AtAll")->points, 1);
+  EXPECT_EQ(r.find(Source::perf, "square")->points, 2);
+  EXPECT_FALSE(r.find(Source::hidden, "X.Y")->gate);
+}
+
+TEST(Util, SplitsCommandLinesAsTheShellDoes) {
+  EXPECT_THAT(split_command(R"(/usr/bin/c++ -DX="a b" -I'/p q' a\ b -o out.o)"),
+              ElementsAre("/usr/bin/c++", "-DX=a b", "-I/p q", "a b", "-o", "out.o"));
+  EXPECT_EQ(shell_quote("plain/path.o"), "plain/path.o");
+  EXPECT_EQ(shell_quote("it's"), "'it'\\''s'");
+}
+
+TEST(Util, MatchesGlobs) {
+  EXPECT_TRUE(glob_match("Relu.*", "Relu.Tail"));
+  EXPECT_TRUE(glob_match("*.Rejects*", "Dot.RejectsMismatchedSizes"));
+  EXPECT_TRUE(glob_match("?ot", "dot"));
+  EXPECT_FALSE(glob_match("Relu.*", "Relux.Tail"));
+  EXPECT_FALSE(glob_match("*.hpp", "a.hpp.cpp"));
+}
+
+TEST(Util, FindsTheFirstCompilerErrors) {
+  const std::string out = "In file included from x.cpp:1:\nlabs/01/vector_ops.cpp: In function 'void f()':\n"
+                          "labs/01/vector_ops.cpp:3:5: error: 'y' was not declared\n    3 | y = 1;\n      | ^\n";
+  EXPECT_EQ(first_errors(out), "labs/01/vector_ops.cpp: In function 'void f()':\nlabs/01/vector_ops.cpp:3:5: error: 'y' was not declared\n"
+                               "    3 | y = 1;\n      | ^\n");
+}
+
+TEST(Zip, WritesAnArchiveItsReaderAndUnzipAgreeOn) {
+  EXPECT_EQ(crc32("123456789"), 0xCBF43926u);  // the standard check value
+  const std::string zip = make_zip({{"setup.sh", "#!/bin/sh\n", true}, {"labs/01/a.cpp", std::string(1000, 'x'), false}});
+  EXPECT_THAT(zip_names(zip), ElementsAre("setup.sh", "labs/01/a.cpp"));
+  const fs::path p = fs::temp_directory_path() / ("workbook-zip-" + std::to_string(getpid()) + ".zip");
+  write_text_atomic(p, zip);
+  if (access("/usr/bin/unzip", X_OK) == 0) {
+    EXPECT_EQ(std::system(("/usr/bin/unzip -tq " + p.string() + " > /dev/null").c_str()), 0) << "unzip -t rejects the archive";
+  }
+  fs::remove(p);
+}
+
+GradeResult example_result() {
+  GradeResult r;
+  r.id = "alice";
+  r.seed = 42;
+  LabResult l;
+  l.number = "01";
+  l.folder = "01_vectorized_relu";
+  Item pass{.lab = "01", .source = Source::visible, .test = "Relu.Tail", .function = "relu", .score = 1, .max_score = 1, .status = "passed"};
+  Item fail{.lab = "01", .source = Source::hidden, .test = "Relu.MatchesOracle", .function = "relu", .score = 0, .max_score = 2,
+            .status = "failed", .output = "the last 3 elements were never written", .visibility = "after_due_date"};
+  Item perf{.lab = "01", .source = Source::perf, .test = "relu", .function = "relu", .score = 2.5, .max_score = 5, .status = "failed",
+            .output = "2.6x the reference's time"};
+  perf.details = {{"ratio", 2.6}, {"fraction_of_roof", 0.35}, {"gops", 1.2}, {"gbs", 9.6}, {"intensity", 0.125}, {"ops_unit", "FLOP"}};
+  Item gpu{.lab = "01", .source = Source::visible, .test = "Cuda.Square", .function = "square", .score = 0, .max_score = 0,
+           .status = "skipped", .output = "Not graded: no CUDA device"};
+  gpu.details["excluded"] = true;
+  l.items = {pass, fail, perf, gpu};
+  l.score = 3.5;
+  l.max_score = 8;
+  r.labs = {l};
+  r.score = 3.5;
+  r.max_score = 8;
+  return r;
+}
+
+TEST(Outputs, GradescopeResultsHaveEveryTestWithItsVisibility) {
+  const nlohmann::json j = gradescope_results(example_result());
+  EXPECT_EQ(j["score"], 3.5);
+  ASSERT_EQ(j["tests"].size(), 4u);
+  EXPECT_EQ(j["tests"][0]["name"], "lab01 Relu.Tail");
+  EXPECT_EQ(j["tests"][0]["status"], "passed");
+  EXPECT_EQ(j["tests"][1]["name"], "lab01 hidden Relu.MatchesOracle");
+  EXPECT_EQ(j["tests"][1]["visibility"], "after_due_date");
+  EXPECT_EQ(j["tests"][1]["status"], "failed");
+  EXPECT_EQ(j["tests"][2]["score"], 2.5);
+  // A test not graded here says so in its name, counts 0 of 0, and claims no status.
+  EXPECT_EQ(j["tests"][3]["name"], "lab01 Cuda.Square (not graded)");
+  EXPECT_FALSE(j["tests"][3].contains("status"));
+  EXPECT_EQ(j["output_format"], "md");
+  EXPECT_THAT(j["output"].get<std::string>(), HasSubstr("| relu | 2.60x | 35% |"));
+}
+
+TEST(Outputs, PrairieLearnScoreIsAFractionAndHiddenOutputsAreWithheld) {
+  const nlohmann::json j = prairielearn_results(example_result());
+  EXPECT_TRUE(j["gradable"].get<bool>());
+  EXPECT_DOUBLE_EQ(j["score"].get<double>(), 3.5 / 8);
+  EXPECT_EQ(j["tests"][1]["max_points"], 2);
+  EXPECT_FALSE(j["tests"][1].contains("output"));
+  EXPECT_EQ(j["tests"][0]["points"], 1);
+}
+
+TEST(Outputs, CsvRowsQuoteWhatNeedsQuoting) {
+  GradeResult r = example_result();
+  r.id = "o'brien, pat";
+  const std::string line = csv_line(csv_row(r, {"01", "02"}));
+  EXPECT_EQ(line.rfind("\"o'brien, pat\",3.50,8.00,43.8,3.50,8.00,graded,,,not graded,", 0), 0u) << line;
+  EXPECT_EQ(csv_line(csv_header({"01"})), "id,score,max_score,percent,lab01,lab01_max,lab01_status,flags,seconds,graded_at,seed,files\n");
+}
+
+TEST(Outputs, ReportsShowScoresAndWithholdHiddenDetails) {
+  const GradeResult r = example_result();
+  const std::string md = markdown_report(r);
+  EXPECT_THAT(md, HasSubstr("## Score: 3.50 / 8"));
+  EXPECT_THAT(md, HasSubstr("| lab01 hidden Relu.MatchesOracle | 0 / 2 | failed |"));
+  EXPECT_THAT(md, HasSubstr("(details are shown after the due date)"));
+  EXPECT_THAT(md, Not(HasSubstr("never written")));
+  const std::string html = html_report(r);
+  EXPECT_THAT(html, HasSubstr("<td class=\"not\">not graded</td>"));
+  EXPECT_EQ(GradeResult::from_json(r.to_json()).to_json(), r.to_json()) << "the record reads back as it was written";
+}
+
+}  // namespace

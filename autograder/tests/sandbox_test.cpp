@@ -1,0 +1,255 @@
+// The sandbox against hostile programs: endless loops, fork bombs, floods of output, huge files and
+// allocations, daemons that escape their process group, reads of secrets, the network. Each layer
+// that this machine cannot apply (no root, no namespaces) is skipped with the reason; the limits
+// that always apply are always tested.
+#include <grade/sandbox.hpp>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+using namespace workbook::grade;
+namespace fs = std::filesystem;
+
+class Sandbox : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir = fs::temp_directory_path() / ("workbook-sandbox-test-" + std::to_string(getpid()) + "-" +
+                                       ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir / "jail");
+    fs::create_directories(dir / "work");
+    fs::permissions(dir, fs::perms::owner_all | fs::perms::others_exec | fs::perms::group_exec);
+    fs::permissions(dir / "work", fs::perms::all);
+  }
+  void TearDown() override { fs::remove_all(dir); }
+
+  SandboxSpec spec(std::vector<std::string> args) {
+    SandboxSpec s;
+    s.argv = {WORKBOOK_HOSTILE_PROGRAM};
+    s.argv.insert(s.argv.end(), args.begin(), args.end());
+    s.env = clean_environment({"MARKER=1"});
+    s.cwd = (dir / "work").string();
+    s.jail_dir = (dir / "jail").string();
+    s.mounts = {{fs::path(WORKBOOK_HOSTILE_PROGRAM).parent_path().string(), false}, {(dir / "work").string(), true}};
+    s.slot = 7;  // a user of its own, away from the grading slots a self-test may use
+    s.limits.wall_seconds = 5;
+    return s;
+  }
+  // Processes still running whose command line holds `marker` (anywhere on the machine); `end`
+  // kills them (a test must not leave a process behind, whatever it found).
+  static int survivors(const std::string& marker, bool end = false) {
+    int n = 0;
+    for (const auto& e : fs::directory_iterator("/proc")) {
+      const std::string name = e.path().filename().string();
+      if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+      std::ifstream in(e.path() / "cmdline");
+      std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      if (cmdline.find(marker) == std::string::npos) continue;
+      ++n;
+      if (end) kill(std::stoi(name), SIGKILL);
+    }
+    return n;
+  }
+
+  fs::path dir;
+};
+
+TEST_F(Sandbox, RunsAProgramAndReportsItsExit) {
+  const RunResult r = run_sandboxed(spec({"alloc", "1"}));
+  EXPECT_TRUE(r.ok()) << r.describe() << "\n" << r.output;
+  EXPECT_THAT(r.output, HasSubstr("allocated 1 MiB"));
+  const RunResult bad = run_sandboxed(spec({"no-such-command"}));
+  EXPECT_TRUE(bad.exited);
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_EQ(bad.describe(), "exit code 2");
+}
+
+TEST_F(Sandbox, GivesOnlyTheEnvironmentItIsTold) {
+  setenv("WORKBOOK_GRADER_SECRET", "s3cret", 1);
+  const RunResult r = run_sandboxed(spec({"identity"}));
+  unsetenv("WORKBOOK_GRADER_SECRET");
+  EXPECT_THAT(r.output, HasSubstr("env MARKER=1"));
+  EXPECT_THAT(r.output, HasSubstr("env HOME=/tmp"));
+  EXPECT_THAT(r.output, Not(HasSubstr("s3cret")));
+  EXPECT_THAT(r.output, HasSubstr("nnp 1")) << "no_new_privs: a setuid program cannot raise privileges";
+}
+
+TEST_F(Sandbox, RunsAsAnUnprivilegedUserWhenTheGraderIsRoot) {
+  if (geteuid() != 0) GTEST_SKIP() << "the grader does not run as root here: the program runs as the grader's own user";
+  const RunResult r = run_sandboxed(spec({"identity"}));
+  EXPECT_THAT(r.output, HasSubstr("uid " + std::to_string(sandbox_uid_base() + 7) + " euid " + std::to_string(sandbox_uid_base() + 7)));
+  EXPECT_THAT(r.output, HasSubstr("CapEff:\t0000000000000000"));
+}
+
+TEST_F(Sandbox, StopsAnEndlessLoopAtTheWallClockLimit) {
+  SandboxSpec s = spec({"spin"});
+  s.limits.wall_seconds = 1;
+  const auto start = std::chrono::steady_clock::now();
+  const RunResult r = run_sandboxed(s);
+  EXPECT_TRUE(r.timed_out) << r.describe();
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 4.0);
+  EXPECT_THAT(r.describe(), HasSubstr("timed out after"));
+}
+
+TEST_F(Sandbox, StopsAnEndlessLoopAtTheCpuLimit) {
+  SandboxSpec s = spec({"spin"});
+  s.limits.cpu_seconds = 1;
+  s.limits.wall_seconds = 10;
+  const RunResult r = run_sandboxed(s);
+  EXPECT_FALSE(r.exited);
+  EXPECT_TRUE(r.signal == SIGXCPU || r.signal == SIGKILL) << r.describe();
+}
+
+TEST_F(Sandbox, EndsADaemonThatLeftItsProcessGroup) {
+  const std::string marker = "workbook-daemon-" + std::to_string(getpid());
+  SandboxSpec s = spec({"daemon", marker});
+  s.limits.wall_seconds = 1;
+  const RunResult r = run_sandboxed(s);
+  EXPECT_TRUE(r.timed_out);
+  usleep(200000);
+  const bool can_end_it = isolation().pid_namespace || geteuid() == 0;
+  const int left = survivors(marker, true);
+  if (!can_end_it) GTEST_SKIP() << "without a pid namespace or root, a process that leaves its group survives (documented)";
+  EXPECT_EQ(left, 0) << "a process started in the sandbox outlived it";
+}
+
+TEST_F(Sandbox, ContainsAForkBomb) {
+  SandboxSpec s = spec({"fork-bomb"});
+  s.limits.processes = 32;
+  s.limits.wall_seconds = 2;
+  const auto start = std::chrono::steady_clock::now();
+  const RunResult r = run_sandboxed(s);
+  EXPECT_FALSE(r.ok());
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 6.0);
+  usleep(200000);
+  // The machine still forks: the bomb held only its own user's slots, and is gone.
+  const RunResult after = run_sandboxed(spec({"alloc", "1"}));
+  EXPECT_TRUE(after.ok()) << after.describe();
+}
+
+TEST_F(Sandbox, KeepsTheHeadOfALongOutput) {
+  SandboxSpec s = spec({"print", "8"});
+  s.limits.output_keep_bytes = 4096;
+  const RunResult r = run_sandboxed(s);
+  EXPECT_TRUE(r.ok()) << r.describe();
+  EXPECT_EQ(r.output.size(), 4096u);
+  EXPECT_EQ(r.output_bytes, 8u << 20);
+  EXPECT_THAT(r.output_with_note(), HasSubstr("more bytes of output not kept"));
+}
+
+TEST_F(Sandbox, StopsAnOutputFlood) {
+  SandboxSpec s = spec({"print-forever"});
+  s.limits.output_kill_bytes = 4 << 20;
+  s.limits.wall_seconds = 20;
+  const RunResult r = run_sandboxed(s);
+  EXPECT_TRUE(r.output_flood) << r.describe();
+  EXPECT_LT(r.wall_seconds, 10.0);
+  EXPECT_THAT(r.describe(), HasSubstr("MiB of output"));
+}
+
+TEST_F(Sandbox, LimitsFileSize) {
+  SandboxSpec s = spec({"write-file", (dir / "work" / "big").string(), "8"});
+  s.limits.file_bytes = 1 << 20;
+  const RunResult r = run_sandboxed(s);
+  EXPECT_EQ(r.signal, SIGXFSZ) << r.describe();
+  EXPECT_LE(fs::file_size(dir / "work" / "big"), 1u << 20);
+}
+
+TEST_F(Sandbox, LimitsMemory) {
+  SandboxSpec s = spec({"alloc", "512"});
+  s.limits.memory_bytes = 256ull << 20;
+  const RunResult r = run_sandboxed(s);
+  EXPECT_THAT(r.output, HasSubstr("bad_alloc")) << r.describe();
+}
+
+TEST_F(Sandbox, HasNoNetwork) {
+  if (!isolation().net_namespace) GTEST_SKIP() << "no network namespace on this machine (documented: the program can reach the network)";
+  // A server of the grader's on loopback: the sandbox has a loopback of its own, down, and no route out.
+  const int server = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(server, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  socklen_t length = sizeof a;
+  getsockname(server, reinterpret_cast<sockaddr*>(&a), &length);
+  listen(server, 1);
+  const RunResult local = run_sandboxed(spec({"connect", "127.0.0.1", std::to_string(ntohs(a.sin_port))}));
+  const RunResult outside = run_sandboxed(spec({"connect", "1.1.1.1", "53"}));
+  close(server);
+  EXPECT_THAT(local.output, HasSubstr("no connection")) << local.output;
+  EXPECT_THAT(outside.output, HasSubstr("no connection")) << outside.output;
+}
+
+TEST_F(Sandbox, ShowsOnlyWhatTheJailHolds) {
+  if (!isolation().mount_namespace) GTEST_SKIP() << "no mount namespace on this machine: no jail (documented)";
+  std::ofstream(dir / "secret.txt") << "the reference solution";
+  fs::permissions(dir / "secret.txt", fs::perms::all);  // readable by anyone: only the jail hides it
+  const RunResult hidden = run_sandboxed(spec({"read-file", (dir / "secret.txt").string()}));
+  EXPECT_THAT(hidden.output, HasSubstr("cannot read")) << hidden.output;
+  std::ofstream(dir / "work" / "visible.txt") << "a mounted file";
+  fs::permissions(dir / "work" / "visible.txt", fs::perms::all);
+  const RunResult shown = run_sandboxed(spec({"read-file", (dir / "work" / "visible.txt").string()}));
+  EXPECT_THAT(shown.output, HasSubstr("read: a mounted file")) << shown.describe();
+  const RunResult system = run_sandboxed(spec({"write-file", "/usr/workbook-sandbox-test", "1"}));
+  EXPECT_FALSE(system.ok()) << "the system folders are read-only";
+  EXPECT_FALSE(fs::exists("/usr/workbook-sandbox-test"));
+}
+
+TEST_F(Sandbox, CannotReadTheGradersFilesWhenRoot) {
+  if (geteuid() != 0) GTEST_SKIP() << "the grader does not run as root here: no user separation (documented)";
+  // Inside a mounted folder, so that only the permissions stand between the program and the file.
+  std::ofstream(dir / "work" / "rubric.json") << "{}";
+  fs::permissions(dir / "work" / "rubric.json", fs::perms::owner_read | fs::perms::owner_write);
+  const RunResult r = run_sandboxed(spec({"read-file", (dir / "work" / "rubric.json").string()}));
+  EXPECT_THAT(r.output, HasSubstr("cannot read: Permission denied")) << r.output;
+}
+
+TEST_F(Sandbox, HandsOverOnlyTheDescriptorsItIsGiven) {
+  int p[2];
+  ASSERT_EQ(pipe2(p, O_CLOEXEC), 0);
+  const int stray = open("/dev/null", O_RDONLY);  // not close-on-exec: must still not leak
+  SandboxSpec s = spec({"write-fd", "3", "through the channel"});
+  s.pass_fds = {p[1]};
+  const RunResult r = run_sandboxed(s);
+  EXPECT_TRUE(r.ok()) << r.describe() << r.output;
+  char buffer[64] = {};
+  ASSERT_GT(read(p[0], buffer, sizeof buffer - 1), 0);
+  EXPECT_STREQ(buffer, "through the channel\n");
+  close(p[0]);
+  const RunResult leak = run_sandboxed(spec({"write-fd", std::to_string(stray), "x"}));
+  EXPECT_EQ(leak.code, 7) << "descriptor " << stray << " of the grader reached the program";
+  close(stray);
+}
+
+TEST_F(Sandbox, ReportsAProgramThatCannotStart) {
+  SandboxSpec s = spec({});
+  s.argv = {"/nonexistent/program"};
+  const RunResult r = run_sandboxed(s);
+  EXPECT_FALSE(r.started);
+  EXPECT_THAT(r.describe(), HasSubstr("could not start"));
+}
+
+TEST(Isolation, ReportsWhatItCannotDo) {
+  const Isolation& i = isolation();
+  EXPECT_EQ(i.complete(), i.notes.empty()) << i.to_json().dump(2);
+}
+
+}  // namespace
