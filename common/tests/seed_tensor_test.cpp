@@ -131,6 +131,43 @@ TEST(Require, NamesTheArgumentsInItsMessages) {
   EXPECT_THROW(workbook::require_no_partial_overlap("f", buffer, 16, "a", buffer + 2, 16, "b"), std::invalid_argument);
 }
 
+TEST(Require, DisjointRejectsAnySharedByteEvenTheSameBuffer) {
+  float buffer[8] = {};
+  EXPECT_NO_THROW(workbook::require_disjoint("f", buffer, 16, "a", buffer + 4, 16, "b"));
+  EXPECT_NO_THROW(workbook::require_disjoint("f", buffer, 0, "a", buffer, 32, "b"));
+  EXPECT_THROW(workbook::require_disjoint("f", buffer, 32, "a", buffer, 32, "b"),
+               std::invalid_argument);
+  try {
+    workbook::require_disjoint("matmul", buffer, 20, "C", buffer + 4, 16, "A");
+    FAIL() << "no exception";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_THAT(e.what(), HasSubstr("matmul: C and A share memory"));
+  }
+}
+
+TEST(Require, MatrixNeedsItsLastRowButNoPaddingAfterIt) {
+  // 3 x 4 with ld 6: rows start at 0, 6 and 12, the last ends at 16.
+  EXPECT_NO_THROW(workbook::require_matrix("f", "A", 16, 3, 4, 6, "lda"));
+  EXPECT_NO_THROW(workbook::require_matrix("f", "A", 0, 0, 4, 4, "lda"));
+  EXPECT_NO_THROW(workbook::require_matrix("f", "A", 0, 5, 0, 0, "lda"));
+  try {
+    workbook::require_matrix("matmul", "A", 15, 3, 4, 6, "lda");
+    FAIL() << "no exception";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(
+        e.what(),
+        "matmul: A (3 x 4) with lda 6 needs (3 - 1) * 6 + 4 = 16 elements, but its span has 15");
+  }
+  try {
+    workbook::require_matrix("matmul", "B", 100, 3, 4, 3, "ldb");
+    FAIL() << "no exception";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_THAT(e.what(), HasSubstr("matmul: ldb is 3 but B (3 x 4) has 4 columns"));
+  }
+  const std::size_t huge = std::size_t{1} << 62;
+  EXPECT_THROW(workbook::require_matrix("f", "A", huge, huge, 8, 8, "lda"), std::invalid_argument);
+}
+
 TEST(NotImplemented, NamesTheFunctionAndTheFileFromTheRepositoryRoot) {
   EXPECT_EQ(workbook::repository_path("/home/s/perf-workbook/labs/01_vectorized_relu/vector_ops.cpp"),
             "labs/01_vectorized_relu/vector_ops.cpp");

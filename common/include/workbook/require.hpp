@@ -21,6 +21,20 @@ void require_no_partial_overlap(std::string_view function, const void* a, std::s
                                 std::string_view a_name, const void* b, std::size_t b_bytes,
                                 std::string_view b_name);
 
+/// Throws std::invalid_argument when two buffers share any byte. For the output and an input of a
+/// kernel that reads the input again after it has started writing the output (a matrix product
+/// reads each row of A for every block of columns of C): there even the very same buffer is wrong.
+void require_disjoint(std::string_view function, const void* a, std::size_t a_bytes,
+                      std::string_view a_name, const void* b, std::size_t b_bytes,
+                      std::string_view b_name);
+
+/// Throws std::invalid_argument unless a row-major rows x cols matrix whose rows start `ld`
+/// elements apart (its leading dimension, named `ld_name` in messages) is laid out sensibly and
+/// fits in a buffer of `size` elements: ld >= cols, and size >= (rows - 1) * ld + cols (the last
+/// row needs no padding after it). A matrix with no rows or no columns needs no elements.
+void require_matrix(std::string_view function, std::string_view name, std::size_t size,
+                    std::size_t rows, std::size_t cols, std::size_t ld, std::string_view ld_name);
+
 /// The two checks an elementwise kernel needs, for spans: same size, in place or disjoint.
 template <class In, class Out>
 void require_elementwise(std::string_view function, std::span<In> in, std::string_view in_name,

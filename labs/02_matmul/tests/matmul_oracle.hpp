@@ -1,0 +1,132 @@
+#pragma once
+// The float64 answer lab 02's matmul is checked against, the tolerance it is checked with, and the
+// test inputs. Shared by the correctness tests, the perf cases and the solutions' version tests.
+#include "matmul.hpp"
+
+#include <workbook/buffer.hpp>
+#include <workbook/check.hpp>
+#include <workbook/seed.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <limits>
+#include <span>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace lab02::oracle {
+
+inline workbook::Where where() {
+  return {"matmul", "labs/02_matmul/matmul.cpp"};
+}
+
+/// "m = 7, n = 13, k = 17, lda = 17, ldb = 13, ldc = 13": the shape, for failure messages.
+inline std::string describe(const MatmulShape& s) {
+  return "m = " + std::to_string(s.m) + ", n = " + std::to_string(s.n) +
+         ", k = " + std::to_string(s.k) + ", lda = " + std::to_string(s.lda) +
+         ", ldb = " + std::to_string(s.ldb) + ", ldc = " + std::to_string(s.ldc);
+}
+
+/// Elements a rows x cols matrix with leading dimension ld occupies: its last row ends the buffer.
+inline std::size_t elements(std::size_t rows, std::size_t cols, std::size_t ld) {
+  return rows == 0 || cols == 0 ? 0 : (rows - 1) * ld + cols;
+}
+
+/// A rows x cols matrix of N(0, 1) draws whose rows start ld apart, with NaN in the padding between
+/// rows: a kernel that reads the padding (steps by cols instead of ld) gets NaN into C, and fails.
+inline std::vector<float> random_matrix(std::size_t rows, std::size_t cols, std::size_t ld,
+                                        workbook::Rng& rng) {
+  std::vector<float> m(elements(rows, cols, ld), std::numeric_limits<float>::quiet_NaN());
+  for (std::size_t i = 0; i < rows; ++i)
+    for (std::size_t j = 0; j < cols; ++j) m[i * ld + j] = static_cast<float>(rng.normal());
+  return m;
+}
+
+/// The exact product, and what the rounding error of each element scales with.
+struct Product {
+  std::vector<double> value;  ///< C, row-major, n columns, no padding
+  std::vector<double> scale;  ///< sum over p of |a_ip| |b_pj|, per element
+};
+
+/// C = A * B in float64. A product of two floats is exact in float64, and the float64 sum of k such
+/// terms is within k 2^-53 sum|terms| of the exact sum: 2^29 times finer than the float32
+/// tolerance, so the oracle's own error does not matter. Loops in i-p-j order, so that it takes
+/// well under a second at 1024^3 (the perf cases check that size).
+inline Product multiply(std::span<const float> a, std::span<const float> b, const MatmulShape& s) {
+  Product p{std::vector<double>(s.m * s.n, 0.0), std::vector<double>(s.m * s.n, 0.0)};
+  for (std::size_t i = 0; i < s.m; ++i) {
+    double* value = p.value.data() + i * s.n;
+    double* scale = p.scale.data() + i * s.n;
+    for (std::size_t k = 0; k < s.k; ++k) {
+      const double x = a[i * s.lda + k], magnitude = std::fabs(x);
+      const float* row = b.data() + k * s.ldb;
+      for (std::size_t j = 0; j < s.n; ++j) {
+        value[j] += x * row[j];
+        scale[j] += magnitude * std::fabs(double(row[j]));
+      }
+    }
+  }
+  return p;
+}
+
+/// What the generic diagnosis cannot know about a matrix product: where poison and NaN come from.
+inline std::string matmul_note(const Product& want, const workbook::GuardedBuffer<float>& c,
+                               const MatmulShape& s) {
+  std::size_t poison = 0, nan_for_finite = 0;
+  for (std::size_t i = 0; i < s.m; ++i)
+    for (std::size_t j = 0; j < s.n; ++j) {
+      const float got = c[i * s.ldc + j];
+      poison += workbook::Poison<float>::is_value(got);
+      nan_for_finite += std::isnan(got) && !workbook::Poison<float>::is_value(got) &&
+                        std::isfinite(want.value[i * s.n + j]);
+    }
+  std::ostringstream note;  // (not "literal" + std::string: GCC 12 warns about it at -O3, wrongly)
+  if (poison > 0)
+    note << " " << poison << " element" << (poison == 1 ? "" : "s")
+         << " of C still hold the poison put there before the call: never written, or added to "
+            "(C += ...) instead of overwritten. matmul overwrites C: set each element, or zero C "
+            "before you accumulate.";
+  if (nan_for_finite > 0)
+    note << " " << nan_for_finite << " element" << (nan_for_finite == 1 ? " is" : "s are")
+         << " NaN where the answer is finite: ";
+  if (nan_for_finite > 0 && (s.lda > s.k || s.ldb > s.n))
+    note << "the tests put NaN in the padding between rows of A and B, so your kernel read it. "
+            "Step from row to row by lda and ldb, not by k and n.";
+  else if (nan_for_finite > 0)
+    note << "a read of uninitialised memory (a tile or packing buffer not filled, or read past "
+            "its end).";
+  return note.str();
+}
+
+/// Compares C with the oracle, element by element. Each element of C is a float32 dot product of
+/// length k, computed in any order, with or without FMA: its error is at most gamma_k times
+/// sum_p |a_ip| |b_pj| (Higham, Accuracy and Stability of Numerical Algorithms, eq. 3.5), the bound
+/// Tolerance::sum_of(k) gives with that per-element scale. With k = 0 the bound is 0: exact zeros.
+/// The padding of C (columns n to ldc - 1) must still hold the poison GuardedBuffer put there.
+inline workbook::CheckResult check(const Product& want, const workbook::GuardedBuffer<float>& c,
+                                   const MatmulShape& s) {
+  workbook::CheckResult r =
+      workbook::check_elementwise(c, [&](std::size_t i) { return want.value[i]; },
+                                  {.where = where(),
+                                   .tolerance = workbook::Tolerance::sum_of(s.k),
+                                   .shape = {.rows = s.m, .cols = s.n, .ld = s.ldc},
+                                   .scale = [&](std::size_t i) { return want.scale[i]; }});
+  if (!r.ok && r.wrong > 0) r.diagnosis += matmul_note(want, c, s);
+  return r;
+}
+
+/// C's buffer for a shape: exactly the elements it occupies, poisoned, between canaries.
+inline workbook::GuardedBuffer<float> output_for(const MatmulShape& s, std::size_t misalign = 0) {
+  return workbook::GuardedBuffer<float>(elements(s.m, s.n, s.ldc), misalign);
+}
+
+/// Fills the elements of C (not its padding) with 1000: stale contents from an earlier use of the
+/// buffer, which matmul must overwrite. A kernel that adds to them is off by 1000 everywhere, a
+/// pattern the diagnosis names.
+inline void fill_stale(workbook::GuardedBuffer<float>& c, const MatmulShape& s) {
+  for (std::size_t i = 0; i < s.m; ++i) std::fill_n(c.data() + i * s.ldc, s.n, 1000.0f);
+}
+
+}  // namespace lab02::oracle
