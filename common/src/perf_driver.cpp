@@ -1,6 +1,7 @@
 #include <workbook/perf_driver.hpp>
 
 #include <workbook/ceilings.hpp>
+#include <workbook/perf.hpp>
 #include <workbook/report.hpp>
 #include <workbook/roofline.hpp>
 #include <workbook/seed.hpp>
@@ -225,6 +226,7 @@ int drive(const DriverOptions& o, std::ostream& out) {
     std::vector<double> student_timed, reference_timed;  // the driver's clock, timed batches only
     struct ExtraTime {
       std::string label;
+      Extra::Side side;
       Work work;
       Summary time;
     };
@@ -283,8 +285,9 @@ int drive(const DriverOptions& o, std::ostream& out) {
     // student's kernel in the student's.
     const json& extras = session.ready.at("extras");
     for (std::size_t k = 0; k < extras.size(); ++k) {
-      Worker& where = extras[k].at("side") == "library" && reference ? *reference : *student;
-      session.extras.push_back({extras[k].at("label").get<std::string>(), work_from_json(extras[k].at("work")),
+      const Extra::Side side = extras[k].at("side") == "library" ? Extra::Side::library : Extra::Side::yours;
+      Worker& where = side == Extra::Side::library && reference ? *reference : *student;
+      session.extras.push_back({extras[k].at("label").get<std::string>(), side, work_from_json(extras[k].at("work")),
                                 time_runs(where.runner(static_cast<int>(k)), o.timing).summary});
     }
     return session;
@@ -373,17 +376,35 @@ int drive(const DriverOptions& o, std::ostream& out) {
   add_row(table, reference_label, reference_time, theirs);
   json extras_record = json::array();
   std::vector<PlotPoint> extra_points;
+  std::string notes;  // per item and speedups, shown under the table and in the Markdown
   for (const auto& e : session.extras) {
     const Analysis a = analyze(e.work, e.time.median, ceilings);
     add_row(table, e.label, e.time, a);
     extras_record.push_back({{"label", e.label}, {"timing", to_json(e.time)}, {"analysis", to_json(a)},
                              {"time_over_yours", e.time.median / student_time.median}});
+    if (is_one_thread_run(work, e.side, e.work)) {
+      const double speedup = e.time.median / student_time.median;
+      extras_record.back()["speedup"] = speedup;
+      extras_record.back()["parallel_efficiency"] = speedup / work.threads;
+      notes += "Yours: " + speedup_note(e.time.median, student_time.median, work.threads) + " (against " + e.label + ").\n";
+    }
     extra_points.push_back({e.label + ": " + format_fixed(a.gops, 2), a.intensity, a.gops, PlotPoint::Role::other});
   }
   record["extras"] = extras_record;
+  if (ready.contains("per_item")) {
+    const double items = ready["per_item"].at("items").get<double>();
+    const std::string item = ready["per_item"].at("item").get<std::string>();
+    record["per_item"] = {{"items", items}, {"item", item}, {"student_seconds", student_time.median / items},
+                          {"reference_seconds", reference_time.median / items}};
+    notes = "Per " + item + " (" + format_fixed(items, 0) + " per call): yours " +
+            format_seconds(student_time.median / items) + ", " + reference_label + " " +
+            format_seconds(reference_time.median / items) + ".\n" + notes;
+  }
   out << table.str();
   for (const auto& e : session.extras)
     out << "  " << e.label << ": " << format_fixed(e.time.median / student_time.median, 2) << "x your time.\n";
+  std::istringstream note_lines(notes);
+  for (std::string line; std::getline(note_lines, line);) out << "  " << line << "\n";
   out << "  Ratio: your time / the reference's = " << format_fixed(ratio.median, 2) << "x (" << ratio_note
       << "); within " << format_fixed(o.max_ratio, 2) << "x passes.\n";
   out << "  Roofline: " << verdict(mine) << ".\n";
@@ -414,6 +435,7 @@ int drive(const DriverOptions& o, std::ostream& out) {
      << " | " << format_fixed(theirs.gops, 2) << " | " << format_percent(theirs.fraction_of_roof) << " |\n\n"
      << "Your time is **" << format_fixed(ratio.median, 2) << "x** the reference's (" << ratio_note
      << "); within " << format_fixed(o.max_ratio, 2) << "x passes.\n\n"
+     << (notes.empty() ? "" : notes + "\n")
      << "**Roofline:** " << verdict(mine) << ".\n\n**Next:** " << next << "\n\n"
      << "![roofline](" << o.case_name << ".svg)\n";
   write_file(folder / (o.case_name + ".md"), md.str());

@@ -34,6 +34,27 @@ void Case::hint(double below, std::string text) {
 
 void Case::extra(Extra extra) { extras_.push_back(std::move(extra)); }
 
+void Case::per_item(double items_per_call, std::string item) {
+  if (!(items_per_call > 0)) throw std::invalid_argument("per_item: a call must be made of at least one " + item);
+  items_per_call_ = items_per_call;
+  item_ = std::move(item);
+}
+
+bool is_one_thread_run(const Work& case_work, Extra::Side side, const Work& extra_work) {
+  return side == Extra::Side::yours && case_work.threads > 1 && extra_work.threads == 1 &&
+         extra_work.ops == case_work.ops && extra_work.bytes == case_work.bytes;
+}
+
+std::string speedup_note(double one_thread_seconds, double seconds, unsigned threads) {
+  const double speedup = one_thread_seconds / seconds;
+  return "speedup " + format_fixed(speedup, 2) + "x on " + std::to_string(threads) +
+         " threads, a parallel efficiency of " + format_percent(speedup / threads);
+}
+
+std::string per_item_note(double seconds, double items, const std::string& item) {
+  return "per " + item + ": " + format_seconds(seconds / items);
+}
+
 std::vector<Registered>& registry() {
   static std::vector<Registered> cases;
   return cases;
@@ -105,13 +126,15 @@ class WorkerCase : public Case {
       extras.push_back({{"label", e.label},
                         {"side", e.side == Extra::Side::yours ? "yours" : "library"},
                         {"work", work_json(e.work)}});
-    channel_.send({{"type", "ready"},
-                   {"case", name()},
-                   {"function", function()},
-                   {"description", description()},
-                   {"work", work_json(work())},
-                   {"hints", hints},
-                   {"extras", extras}});
+    nlohmann::json ready = {{"type", "ready"},
+                            {"case", name()},
+                            {"function", function()},
+                            {"description", description()},
+                            {"work", work_json(work())},
+                            {"hints", hints},
+                            {"extras", extras}};
+    if (items_per_call() > 0) ready["per_item"] = {{"items", items_per_call()}, {"item", item()}};
+    channel_.send(ready);
     kernel.poison();  // every timed run must write the outputs again; verify checks the last one did
     const BatchRunner runner = runner_of(kernel);
     for (;;) {
@@ -190,14 +213,18 @@ class LocalCase : public Case {
     table_.add({name(), format_seconds(t.summary.median), "+-" + format_percent(t.summary.rel_iqr() / 2),
                 format_fixed(a.gbs), format_fixed(a.gops), format_percent(a.fraction_of_roof),
                 a.memory_bound_model ? "memory" : "compute"});
-    notes_ += "  " + name() + ": " + verdict(a) + "\n    next: " + next_step(a, hints()) + "\n";
+    notes_ += "  " + name() + ": " + verdict(a) + "\n";
+    if (items_per_call() > 0) notes_ += "    " + per_item_note(t.summary.median, items_per_call(), item()) + "\n";
     for (const Extra& e : extras()) {
       const Timing te = time_runs(runner_of(e));
       const Analysis ae = analyze(e.work, te.summary.median, ceilings_);
       table_.add({"  " + e.label, format_seconds(te.summary.median), "+-" + format_percent(te.summary.rel_iqr() / 2),
                   format_fixed(ae.gbs), format_fixed(ae.gops), format_percent(ae.fraction_of_roof),
                   ae.memory_bound_model ? "memory" : "compute"});
+      if (is_one_thread_run(work(), e.side, e.work))
+        notes_ += "    " + speedup_note(te.summary.median, t.summary.median, work().threads) + "\n";
     }
+    notes_ += "    next: " + next_step(a, hints()) + "\n";
   }
 
  private:

@@ -1,5 +1,6 @@
 // The perf driver end to end: two worker processes, one of which misbehaves on purpose.
 #include <workbook/ceilings.hpp>
+#include <workbook/perf.hpp>
 #include <workbook/perf_driver.hpp>
 #include <workbook/skip.hpp>
 
@@ -97,6 +98,33 @@ TEST_F(PerfDriver, RecordsItsOwnClockOfBothWorkersTimedBatches) {
   EXPECT_EQ(mine.size(), 2 * r["rounds"].get<std::size_t>());
   EXPECT_EQ(theirs.size(), 2 * r["rounds"].get<std::size_t>());
   for (double s : mine) EXPECT_GT(s, 0.0);
+}
+
+TEST_F(PerfDriver, ReportsSpeedupEfficiencyAndTimePerItem) {
+  EXPECT_EQ(run(options("parallel", WORKBOOK_TEST_WORKER_GOOD)), 0) << output.str();
+  EXPECT_THAT(output.str(), HasSubstr("Per element (65536 per call): yours "));
+  EXPECT_THAT(output.str(), HasSubstr("Yours: speedup "));
+  EXPECT_THAT(output.str(), HasSubstr("x on 2 threads, a parallel efficiency of "));
+  const auto r = record("parallel");
+  EXPECT_EQ(r["per_item"]["item"], "element");
+  EXPECT_NEAR(r["per_item"]["student_seconds"].get<double>() * 65536, r["student"]["timing"]["median"].get<double>(), 1e-9);
+  // The extra runs the kernel twice: about twice the time (loosely: the machine may be busy).
+  EXPECT_GT(r["extras"][0]["speedup"].get<double>(), 1.0);
+  EXPECT_LT(r["extras"][0]["speedup"].get<double>(), 4.0);
+  EXPECT_NEAR(r["extras"][0]["parallel_efficiency"].get<double>(), r["extras"][0]["speedup"].get<double>() / 2, 1e-12);
+}
+
+TEST(PerfNotes, ASpeedupNeedsTheSameWorkOnOneThread) {
+  using workbook::perf::Extra;
+  const workbook::Work two{.ops = 10, .bytes = 80, .threads = 2};
+  const workbook::Work one{.ops = 10, .bytes = 80, .threads = 1};
+  EXPECT_TRUE(workbook::perf::is_one_thread_run(two, Extra::Side::yours, one));
+  EXPECT_FALSE(workbook::perf::is_one_thread_run(two, Extra::Side::library, one)) << "a library is not yours";
+  EXPECT_FALSE(workbook::perf::is_one_thread_run(one, Extra::Side::yours, one)) << "the case itself is on one thread";
+  EXPECT_FALSE(workbook::perf::is_one_thread_run(two, Extra::Side::yours, {.ops = 10, .bytes = 40, .threads = 1}))
+      << "other work";
+  EXPECT_EQ(workbook::perf::speedup_note(3.0, 2.0, 2), "speedup 1.50x on 2 threads, a parallel efficiency of 75%");
+  EXPECT_EQ(workbook::perf::per_item_note(5e-3, 1000, "task"), "per task: 5 us");
 }
 
 TEST_F(PerfDriver, FailsASlowKernelWithRooflineFeedback) {

@@ -59,7 +59,35 @@ void wrong(workbook::perf::Case& perf) { scale(perf, Misbehaviour::wrong); }
 void stale(workbook::perf::Case& perf) { scale(perf, Misbehaviour::stale); }
 void hang(workbook::perf::Case& perf) { scale(perf, Misbehaviour::hang); }
 void chatty(workbook::perf::Case& perf) { scale(perf, Misbehaviour::chatty); }
+// Work spread over 2 threads, shown per element, with the same kernel "on one thread" as an extra
+// (here simply run twice, so that the speedup is about 2). The same in both workers.
+void parallel(workbook::perf::Case& perf) {
+  workbook::AlignedVector<float> x(kN);
+  workbook::fill_uniform(x, perf.rng());
+  workbook::GuardedBuffer<float> y(kN);
+  const workbook::Work work{.ops = double(kN), .bytes = 8.0 * kN, .threads = 2};
+  auto once = [&] {
+    for (std::size_t i = 0; i < kN; ++i) y[i] = 2.0f * x[i];
+    asm volatile("" ::: "memory");  // two calls stay two loops
+  };
+  perf.describe("scale", "y = 2 x over 64 Ki floats, counted as work for 2 threads");
+  perf.work(work);
+  perf.per_item(kN, "element");
+  perf.extra({.label = "scale on 1 thread",
+              .side = workbook::perf::Extra::Side::yours,
+              .run = [&] { once(), once(); },
+              .work = {.ops = work.ops, .bytes = work.bytes, .threads = 1}});
+  perf.measure({.run = once,
+                .poison = [&] { y.poison(); },
+                .verify = [&] {
+                  return workbook::check_elementwise(y, [&](std::size_t i) { return 2.0 * x[i]; },
+                                                     {.where = {"scale", "common/tests/perf_test_worker.cpp"},
+                                                      .tolerance = workbook::Tolerance::exact()});
+                }});
+}
+
 WORKBOOK_PERF_CASE(good);
+WORKBOOK_PERF_CASE(parallel);
 WORKBOOK_PERF_CASE(slow);
 WORKBOOK_PERF_CASE(not_implemented);
 WORKBOOK_PERF_CASE(crash);

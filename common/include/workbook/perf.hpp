@@ -48,6 +48,10 @@ struct Kernel {
 /// Another kernel timed after the comparison and shown beside it, as a row of the table and a point
 /// on the plot: a library baseline (OpenBLAS sgemm), or a variant built on the kernel under test
 /// (your parallel kernel on one thread, for a speedup). Declare extras before measure().
+///
+/// An extra on Side::yours whose work is the case's own but with threads = 1, while the case's has
+/// more, is the kernel on one thread: the feedback then adds the speedup (its time / yours) and
+/// the parallel efficiency (speedup / threads).
 struct Extra {
   enum class Side {
     library,  ///< the same code in both workers: timed once, in the reference's when there is one
@@ -79,6 +83,10 @@ class Case {
   void hint(double below, std::string text);
   /// Another kernel to time and show beside the comparison (see Extra).
   void extra(Extra extra);
+  /// What one call is made of, when a time per item tells more than a time per call: after
+  /// per_item(16384, "task") the feedback adds "Per task (16384 per call): yours 0.84 us,
+  /// reference 0.80 us".
+  void per_item(double items_per_call, std::string item);
 
   /// Hands the kernel to the harness, which checks it once, then times it and checks again.
   /// Returns when the harness is done.
@@ -89,6 +97,8 @@ class Case {
   const Work& work() const { return work_; }
   const std::vector<Hint>& hints() const { return hints_; }
   const std::vector<Extra>& extras() const { return extras_; }
+  double items_per_call() const { return items_per_call_; }  ///< 0 unless per_item() was called
+  const std::string& item() const { return item_; }
 
  private:
   std::string name_;
@@ -98,7 +108,20 @@ class Case {
   Work work_;
   std::vector<Hint> hints_;
   std::vector<Extra> extras_;
+  double items_per_call_ = 0;
+  std::string item_;
 };
+
+/// True when an extra is the case's own kernel on one thread (see Extra): same side (yours), same
+/// operations and bytes, threads = 1 while the case's work has more.
+bool is_one_thread_run(const Work& case_work, Extra::Side side, const Work& extra_work);
+
+/// "speedup 1.93x on 2 threads, a parallel efficiency of 97%": the time on one thread over the time
+/// on `threads`, and that speedup over the ideal one.
+std::string speedup_note(double one_thread_seconds, double seconds, unsigned threads);
+
+/// "per task: 0.84 us" for `items` per call of `seconds`.
+std::string per_item_note(double seconds, double items, const std::string& item);
 
 using CaseFunction = void (*)(Case&);
 

@@ -1,0 +1,611 @@
+// Lab 03 visible tests: the pool's promises one by one (every task runs exactly once, on a worker;
+// exceptions reach the caller; nothing is lost when the pool is destroyed; idle threads sleep),
+// parallel_for's chunks and exceptions, parallel_relu against the oracle, process_batch's order.
+// Each TEST is its own ctest test: `ctest --preset lab03 -R ThreadPool` runs the pool's. A test that
+// a broken pool could hang runs under a Watchdog, which ends it with an explanation instead.
+#include "thread_pool.hpp"
+
+#include "batch_ops.hpp"
+#include "lab03_testing.hpp"
+#include "thread_pool_oracle.hpp"
+
+#include <workbook/not_implemented.hpp>
+#include <workbook/tensor.hpp>
+#include <workbook/testing.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <bit>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <exception>
+#include <future>
+#include <latch>
+#include <limits>
+#include <mutex>
+#include <ostream>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace lab03 {
+// How GoogleTest prints a Range in a failure message.
+inline void PrintTo(const Range& r, std::ostream* out) { *out << "[" << r.begin << ", " << r.end << ")"; }
+}  // namespace lab03
+
+namespace {
+
+using lab03::Range;
+using lab03::Tensor;
+using lab03::ThreadPool;
+using lab03::testing::cpu_seconds;
+using lab03::testing::kPoolSizes;
+using lab03::testing::kUnderTsan;
+using lab03::testing::Watchdog;
+using workbook::as_span;
+using workbook::GuardedBuffer;
+using namespace std::chrono_literals;
+
+std::string pool_of(unsigned threads) {
+  return "a pool of " + std::to_string(threads) + (threads == 1 ? " thread" : " threads");
+}
+
+// How many times each of n things happened, counted from several threads at once.
+class Counts {
+ public:
+  explicit Counts(std::size_t n) : counts_(n) {}
+  void add(std::size_t i) { counts_.at(i).fetch_add(1, std::memory_order_relaxed); }
+  // "" when each happened exactly once, else a description of the first that did not.
+  std::string not_once(const std::string& thing) const {
+    for (std::size_t i = 0; i < counts_.size(); ++i) {
+      const int c = counts_[i].load();
+      if (c != 1) return thing + " " + std::to_string(i) + " ran " + std::to_string(c) + " times instead of once";
+    }
+    return "";
+  }
+
+ private:
+  std::vector<std::atomic<int>> counts_;
+};
+
+// The message of an exception, "" for none.
+std::string message_of(const std::exception_ptr& error) {
+  if (!error) return "";
+  try {
+    std::rethrow_exception(error);
+  } catch (const std::exception& e) {
+    return e.what();
+  } catch (...) {
+    return "(an exception that is not a std::exception)";
+  }
+}
+
+// What call(pool) throws on a fresh pool of `threads`, looked at only once the pool is destroyed.
+// Why wait: libstdc++ is not built with ThreadSanitizer, so TSan cannot see the atomic reference
+// count of an exception; reading an exception while a worker may still be dropping its reference to
+// it (the packaged_task that carried it) would be reported as a race, falsely.
+std::exception_ptr thrown_by(unsigned threads, const std::function<void(ThreadPool&)>& call) {
+  std::exception_ptr error;
+  ThreadPool pool(threads);
+  try {
+    call(pool);
+  } catch (const workbook::NotImplemented&) {
+    throw;  // a step not written yet: not the exception under test
+  } catch (...) {
+    error = std::current_exception();
+  }
+  return error;  // the pool is destroyed first (its workers joined), then the caller looks
+}
+
+// --- Step 1: ThreadPool --------------------------------------------------------------------------
+
+TEST(ThreadPool, RejectsZeroThreads) {
+  EXPECT_THROW({ ThreadPool pool(0); }, std::invalid_argument);
+}
+
+TEST(ThreadPool, RunsTasksOnAllItsWorkersAtOnce) {
+  for (unsigned n : kPoolSizes) {
+    // n tasks that each wait until all n have started: they finish only if n workers run them at
+    // the same time, each on its own thread.
+    Watchdog watchdog(std::to_string(n) + " tasks on " + pool_of(n) + ", each waiting for the others to start");
+    ThreadPool pool(n);
+    ASSERT_EQ(pool.size(), n);
+    std::latch all_started(n);
+    std::mutex mutex;
+    std::set<std::thread::id> threads;
+    std::vector<std::future<void>> done;
+    for (unsigned t = 0; t < n; ++t) {
+      done.push_back(pool.submit([&] {
+        {
+          std::lock_guard lock(mutex);
+          threads.insert(std::this_thread::get_id());
+        }
+        all_started.arrive_and_wait();
+      }));
+    }
+    for (std::future<void>& f : done) f.get();
+    EXPECT_EQ(threads.size(), n) << "the tasks ran on " << threads.size() << " threads, not on the pool's " << n;
+    EXPECT_FALSE(threads.contains(std::this_thread::get_id()))
+        << "a task ran on the thread that submitted it: tasks belong on the workers";
+  }
+}
+
+TEST(ThreadPool, RunsEveryTaskExactlyOnce) {
+  const std::size_t tasks = kUnderTsan ? 2000 : 20000;
+  for (unsigned n : kPoolSizes) {
+    Watchdog watchdog(std::to_string(tasks) + " tiny tasks on " + pool_of(n));
+    Counts runs(tasks);
+    {
+      ThreadPool pool(n);
+      std::vector<std::future<void>> done;
+      done.reserve(tasks);
+      for (std::size_t i = 0; i < tasks; ++i) done.push_back(pool.submit([&runs, i] { runs.add(i); }));
+      for (std::future<void>& f : done) f.get();
+    }
+    ASSERT_EQ(runs.not_once("task"), "") << "with " << pool_of(n);
+  }
+}
+
+TEST(ThreadPool, FutureCarriesTheTaskException) {
+  Watchdog watchdog("a task that throws, then 10 more tasks");
+  std::atomic<int> ran{0};
+  const std::exception_ptr error = thrown_by(2, [&](ThreadPool& pool) {
+    std::future<void> failed = pool.submit([] { throw std::runtime_error("task 7 failed"); });
+    std::exception_ptr from_future;
+    try {
+      failed.get();
+    } catch (...) {
+      from_future = std::current_exception();
+    }
+    // The worker that ran it must have survived: the pool still runs tasks.
+    std::vector<std::future<void>> done;
+    for (int i = 0; i < 10; ++i) done.push_back(pool.submit([&ran] { ++ran; }));
+    for (std::future<void>& f : done) f.get();
+    if (from_future) std::rethrow_exception(from_future);
+  });
+  EXPECT_EQ(message_of(error), "task 7 failed")
+      << "the future of a task that threw must rethrow its exception from get() (std::packaged_task "
+         "stores it in the future)";
+  EXPECT_EQ(ran.load(), 10) << "after a task threw, the pool stopped running tasks";
+}
+
+TEST(ThreadPool, RejectsAnEmptyTask) {
+  ThreadPool pool(1);
+  EXPECT_THROW(pool.submit(std::function<void()>()), std::invalid_argument);
+}
+
+TEST(ThreadPool, DestructorFinishesQueuedTasks) {
+  Watchdog watchdog("destroying a pool with 100 tasks still queued");
+  std::atomic<int> ran{0};
+  std::vector<std::future<void>> done;
+  std::promise<void> gate;
+  std::jthread opener;
+  {
+    ThreadPool pool(1);
+    // The first task holds the only worker until the gate opens, so the other 100 wait in the queue.
+    std::shared_future<void> open = gate.get_future().share();
+    done.push_back(pool.submit([open, &ran] {
+      open.wait();
+      ++ran;
+    }));
+    for (int i = 0; i < 100; ++i) done.push_back(pool.submit([&ran] { ++ran; }));
+    // The gate opens 50 ms from now, when the pool's destructor below is already running.
+    opener = std::jthread([&gate] {
+      std::this_thread::sleep_for(50ms);
+      gate.set_value();
+    });
+  }
+  EXPECT_EQ(ran.load(), 101) << "the pool was destroyed with 100 tasks in its queue and ran only " << ran.load() - 1
+                             << " of them: the destructor must let the workers finish every task already "
+                                "submitted (they leave when the pool is stopping *and* the queue is empty)";
+  for (std::future<void>& f : done) EXPECT_EQ(f.wait_for(0s), std::future_status::ready);
+}
+
+TEST(ThreadPool, TasksMaySubmitTasks) {
+  Watchdog watchdog("a chain of 100 tasks, each submitting the next");
+  // Each task submits the next one. A worker that holds the mutex while it runs a task deadlocks
+  // here, when the task's submit() asks for the same mutex.
+  std::promise<void> last_ran;
+  std::atomic<int> ran{0};
+  std::function<void()> link;
+  ThreadPool pool(2);  // declared after what its tasks use, so destroyed (and drained) first
+  link = [&] {
+    if (++ran == 100)
+      last_ran.set_value();
+    else
+      pool.submit(link);
+  };
+  pool.submit(link);
+  last_ran.get_future().get();
+  EXPECT_EQ(ran.load(), 100);
+}
+
+TEST(ThreadPool, DestructorFinishesTasksSubmittedByTasks) {
+  Watchdog watchdog("destroying a pool whose tasks submit more tasks");
+  std::atomic<int> ran{0};
+  {
+    std::function<void()> link;
+    ThreadPool pool(2);
+    link = [&] {
+      if (++ran < 50) pool.submit(link);
+    };
+    pool.submit(link);
+  }  // the destructor starts while the chain is still growing: it must finish the whole chain
+  EXPECT_EQ(ran.load(), 50) << "tasks submitted by tasks while the pool was being destroyed were lost";
+}
+
+TEST(ThreadPool, IdleWorkersSleep) {
+  ThreadPool pool(2);
+  pool.submit([] {}).get();  // the workers have started and found the queue empty
+  const double before = cpu_seconds();
+  std::this_thread::sleep_for(300ms);
+  const double used = cpu_seconds() - before;
+  EXPECT_LT(used, 0.06) << "with nothing to do for 300 ms, the pool used " << std::lround(1000 * used)
+                        << " ms of CPU time: its workers busy-wait (check the queue in a loop, or "
+                           "std::this_thread::yield()). Wait on the condition variable instead: a "
+                           "sleeping thread uses no CPU, and another program can use the core.";
+}
+
+// --- Step 2: parallel_for ------------------------------------------------------------------------
+
+// The chunks parallel_for must make, in order.
+std::vector<Range> expected_chunks(Range range, std::size_t grain) {
+  std::vector<Range> chunks;
+  for (std::size_t b = range.begin; b < range.end; b += grain) chunks.push_back({b, std::min(b + grain, range.end)});
+  return chunks;
+}
+
+// Every chunk parallel_for called body with, in the order of their beginnings.
+std::vector<Range> chunks_of(ThreadPool& pool, Range range, std::size_t grain) {
+  std::mutex mutex;
+  std::vector<Range> seen;
+  lab03::parallel_for(pool, range, grain, [&](Range r) {
+    std::lock_guard lock(mutex);
+    seen.push_back(r);
+  });
+  std::sort(seen.begin(), seen.end(), [](Range a, Range b) { return a.begin < b.begin; });
+  return seen;
+}
+
+TEST(ParallelFor, EveryIndexInExactlyOneChunk) {
+  // Empty ranges, one index, fewer indices than workers, a grain that does not divide the size, a
+  // grain larger than the range, a range that does not start at 0.
+  const std::pair<Range, std::size_t> cases[] = {
+      {{0, 0}, 1},  {{5, 5}, 4},    {{0, 1}, 1},         {{0, 2}, 1},           {{0, 10}, 3},
+      {{0, 3}, 5},  {{7, 100}, 1000}, {{3, 1003}, 10},   {{0, 1000}, 1},        {{100, (1 << 20) + 5}, 4096}};
+  for (unsigned n : kPoolSizes) {
+    ThreadPool pool(n);
+    for (const auto& [range, grain] : cases) {
+      Watchdog watchdog("parallel_for over [" + std::to_string(range.begin) + ", " + std::to_string(range.end) +
+                        ") in chunks of " + std::to_string(grain) + " on " + pool_of(n));
+      EXPECT_EQ(chunks_of(pool, range, grain), expected_chunks(range, grain))
+          << "parallel_for over [" << range.begin << ", " << range.end << ") with grain " << grain << " on "
+          << pool_of(n) << ": the chunks are [begin, begin + grain), [begin + grain, begin + 2 grain), ..., "
+          << "the last one shorter; each exactly once";
+    }
+  }
+}
+
+TEST(ParallelFor, RejectsZeroGrainAndReversedRange) {
+  ThreadPool pool(2);
+  EXPECT_THROW(lab03::parallel_for(pool, {0, 10}, 0, [](Range) {}), std::invalid_argument);
+  EXPECT_THROW(lab03::parallel_for(pool, {10, 0}, 1, [](Range) {}), std::invalid_argument);
+}
+
+TEST(ParallelFor, ManyTinyChunks) {
+  // Stress: one index per chunk, so that any race between chunks (a chunk lost, run twice, or a
+  // future waited for too early) has many chances to show.
+  const std::size_t n = kUnderTsan ? 20000 : 200000;
+  for (unsigned threads : {2u, 8u}) {
+    Watchdog watchdog("parallel_for over " + std::to_string(n) + " chunks of one index on " + pool_of(threads));
+    ThreadPool pool(threads);
+    Counts counts(n);
+    lab03::parallel_for(pool, {0, n}, 1, [&](Range r) {
+      for (std::size_t i = r.begin; i < r.end; ++i) counts.add(i);
+    });
+    ASSERT_EQ(counts.not_once("index"), "") << "with " << pool_of(threads);
+  }
+}
+
+TEST(ParallelFor, RethrowsTheLowestFailingChunkAfterRunningAll) {
+  for (unsigned n : kPoolSizes) {
+    Watchdog watchdog("parallel_for with two chunks that throw, on " + pool_of(n));
+    Counts counts(100);
+    const std::exception_ptr error = thrown_by(n, [&](ThreadPool& pool) {
+      lab03::parallel_for(pool, {0, 100}, 1, [&](Range r) {
+        counts.add(r.begin);
+        // Chunk 70 throws at once, chunk 30 a little later: the lowest-numbered one must win, not
+        // the first in time, so that the caller sees the same exception on every run.
+        if (r.begin == 30) {
+          std::this_thread::sleep_for(20ms);
+          throw std::runtime_error("chunk 30");
+        }
+        if (r.begin == 70) throw std::runtime_error("chunk 70");
+      });
+    });
+    ASSERT_TRUE(error) << "parallel_for returned normally although chunks 30 and 70 threw: an exception "
+                          "in a chunk must reach the caller";
+    EXPECT_EQ(message_of(error), "chunk 30") << "with " << pool_of(n) << ": rethrow the exception of the "
+                                             << "lowest-numbered chunk that threw (get() the futures in chunk order)";
+    EXPECT_EQ(counts.not_once("chunk"), "")
+        << "with " << pool_of(n) << ": every chunk must run once, even when others throw";
+  }
+}
+
+TEST(ParallelFor, ReturnsOnlyAfterEveryChunkFinished) {
+  Watchdog watchdog("parallel_for whose chunk 0 throws while chunk 1 still runs");
+  ThreadPool pool(2);
+  std::atomic<bool> slow_chunk_finished{false};
+  EXPECT_THROW(lab03::parallel_for(pool, {0, 2}, 1,
+                                   [&](Range r) {
+                                     if (r.begin == 0) throw std::runtime_error("chunk 0");
+                                     std::this_thread::sleep_for(100ms);
+                                     slow_chunk_finished = true;
+                                   }),
+               std::runtime_error);
+  EXPECT_TRUE(slow_chunk_finished)
+      << "parallel_for rethrew chunk 0's exception while chunk 1 was still running. A running chunk "
+         "uses body, which belongs to the caller and is gone once parallel_for returns: wait for every "
+         "future first, then get() them.";
+}
+
+TEST(ParallelFor, WaitingCallerSleeps) {
+  Watchdog watchdog("parallel_for over two chunks that sleep 300 ms each");
+  ThreadPool pool(2);
+  const double before = cpu_seconds();
+  lab03::parallel_for(pool, {0, 2}, 1, [](Range) { std::this_thread::sleep_for(300ms); });
+  const double used = cpu_seconds() - before;
+  EXPECT_LT(used, 0.06) << "while its two chunks slept for 300 ms, parallel_for used " << std::lround(1000 * used)
+                        << " ms of CPU time: something busy-waits (a loop over future.wait_for(0s), or "
+                           "a worker polling the queue). future.wait() and condition variables sleep.";
+}
+
+TEST(ParallelFor, SameSumOnEveryPool) {
+  // Determinism: partial sums per chunk, added in chunk order, give the same bits on every pool,
+  // because the chunks do not depend on the number of threads or on which finishes first.
+  auto rng = workbook::testing::rng();
+  const workbook::Vector x = workbook::normal((1 << 20) + 77, rng);
+  const std::size_t grain = 4096, chunks = (x.size() + grain - 1) / grain;
+  auto sum = [&](ThreadPool& pool) {
+    std::vector<float> partial(chunks);
+    lab03::parallel_for(pool, {0, x.size()}, grain, [&](Range r) {
+      float s = 0;
+      for (std::size_t i = r.begin; i < r.end; ++i) s += x(i);
+      partial[r.begin / grain] = s;
+    });
+    float total = 0;
+    for (float p : partial) total += p;
+    return std::bit_cast<std::uint32_t>(total);
+  };
+  std::uint32_t first = 0;
+  for (unsigned n : kPoolSizes) {
+    Watchdog watchdog("a parallel sum on " + pool_of(n));
+    ThreadPool pool(n);
+    for (int repeat = 0; repeat < 3; ++repeat) {
+      const std::uint32_t bits = sum(pool);
+      if (n == kPoolSizes[0] && repeat == 0) first = bits;
+      EXPECT_EQ(bits, first) << "the sum changed with " << pool_of(n) << " (run " << repeat
+                             << "): were the chunks the same, and each partial stored at its chunk's index?";
+    }
+  }
+}
+
+TEST(ParallelFor, NestedCallsDoNotDeadlock) {
+  // A chunk that calls parallel_for on its own pool. Were it to wait there for the pool's workers,
+  // all of which may be doing the same, nobody would be left to run the inner chunks.
+  for (unsigned n : {1u, 2u}) {
+    Watchdog watchdog("parallel_for called from inside a chunk of parallel_for on the same pool (" + pool_of(n) +
+                      "); a nested call must run its chunks in the calling thread, see is_worker_thread()");
+    ThreadPool pool(n);
+    Counts counts(8 * 100);
+    lab03::parallel_for(pool, {0, 8}, 1, [&](Range outer) {
+      lab03::parallel_for(pool, {0, 100}, 7, [&](Range inner) {
+        for (std::size_t i = inner.begin; i < inner.end; ++i) counts.add(outer.begin * 100 + i);
+      });
+    });
+    EXPECT_EQ(counts.not_once("inner index"), "") << "with " << pool_of(n);
+  }
+}
+
+TEST(ParallelFor, ConcurrentCallersShareOnePool) {
+  // Four threads use one pool at once: each call must wait for its own chunks, not for the others'.
+  Watchdog watchdog("four threads calling parallel_for on one pool at the same time");
+  ThreadPool pool(2);
+  constexpr int kCallers = 4, kCalls = 20;
+  constexpr std::size_t kN = 1000;
+  std::vector<std::string> problems(kCallers);
+  {
+    std::vector<std::jthread> callers;
+    for (int c = 0; c < kCallers; ++c) {
+      callers.emplace_back([&, c] {
+        for (int call = 0; call < kCalls && problems[c].empty(); ++call) {
+          Counts counts(kN);
+          lab03::parallel_for(pool, {0, kN}, 7, [&](Range r) {
+            for (std::size_t i = r.begin; i < r.end; ++i) counts.add(i);
+          });
+          problems[c] = counts.not_once("index");
+        }
+      });
+    }
+  }
+  for (int c = 0; c < kCallers; ++c) EXPECT_EQ(problems[c], "") << "caller " << c;
+}
+
+// --- Step 3: parallel_relu -----------------------------------------------------------------------
+
+TEST(ParallelRelu, MatchesOracleAtManySizes) {
+  auto rng = workbook::testing::rng();
+  // Sizes with every tail of a SIMD width, sizes smaller than any chunk, and large ones: several
+  // chunks, and one past the streaming-store threshold (12 MiB).
+  std::vector<std::size_t> sizes;
+  for (std::size_t n = 0; n <= 40; ++n) sizes.push_back(n);
+  for (std::size_t n : {1000, 65536 + 3, (1 << 20) + 13, (3 << 20) + 5}) sizes.push_back(n);
+  for (unsigned threads : kPoolSizes) {
+    ThreadPool pool(threads);
+    for (std::size_t n : sizes) {
+      Watchdog watchdog("parallel_relu of " + std::to_string(n) + " floats on " + pool_of(threads));
+      const workbook::Vector x = workbook::normal(n, rng);
+      GuardedBuffer<float> y(n);
+      lab03::parallel_relu(pool, as_span(x), y.span());
+      ASSERT_CORRECT(lab03::oracle::check_relu(as_span(x), y)) << "n = " << n << ", " << pool_of(threads);
+    }
+  }
+}
+
+TEST(ParallelRelu, UnalignedAndInPlace) {
+  Watchdog watchdog("parallel_relu on unaligned and in-place buffers");
+  auto rng = workbook::testing::rng();
+  ThreadPool pool(3);
+  const std::size_t n = (1 << 18) + 7;
+  const workbook::Vector storage = workbook::normal(n + 16, rng);
+  for (std::size_t shift : {1, 5, 15}) {
+    const auto x = as_span(storage).subspan(shift, n);
+    GuardedBuffer<float> y(n, /*misalign=*/16 - shift);
+    lab03::parallel_relu(pool, x, y.span());
+    ASSERT_CORRECT(lab03::oracle::check_relu(x, y)) << "input starts " << shift << " floats past a 64-byte boundary";
+  }
+  GuardedBuffer<float> inout(n);
+  std::copy(storage.begin(), storage.begin() + n, inout.data());
+  lab03::parallel_relu(pool, inout.span(), inout.span());
+  EXPECT_CORRECT(lab03::oracle::check_relu(as_span(storage).first(n), inout)) << "in place (y is x)";
+}
+
+TEST(ParallelRelu, SpecialValues) {
+  // NaN stays NaN, -inf gives 0, denormals and huge values pass through.
+  Watchdog watchdog("parallel_relu on special values");
+  auto rng = workbook::testing::rng();
+  ThreadPool pool(2);
+  const workbook::Vector x = workbook::adversarial(300001, rng);
+  GuardedBuffer<float> y(x.size());
+  lab03::parallel_relu(pool, as_span(x), y.span());
+  EXPECT_CORRECT(lab03::oracle::check_relu(as_span(x), y));
+}
+
+TEST(ParallelRelu, RejectsMismatchedOrOverlappingBuffers) {
+  ThreadPool pool(2);
+  std::vector<float> x(10), y(9), z(11);
+  EXPECT_THROW(lab03::parallel_relu(pool, x, y), std::invalid_argument);
+  EXPECT_THROW(lab03::parallel_relu(pool, std::span<const float>(z).first(10), std::span<float>(z).last(10)),
+               std::invalid_argument);
+}
+
+// --- Step 4: process_batch -----------------------------------------------------------------------
+
+// A batch whose tensor i starts with the value i, so that an operation can tell which one it got.
+std::vector<Tensor> numbered_batch(std::size_t count, std::size_t min_size, std::size_t max_size, workbook::Rng& rng) {
+  std::vector<Tensor> batch = lab03::ops::make_batch(count, std::max<std::size_t>(min_size, 1), max_size, rng);
+  for (std::size_t i = 0; i < count; ++i) batch[i](0) = static_cast<float>(i);
+  return batch;
+}
+std::size_t number_of(const Tensor& t) { return static_cast<std::size_t>(t(0)); }
+
+TEST(ProcessBatch, SameResultsAsSerialOnEveryPool) {
+  auto rng = workbook::testing::rng();
+  const std::vector<Tensor> batch = lab03::ops::make_batch(40, 0, 3000, rng);
+  // Each tensor also takes a different time, so that the tasks finish in another order than they
+  // started: the results must still come back in input order.
+  const lab03::TensorOp op = [](const Tensor& t) {
+    std::this_thread::sleep_for(std::chrono::microseconds(t.size() % 7 * 200));
+    return lab03::ops::polynomial(t);
+  };
+  const std::vector<Tensor> expected = lab03::oracle::serial(batch, op);
+  for (unsigned n : kPoolSizes) {
+    Watchdog watchdog("process_batch of 40 tensors on " + pool_of(n));
+    ThreadPool pool(n);
+    const std::vector<Tensor> results = lab03::process_batch(pool, batch, op);
+    ASSERT_CORRECT(lab03::oracle::check_batch(results, expected)) << "with " << pool_of(n);
+  }
+}
+
+TEST(ProcessBatch, EachTensorExactlyOnce) {
+  Watchdog watchdog("process_batch of 300 tensors");
+  auto rng = workbook::testing::rng();
+  const std::vector<Tensor> batch = numbered_batch(300, 1, 100, rng);
+  ThreadPool pool(3);
+  Counts calls(batch.size());
+  const auto twice = [](const Tensor& t) { return Tensor(2.0f * t); };
+  const std::vector<Tensor> results = lab03::process_batch(pool, batch, [&](const Tensor& t) {
+    calls.add(number_of(t));
+    return twice(t);
+  });
+  EXPECT_EQ(calls.not_once("op for tensor"), "");
+  EXPECT_CORRECT(lab03::oracle::check_batch(results, lab03::oracle::serial(batch, twice)));
+}
+
+TEST(ProcessBatch, EmptyBatchGivesNoResults) {
+  Watchdog watchdog("process_batch of an empty batch");
+  ThreadPool pool(2);
+  std::atomic<int> calls{0};
+  const std::vector<Tensor> results = lab03::process_batch(pool, {}, [&](const Tensor& t) {
+    ++calls;
+    return t;
+  });
+  EXPECT_TRUE(results.empty());
+  EXPECT_EQ(calls.load(), 0) << "op was called for a batch without tensors";
+}
+
+TEST(ProcessBatch, BatchSmallerThanThePool) {
+  Watchdog watchdog("process_batch of 3 tensors on a pool of 8 threads");
+  auto rng = workbook::testing::rng();
+  const std::vector<Tensor> batch = lab03::ops::make_batch(3, 1, 5000, rng);
+  ThreadPool pool(8);
+  const std::vector<Tensor> results = lab03::process_batch(pool, batch, lab03::ops::polynomial);
+  EXPECT_CORRECT(lab03::oracle::check_batch(results, lab03::oracle::serial(batch, lab03::ops::polynomial)));
+}
+
+TEST(ProcessBatch, RethrowsTheLowestFailingTensorAfterProcessingAll) {
+  Watchdog watchdog("process_batch with two tensors whose op throws");
+  auto rng = workbook::testing::rng();
+  const std::vector<Tensor> batch = numbered_batch(20, 1, 100, rng);
+  Counts calls(batch.size());
+  const std::exception_ptr error = thrown_by(3, [&](ThreadPool& pool) {
+    lab03::process_batch(pool, batch, [&](const Tensor& t) {
+      const std::size_t i = number_of(t);
+      calls.add(i);
+      if (i == 4) {
+        std::this_thread::sleep_for(20ms);  // fails after tensor 9 does
+        throw std::runtime_error("tensor 4");
+      }
+      if (i == 9) throw std::runtime_error("tensor 9");
+      return t;
+    });
+  });
+  ASSERT_TRUE(error) << "process_batch returned normally although op threw for tensors 4 and 9";
+  EXPECT_EQ(message_of(error), "tensor 4") << "rethrow the exception of the lowest-numbered tensor whose op threw";
+  EXPECT_EQ(calls.not_once("op for tensor"), "") << "every tensor must be processed, even when op throws for some";
+}
+
+TEST(ProcessBatch, OpMayUseThePool) {
+  // The operation itself runs parallel_relu on the same pool: a nested parallel_for.
+  Watchdog watchdog("process_batch whose op calls parallel_relu on the same pool");
+  auto rng = workbook::testing::rng();
+  const std::vector<Tensor> batch = lab03::ops::make_batch(6, 100000, 300000, rng);
+  ThreadPool pool(2);
+  const lab03::TensorOp relu_on_pool = [&](const Tensor& t) {
+    Tensor y(Tensor::shape_type{t.size()});
+    lab03::parallel_relu(pool, as_span(t), as_span(y));
+    return y;
+  };
+  const lab03::TensorOp relu_here = [](const Tensor& t) {
+    Tensor y(Tensor::shape_type{t.size()});
+    for (std::size_t i = 0; i < t.size(); ++i) y(i) = static_cast<float>(lab03::oracle::relu(t(i)));
+    return y;
+  };
+  EXPECT_CORRECT(lab03::oracle::check_batch(lab03::process_batch(pool, batch, relu_on_pool),
+                                            lab03::oracle::serial(batch, relu_here)));
+}
+
+TEST(ProcessBatch, ManySmallTensors) {
+  const std::size_t count = kUnderTsan ? 2000 : 20000;
+  Watchdog watchdog("process_batch of " + std::to_string(count) + " small tensors");
+  auto rng = workbook::testing::rng();
+  const std::vector<Tensor> batch = lab03::ops::make_batch(count, 0, 16, rng);
+  ThreadPool pool(2);
+  const std::vector<Tensor> results = lab03::process_batch(pool, batch, lab03::ops::polynomial);
+  EXPECT_CORRECT(lab03::oracle::check_batch(results, lab03::oracle::serial(batch, lab03::ops::polynomial)));
+}
+
+}  // namespace
