@@ -8,6 +8,10 @@
 // still find the nonce in memory and write records itself: a deliberate forgery of this channel is
 // possible, which is why the sealed tests (checked outside the student's process) gate these points.
 #include <workbook/seed.hpp>
+#include <workbook/skip.hpp>
+#if defined(WORKBOOK_GRADE_CUDA)
+#include <workbook/cuda/device.hpp>
+#endif
 
 #include <gtest/gtest.h>
 
@@ -46,6 +50,13 @@ class ChannelListener : public ::testing::EmptyTestEventListener {
           {"seed", workbook::base_seed()}});
   }
   void finish(int code) { send({{"event", "exit"}, {"code", code}}); }
+  // A test that cannot run here at all (a GPU lab without a GPU): reported as skipped, with the
+  // reason, as ctest reports it, without running it.
+  void skipped(const std::string& test, const std::string& why) {
+    send({{"event", "start"}, {"test", test}});
+    send({{"event", "skip"}, {"file", ""}, {"line", 0}, {"message", why}});
+    send({{"event", "end"}, {"test", test}, {"result", "skipped"}, {"ms", 0}, {"seed", workbook::base_seed()}});
+  }
 
  private:
   static constexpr std::size_t kMaxMessage = 8000;
@@ -75,6 +86,40 @@ std::string read_nonce() {
   return nonce;
 }
 
+#if defined(WORKBOOK_GRADE_CUDA)
+// GoogleTest's filter syntax, positive patterns only (the grader passes one test's full name).
+bool glob(const char* p, const char* s) {
+  if (*p == '\0') return *s == '\0';
+  if (*p == '*') return glob(p + 1, s) || (*s != '\0' && glob(p, s + 1));
+  return *s != '\0' && (*p == '?' || *p == *s) && glob(p + 1, s + 1);
+}
+
+bool selected(const std::string& filter, const std::string& test) {
+  std::size_t from = 0;
+  for (;;) {
+    const std::size_t to = filter.find(':', from);
+    if (glob(filter.substr(from, to - from).c_str(), test.c_str())) return true;
+    if (to == std::string::npos) return false;
+    from = to + 1;
+  }
+}
+
+// Without a GPU, every selected test is reported skipped ("no CUDA device: skipped (...)").
+int skip_every_test(ChannelListener& channel, const std::string& why) {
+  const std::string filter = GTEST_FLAG_GET(filter);
+  const ::testing::UnitTest& all = *::testing::UnitTest::GetInstance();
+  for (int i = 0; i < all.total_test_suite_count(); ++i) {
+    const ::testing::TestSuite& suite = *all.GetTestSuite(i);
+    for (int j = 0; j < suite.total_test_count(); ++j) {
+      const std::string test = std::string(suite.name()) + "." + suite.GetTestInfo(j)->name();
+      if (selected(filter, test)) channel.skipped(test, why);
+    }
+  }
+  channel.finish(workbook::kSkipReturnCode);
+  return workbook::kSkipReturnCode;
+}
+#endif
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -88,6 +133,13 @@ int main(int argc, char** argv) {
   }
   auto* listener = new ChannelListener(channel, nonce);
   ::testing::UnitTest::GetInstance()->listeners().Append(listener);
+#if defined(WORKBOOK_GRADE_CUDA)
+  try {
+    workbook::cuda::require_device();
+  } catch (const workbook::Skipped& e) {
+    return skip_every_test(*listener, e.what());
+  }
+#endif
   const int code = RUN_ALL_TESTS();
   listener->finish(code);
   return code;

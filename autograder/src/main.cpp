@@ -42,7 +42,7 @@ const char* kUsage = R"(usage: workbook-grade <command> [options]
             Grade every submission of a folder, N at a time, resumable; then gradebook.csv and
             summary.{md,html} with the score distribution and a class roofline per lab.
   summary   OUT   Rewrite a batch's gradebook and summary from its records.
-  kit       --out DIR [--no-verify] [--force]
+  kit       --out DIR [--no-verify] [--verify-labs 01,03] [--force]
             Export the student repository (no solutions, hidden tests or rubrics) and verify it.
   package   gradescope --out autograder.zip | classroom --out DIR | prairielearn --out DIR
   doctor    Which isolation layers this machine allows.
@@ -300,6 +300,7 @@ int main(int argc, char** argv) {
       k.cache = cache_of(a);
       k.force = a.flag("--force");
       k.verify = !a.flag("--no-verify");
+      k.verify_labs = split_list(a.value("--verify-labs"));
       k.jobs = std::stoi(a.value("--jobs", "2"));
       if (a.has("--perf-seconds")) k.perf_seconds = std::stod(a.value("--perf-seconds"));
       return export_kit(k, std::cerr);

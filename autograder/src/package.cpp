@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <iostream>
+#include <sstream>
 
 namespace workbook::grade {
 namespace {
@@ -30,6 +31,22 @@ std::string number_text(double v) {
 
 std::vector<std::string> project_files(const fs::path& root) {
   std::vector<std::string> files;
+  // A git checkout: its files, tracked or new, but not what it ignores (a scratch folder, a local
+  // copy of the tree) nor what was deleted.
+  if (fs::exists(root / ".git")) {
+    const CommandResult git = run_command({"/usr/bin/env", "git", "-c", "core.quotePath=false", "-C", root.string(),
+                                           "ls-files", "--cached", "--others", "--exclude-standard"});
+    if (git.code == 0) {
+      std::istringstream lines(git.output);
+      for (std::string relative; std::getline(lines, relative);) {
+        const fs::path path = root / relative;
+        if (!relative.empty() && !excluded(relative) && fs::is_regular_file(fs::symlink_status(path))) files.push_back(relative);
+      }
+      std::sort(files.begin(), files.end());
+      files.erase(std::unique(files.begin(), files.end()), files.end());
+      return files;
+    }
+  }
   for (auto it = fs::recursive_directory_iterator(root); it != fs::recursive_directory_iterator(); ++it) {
     const std::string relative = fs::relative(it->path(), root).generic_string();
     if (excluded(relative + (it->is_directory() ? "/" : ""))) {

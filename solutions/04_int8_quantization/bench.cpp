@@ -143,9 +143,9 @@ int main(int argc, char** argv) {
 #if defined(LAB04_HAVE_LAB02)
     lab02 = versions.size();
     versions.push_back(
-        {"lab 02 reference, fp32",
-         [&] { lab02::matmul(p.af, p.bf, p.cf, lab02::MatmulShape::packed(n, n, n)); }, false,
-         fp32_product(n)});
+        {.label = "lab 02 reference, fp32",
+         .kernel = [&] { lab02::matmul(p.af, p.bf, p.cf, lab02::MatmulShape::packed(n, n, n)); },
+         .work = fp32_product(n)});
 #endif
     const auto analyses = bench.compare("int8 product 1024^3", int8_product(n), versions);
     const double reference = analyses[0].seconds;

@@ -6,6 +6,8 @@
 #include <grade/util.hpp>
 
 #include <iosfwd>
+#include <string>
+#include <vector>
 
 namespace workbook::grade {
 
@@ -15,6 +17,9 @@ struct KitOptions {
   fs::path cache;    ///< a prepared grading cache, for the Classroom workflow's points (optional)
   bool force = false;
   bool verify = true;
+  /// Labs whose build, stubs and perf feedback the check tries (empty: all). The check for
+  /// secrets always covers the whole kit.
+  std::vector<std::string> verify_labs;
   int jobs = 2;
   double perf_seconds = 0.5;  ///< timing budget of the perf-feedback check
 };

@@ -24,7 +24,8 @@ std::string classroom_workflow(const fs::path& trusted, const Cache* cache);
 /// A PrairieLearn external-grader folder: the run script and an example info.json.
 void package_prairielearn(const fs::path& trusted, const fs::path& out, std::ostream& log);
 
-/// Files of a tree that are part of the project (not build outputs), relative, sorted.
+/// Files of a tree that are part of the project, relative, sorted: in a git checkout those git
+/// tracks or would (not what it ignores); elsewhere every file but build outputs and tool state.
 std::vector<std::string> project_files(const fs::path& root);
 
 }  // namespace workbook::grade
