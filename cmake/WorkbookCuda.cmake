@@ -10,8 +10,23 @@ option(WORKBOOK_CUDA "Build the CUDA labs when a CUDA compiler is found" ON)
 # reference figures come from; set native to build for the GPU of this machine instead.
 set(WORKBOOK_CUDA_ARCHITECTURES "90" CACHE STRING "GPU architectures of the CUDA labs (CMAKE_CUDA_ARCHITECTURES)")
 
+# A build of CPU labs only (the lab01 .. lab04 presets) needs no CUDA: finding nvcc costs configure
+# time and the GPU side of the harness build time, in the student's first `cmake --preset && ctest`.
+set(WORKBOOK_CUDA_NEEDED TRUE)
+if(NOT WORKBOOK_LABS STREQUAL "all" AND NOT WORKBOOK_HARNESS_TESTS AND NOT WORKBOOK_AUTOGRADER)
+  set(WORKBOOK_CUDA_NEEDED FALSE)
+  foreach(number IN LISTS WORKBOOK_LABS)
+    file(GLOB cuda_sources "${PROJECT_SOURCE_DIR}/labs/${number}_*/*.cu")
+    if(cuda_sources)
+      set(WORKBOOK_CUDA_NEEDED TRUE)
+    endif()
+  endforeach()
+endif()
+
 set(WORKBOOK_CUDA_FOUND FALSE)
-if(WORKBOOK_CUDA)
+if(WORKBOOK_CUDA AND NOT WORKBOOK_CUDA_NEEDED)
+  message(STATUS "CUDA: not needed by lab ${WORKBOOK_LABS}, so not looked for")
+elseif(WORKBOOK_CUDA)
   include(CheckLanguage)
   check_language(CUDA)
   if(CMAKE_CUDA_COMPILER)
@@ -42,10 +57,10 @@ if(WORKBOOK_CUDA_FOUND)
                  "the CUDA labs are built; without a GPU their tests skip")
   find_program(WORKBOOK_COMPUTE_SANITIZER compute-sanitizer HINTS "${CUDAToolkit_BIN_DIR}")
   find_program(WORKBOOK_NCU ncu HINTS "${CUDAToolkit_BIN_DIR}")
-elseif(WORKBOOK_CUDA)
+elseif(WORKBOOK_CUDA AND WORKBOOK_CUDA_NEEDED)
   message(STATUS "CUDA: no CUDA compiler (nvcc) found, so the CUDA labs are left out. Install the CUDA "
                  "Toolkit and put nvcc on the PATH (or pass -DCMAKE_CUDA_COMPILER=/path/to/nvcc) to build them.")
-else()
+elseif(NOT WORKBOOK_CUDA)
   message(STATUS "CUDA: off (WORKBOOK_CUDA=OFF), so the CUDA labs are left out")
 endif()
 

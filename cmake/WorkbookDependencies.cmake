@@ -29,3 +29,56 @@ if(xsimd_VERSION VERSION_LESS 8 OR xsimd_VERSION VERSION_GREATER_EQUAL 9)
   message(WARNING "perf-workbook is written for xsimd 8 (Debian 12 ships 8.1); found ${xsimd_VERSION}, "
                   "whose API differs: expect compile errors in the SIMD code")
 endif()
+
+# OpenBLAS (Debian: libopenblas-dev, found through pkg-config) is optional: labs 02 and 04 show its
+# sgemm beside the student's kernel and the reference, as the library a user would call instead.
+# Sets the target PkgConfig::OPENBLAS when found, and WORKBOOK_OPENBLAS_ENVIRONMENT: OpenBLAS 0.3.21
+# (Debian 12) does not know AMD Zen 4 and 5 and runs its AVX2 (Haswell) kernels there, at half the
+# speed of its AVX-512 ones; when this build targets AVX-512, whatever times OpenBLAS runs with
+# OPENBLAS_CORETYPE=SkylakeX, so that the baseline is the best the library can do here.
+function(workbook_find_openblas)
+  if(DEFINED WORKBOOK_OPENBLAS_ENVIRONMENT)
+    return()  # found (or not) once per build
+  endif()
+  find_package(PkgConfig QUIET)
+  if(PkgConfig_FOUND)
+    pkg_check_modules(OPENBLAS QUIET IMPORTED_TARGET GLOBAL openblas)
+  endif()
+  set(environment "")
+  if(TARGET PkgConfig::OPENBLAS)
+    message(STATUS "OpenBLAS ${OPENBLAS_VERSION} found: labs 02 and 04 show its sgemm as the library baseline")
+    if(WORKBOOK_NATIVE)
+      include(CheckCXXSourceCompiles)
+      set(CMAKE_REQUIRED_FLAGS -march=native)
+      check_cxx_source_compiles("
+        #if !(defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512DQ__) && defined(__AVX512VL__))
+        #error this build does not target AVX-512
+        #endif
+        int main() { return 0; }" WORKBOOK_TARGETS_AVX512)
+      if(WORKBOOK_TARGETS_AVX512)
+        set(environment "OPENBLAS_CORETYPE=SkylakeX")
+      endif()
+    endif()
+  else()
+    message(STATUS "OpenBLAS not found (it needs pkg-config and libopenblas-dev): labs 02 and 04 show no library baseline")
+  endif()
+  set(WORKBOOK_OPENBLAS_ENVIRONMENT "${environment}" CACHE INTERNAL "environment of whatever times OpenBLAS")
+endfunction()
+
+# Links OpenBLAS into `target` (defining <prefix>_HAVE_OPENBLAS) and gives the TESTS that exist the
+# environment above. Does nothing without OpenBLAS.
+function(workbook_use_openblas target prefix)
+  cmake_parse_arguments(PARSE_ARGV 2 arg "" "" "TESTS")
+  workbook_find_openblas()
+  if(NOT TARGET PkgConfig::OPENBLAS)
+    return()
+  endif()
+  # PUBLIC: the executables that link these objects (perf workers) need the library too.
+  target_link_libraries(${target} PUBLIC PkgConfig::OPENBLAS)
+  target_compile_definitions(${target} PRIVATE ${prefix}_HAVE_OPENBLAS)
+  foreach(test IN LISTS arg_TESTS)
+    if(WORKBOOK_OPENBLAS_ENVIRONMENT AND TEST ${test})  # labNN.bench exists with WORKBOOK_BENCH only
+      set_property(TEST ${test} APPEND PROPERTY ENVIRONMENT ${WORKBOOK_OPENBLAS_ENVIRONMENT})
+    endif()
+  endforeach()
+endfunction()
