@@ -29,15 +29,22 @@
 
 namespace workbook {
 
+/// A lab's benchmark: groups of kernel versions timed against one set of ceilings, collected into
+/// one table, one JSON record and one roofline plot (finish()).
 class Bench {
  public:
+  /// \param lab      names the outputs ("lab01": `lab01.json`, `lab01.svg`) and the table's title
+  /// \param ceilings the roofs every version is placed against (measured once, before any timing)
   Bench(std::string lab, Ceilings ceilings);
 
+  /// For a Version's initializer: `{"v4", run, Bench::kReference}` says more than `true`.
   static constexpr bool kReference = true;
   /// One version of a kernel: its label, one call of it, and whether it is the reference solution.
   struct Version {
+    /// The row's name in the table and its point on the plot, e.g. "v1 scalar".
     std::string label;
-    std::function<void()> kernel;
+    std::function<void()> kernel;  ///< one call of the version, on inputs the bench owns
+    /// The reference solution: starred in the table, highlighted on the plot.
     bool reference = false;
     /// How to time it; empty: the host clock around each call. GPU benches pass
     /// workbook::cuda::gpu_runner(kernel) (the GPU's own timestamps, L2 flushed before each run).
@@ -53,9 +60,12 @@ class Bench {
   std::vector<Analysis> compare(const std::string& group, const Work& work, const std::vector<Version>& versions,
                                 const TimingOptions& timing = {.max_seconds = 1.0});
 
-  /// Prints the table, and writes <results>/bench/<lab>.json and <lab>.svg.
+  /// Prints the table to `out`, and writes `results/bench/LAB.json` (every timing and analysis,
+  /// with the ceilings) and `results/bench/LAB.svg` (the roofline plot), creating the folder.
+  /// Throws std::runtime_error when a file cannot be written.
   void finish(std::ostream& out, const std::filesystem::path& results) const;
 
+  /// The roofs given at construction, for a bench that sizes its work by them (`threads`).
   const Ceilings& ceilings() const { return ceilings_; }
 
  private:
@@ -70,7 +80,7 @@ class Bench {
   std::vector<Entry> entries_;
 };
 
-/// The command line every bench takes: --ceilings FILE and --results DIR (defaults as for the
+/// The command line every bench takes: `--ceilings FILE` and `--results DIR` (defaults as for the
 /// tests). Returns false (after printing usage) on anything else.
 bool parse_bench_arguments(int argc, char** argv, std::string& ceilings, std::filesystem::path& results);
 

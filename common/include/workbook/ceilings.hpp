@@ -26,6 +26,7 @@ namespace workbook {
 struct Ceilings {
   static constexpr int kFormat = 4;  ///< bump when fields or their measurement change: older caches are re-measured
 
+  /// The machine they were measured on (its fingerprint validates a cache).
   MachineInfo machine;
   std::string measured_at;  ///< UTC, ISO 8601
   unsigned threads = 1;     ///< threads behind the *_all figures
@@ -53,8 +54,10 @@ struct Ceilings {
   /// kernels, l1_read_1t_gbs is a copy that stays in the L2 cache, and `threads` counts SMs.
   std::string device;
 
+  /// The cache's JSON record: every field, the format number and the machine's fingerprint.
   nlohmann::json to_json() const;
-  static Ceilings from_json(const nlohmann::json& j);  ///< throws on a missing field
+  /// Throws nlohmann::json::exception on a missing field.
+  static Ceilings from_json(const nlohmann::json& j);
 };
 
 /// Called with one line of progress at a time ("copy, 1 thread, streaming stores: 48.1 GB/s").
@@ -74,10 +77,13 @@ void save_ceilings(const std::string& path, const Ceilings& ceilings);
 /// `remeasure` is set.
 Ceilings load_or_measure_ceilings(const std::string& path, bool remeasure, const Progress& progress = {});
 
+/// The cache at `path` when it exists, has the current format and `valid` accepts it (the GPU's
+/// check their device instead of this CPU). A damaged file reads as missing: it is re-measured.
+std::optional<Ceilings> load_ceilings(const std::string& path, const std::function<bool(const Ceilings&)>& valid);
 /// The same for any kind of ceilings (the GPU's, workbook/cuda/ceilings.hpp): the cache is used
 /// when `valid` accepts what it holds, else `measure` runs and its result is saved. `what` names
-/// the thing measured in the progress line ("machine", "GPU").
-std::optional<Ceilings> load_ceilings(const std::string& path, const std::function<bool(const Ceilings&)>& valid);
+/// the thing measured in the progress line ("machine", "GPU"). Throws what `measure` throws
+/// (workbook::Skipped without a GPU), or std::runtime_error when the cache cannot be written.
 Ceilings load_or_measure_ceilings(const std::string& path, bool remeasure, const Progress& progress,
                                   const std::function<bool(const Ceilings&)>& valid,
                                   const std::function<Ceilings(const Progress&)>& measure, const std::string& what);

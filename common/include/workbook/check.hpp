@@ -39,12 +39,16 @@ inline constexpr double kFloatUnitRoundoff = 0x1p-24;
 ///     rel = gamma_k = k u / (1 - k u), the standard bound (Higham, Accuracy and Stability, 3.1);
 ///   - sum_of(n): a float32 reduction of n terms in any order, rel = gamma_n (with FMA or without).
 struct Tolerance {
-  double rel = 0;
+  double rel = 0;  ///< relative part, multiplied by the element's scale
+  /// Absolute part: room for results in the denormal range, where rel means nothing.
   double abs = 0;
   std::string derivation;  ///< shown with a failure, so a student sees where the bound comes from
 
+  /// Zero error allowed: the result must equal the oracle bit for bit (the sign of zero aside).
   static Tolerance exact();
+  /// rel = gamma_k for k float32 roundings between inputs and result, abs = k denormal steps.
   static Tolerance roundings(int k);
+  /// rel = gamma_terms: a float32 sum in any order, to be scaled by the sum of |terms|.
   static Tolerance sum_of(std::size_t terms);
 };
 
@@ -53,25 +57,27 @@ double gamma_float(double k);
 
 /// A named input shown beside each mismatch ("x = -0.5").
 struct Column {
-  std::string name;
-  std::function<double(std::size_t)> at;
+  std::string name;                       ///< as the handout names it: "x", "a", "b"
+  std::function<double(std::size_t)> at;  ///< the value at element i of the output's indexing
 };
+/// A Column over float inputs; `values` must outlive the check.
 Column column(std::string name, std::span<const float> values);
+/// A Column over int8 inputs (quantized tensors); `values` must outlive the check.
 Column column(std::string name, std::span<const std::int8_t> values);
 
 /// The logical shape of an output, for 2-D diagnoses (tails of rows or columns, transposition).
 /// ld is the distance between rows in the buffer (>= cols); elements between cols and ld are
 /// padding that a kernel must not write.
 struct Shape {
-  std::size_t rows = 1;
-  std::size_t cols = 0;
-  std::size_t ld = 0;  ///< 0 means cols
+  std::size_t rows = 1;  ///< logical rows
+  std::size_t cols = 0;  ///< logical columns; 0: one row of the buffer's size()
+  std::size_t ld = 0;    ///< elements from one row's start to the next; 0 means cols
 };
 
 /// What to compare, and how.
 struct ElementwiseCheck {
-  Where where;
-  Tolerance tolerance;
+  Where where;                 ///< the kernel, named in every message
+  Tolerance tolerance;         ///< the bound, derived from the operation (see Tolerance)
   std::vector<Column> inputs;  ///< shown beside mismatches, indexed like the output
   Shape shape;                 ///< default: one row of size() elements
   /// What the error of element i scales with; default |want(i)|. A matrix product's element is a
@@ -81,6 +87,7 @@ struct ElementwiseCheck {
 
 /// The outcome of a check: ok, or a failure a student can act on.
 struct CheckResult {
+  /// Every element within the tolerance, nothing written outside the output.
   bool ok = true;
   std::string summary;    ///< one line: what is wrong
   std::string diagnosis;  ///< the pattern found and what to fix
@@ -97,8 +104,10 @@ struct CheckResult {
 
   /// Everything above, formatted for a student.
   std::string report() const;
+  /// ok: lets a test write `if (!result)`.
   explicit operator bool() const { return ok; }
 };
+/// Writes result.report().
 std::ostream& operator<<(std::ostream& out, const CheckResult& result);
 
 /// Compares an output buffer (with its poison and guards, see GuardedBuffer) with want(i), the
@@ -110,8 +119,9 @@ CheckResult check_elementwise(const GuardedBuffer<T>& got, const std::function<d
 /// A float64 oracle of a reduction: result = finish(sum of term(i) for i < terms), where finish is
 /// monotone increasing (identity for a dot product, sqrt for a Euclidean distance).
 struct ReductionOracle {
-  std::size_t terms = 0;
-  std::function<double(std::size_t)> term;
+  std::size_t terms = 0;                    ///< n, the number of terms summed
+  std::function<double(std::size_t)> term;  ///< term i in float64, e.g. double(a[i]) * double(b[i])
+  /// Applied to the sum (see above): identity, or sqrt for a distance.
   std::function<double(double)> finish = [](double s) { return s; };
   int extra_roundings = 1;  ///< roundings per term before it is summed (a[i] * b[i]: 1 without FMA)
 };

@@ -8,6 +8,8 @@
 
 namespace workbook {
 
+/// The facts about this machine a measurement depends on, recorded with every set of ceilings so
+/// that a cache measured elsewhere (another CPU, another build) is never trusted.
 struct MachineInfo {
   std::string cpu_model;      ///< /proc/cpuinfo "model name" (or "unknown")
   unsigned logical_cpus = 1;  ///< std::thread::hardware_concurrency()
@@ -16,7 +18,7 @@ struct MachineInfo {
   std::size_t l1d_bytes = 0;  ///< as the OS reports them; a virtual machine may report the whole
   std::size_t l2_bytes = 0;   ///< socket's L3, so the harness measures where bandwidth really drops
   std::size_t l3_bytes = 0;   ///< (Ceilings::cache_knee_bytes)
-  std::string hostname;
+  std::string hostname;       ///< shown in reports, not part of the fingerprint
   std::string compiler;       ///< e.g. "GCC 12.2.0"
 
   /// What a cache of measured ceilings is valid for: same CPU model, CPU count and SIMD build.

@@ -25,6 +25,7 @@ class NotImplemented : public std::logic_error {
   explicit NotImplemented(std::string_view function,
                           std::source_location where = std::source_location::current());
 
+  /// The function to implement, as the handout names it ("relu").
   const std::string& function() const { return function_; }
   /// The file to edit, relative to the repository root (labs/NN_topic/file.cpp).
   const std::string& file() const { return file_; }

@@ -33,6 +33,8 @@
 #include <string>
 #include <vector>
 
+/// Perf cases and the perf test: a lab's performance spec, the workers that time it, and the
+/// driver that compares the student's kernel with the reference's.
 namespace workbook::perf {
 
 /// One kernel, as a case hands it to the harness. The buffers it captures must outlive measure().
@@ -53,12 +55,13 @@ struct Kernel {
 /// more, is the kernel on one thread: the feedback then adds the speedup (its time / yours) and
 /// the parallel efficiency (speedup / threads).
 struct Extra {
+  /// Which worker times the extra: it decides whose code the extra runs.
   enum class Side {
     library,  ///< the same code in both workers: timed once, in the reference's when there is one
     yours,    ///< calls the kernel under test: timed in the student's worker
   };
   std::string label;  ///< "OpenBLAS sgemm", "your parallel_relu on 1 thread"
-  Side side = Side::library;
+  Side side = Side::library;  ///< which worker times it
   std::function<void()> run;  ///< one call; not verified (the correctness tests cover it)
   Work work;                  ///< the work of one call
   BatchRunner runner = {};    ///< how to time it; empty: the host clock (see Kernel::runner)
@@ -67,11 +70,13 @@ struct Extra {
 /// What a case function talks to.
 class Case {
  public:
+  /// A case named `name` drawing its inputs from `seed`: the driver gives both workers the same
+  /// one, so the student's kernel and the reference's run on the same inputs.
   explicit Case(std::string name, std::uint64_t seed);
   virtual ~Case() = default;
 
-  const std::string& name() const { return name_; }
-  std::uint64_t seed() const { return seed_; }
+  const std::string& name() const { return name_; }  ///< the case's registered name ("relu")
+  std::uint64_t seed() const { return seed_; }       ///< printed with a failure, to replay it
   /// The generator for this case's inputs (seeded from WORKBOOK_SEED and the case name).
   Rng& rng() { return rng_; }
 
@@ -92,13 +97,14 @@ class Case {
   /// Returns when the harness is done.
   virtual void measure(const Kernel& kernel) = 0;
 
-  const std::string& function() const { return function_; }
-  const std::string& description() const { return description_; }
-  const Work& work() const { return work_; }
+  const std::string& function() const { return function_; }        ///< as given to describe()
+  const std::string& description() const { return description_; }  ///< as given to describe()
+  const Work& work() const { return work_; }                       ///< as given to work()
+  /// Every hint(), lowest threshold first.
   const std::vector<Hint>& hints() const { return hints_; }
-  const std::vector<Extra>& extras() const { return extras_; }
+  const std::vector<Extra>& extras() const { return extras_; }  ///< every extra(), in order
   double items_per_call() const { return items_per_call_; }  ///< 0 unless per_item() was called
-  const std::string& item() const { return item_; }
+  const std::string& item() const { return item_; }          ///< what an item is ("task"), or empty
 
  private:
   std::string name_;
@@ -123,17 +129,21 @@ std::string speedup_note(double one_thread_seconds, double seconds, unsigned thr
 /// "per task: 0.84 us" for `items` per call of `seconds`.
 std::string per_item_note(double seconds, double items, const std::string& item);
 
+/// A perf case: sets up its inputs, then calls Case::measure once.
 using CaseFunction = void (*)(Case&);
 
-/// The cases of this executable, in registration order.
+/// One case of this executable.
 struct Registered {
-  std::string name;
-  CaseFunction function;
+  std::string name;       ///< the function's name, as WORKBOOK_PERF_CASE spelled it
+  CaseFunction function;  ///< the case itself
 };
+/// The cases of this executable, in registration order (a function-local static, so that static
+/// Registration objects in any translation unit can add to it safely).
 std::vector<Registered>& registry();
 
 /// Adds a case to the registry (use WORKBOOK_PERF_CASE).
 struct Registration {
+  /// Appends {name, function} to registry(); runs before main(), from a static object.
   Registration(const char* name, CaseFunction function);
 };
 
@@ -149,11 +159,12 @@ int worker_main(int argc, char** argv,
 inline BatchRunner runner_of(const Kernel& kernel) {
   return kernel.runner ? kernel.runner : local_runner(kernel.run);
 }
+/// The timer of an extra: its own runner, else the host clock around each call.
 inline BatchRunner runner_of(const Extra& extra) { return extra.runner ? extra.runner : local_runner(extra.run); }
 
 }  // namespace workbook::perf
 
 /// Registers `function` (a void(workbook::perf::Case&)) as the perf case of the same name. The
-/// build system finds these lines and makes one test of each: labNN.perf.<name>.
+/// build system finds these lines and makes one test of each: `labNN.perf.relu` for `relu`.
 #define WORKBOOK_PERF_CASE(function) \
   static const ::workbook::perf::Registration workbook_perf_case_##function(#function, &function)

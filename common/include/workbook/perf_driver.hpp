@@ -18,6 +18,8 @@
 
 namespace workbook::perf {
 
+/// What one perf test compares, where the results go, and when it passes (set by the build system,
+/// from the lab's CMakeLists.txt, on the `workbook-perf` command line).
 struct DriverOptions {
   std::string lab;             ///< "lab01"
   std::string case_name;       ///< "relu"
@@ -27,10 +29,11 @@ struct DriverOptions {
   std::string record_profile;  ///< instead of judging: time `student` alone and record its
                                ///< fraction of the roofline in this profile
   std::string ceilings_path;   ///< the ceilings cache (measured if missing)
-  std::filesystem::path results;  ///< JSON, SVG and Markdown go to results/<lab>/<case>.*
+  std::filesystem::path results;  ///< JSON, SVG and Markdown go to `results/LAB/CASE.*`
   std::string edit;            ///< the file the student edits, for messages
   double max_ratio = 1.25;     ///< pass when student time / reference time is at most this
   std::uint64_t seed = 0;      ///< inputs (both workers draw the same)
+  /// How long to time the comparison (`workbook-perf --max-seconds` sets max_seconds).
   TimingOptions timing = {.warmup_seconds = 0.2, .max_seconds = 3.0, .batch_seconds = 0.1};
   double timeout_seconds = 300;  ///< longest a worker may take to answer one command
   /// Where the roofs come from; empty: the CPU's, load_or_measure_ceilings(ceilings_path). The GPU

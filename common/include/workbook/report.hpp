@@ -29,8 +29,11 @@ std::string xml_escape(std::string_view text);
 /// A console table: the first column left-aligned, the others right-aligned.
 class Table {
  public:
+  /// A table with these column titles; their count fixes the number of columns.
   explicit Table(std::vector<std::string> header);
+  /// Appends a row, cut or padded with empty cells to the header's width.
   void add(std::vector<std::string> row);
+  /// The table as text: columns as wide as their widest cell, a rule under the header.
   std::string str() const;
 
  private:
@@ -39,16 +42,21 @@ class Table {
 
 /// A point on a roofline plot.
 struct PlotPoint {
-  enum class Role { student, reference, other };
-  std::string label;
+  /// Whose point it is, which sets its colour and where its label goes.
+  enum class Role {
+    student,    ///< the kernel under test (orange)
+    reference,  ///< the reference solution (blue)
+    other,      ///< anything else: a numbered version, a library baseline, a classmate
+  };
+  std::string label;     ///< shown next to the point, or in the key
   double intensity = 0;  ///< operations per byte
   double gops = 0;       ///< achieved rate
-  Role role = Role::other;
+  Role role = Role::other;  ///< colour and label placement
 };
 
 /// What a roofline plot shows besides its points.
 struct PlotOptions {
-  std::string title;
+  std::string title;  ///< drawn above the plot
   /// Bandwidth roofs to draw for one thread (the first is the points' own, whose ridge is marked);
   /// the copy roof of all threads is always drawn.
   std::vector<Traffic> bandwidths = {Traffic::copy, Traffic::l1};
@@ -68,8 +76,10 @@ std::filesystem::path results_dir();
 /// Writes `text` to `path`, creating its folders.
 void write_file(const std::filesystem::path& path, const std::string& text);
 
-/// JSON records of a summary and of a roofline analysis.
+/// The JSON record of a summary: its fields, plus rel_iqr and cv.
 nlohmann::json to_json(const Summary& summary);
+/// The JSON record of a roofline analysis: the work, the achieved rates, both roofs with their
+/// names, and the verdict, as the perf tests and benches write them.
 nlohmann::json to_json(const Analysis& analysis);
 
 }  // namespace workbook

@@ -26,6 +26,8 @@ std::uint64_t seed_for(std::string_view name);
 /// and on the grading server.
 class Rng {
  public:
+  /// A generator whose whole state is expanded from `seed` (splitmix64), so nearby seeds give
+  /// unrelated sequences.
   explicit Rng(std::uint64_t seed);
 
   std::uint64_t next();                         ///< 64 random bits

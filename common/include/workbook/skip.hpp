@@ -18,6 +18,7 @@ inline constexpr int kSkipReturnCode = 77;
 /// Thrown where a case cannot run here; its message says why ("no CUDA device: skipped (...)").
 class Skipped : public std::runtime_error {
  public:
+  /// `why` is the whole line the test prints, as workbook::cuda::skip_message() builds it.
   explicit Skipped(const std::string& why) : std::runtime_error(why) {}
 };
 

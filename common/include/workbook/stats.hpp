@@ -10,10 +10,16 @@ namespace workbook {
 
 /// Summary of a set of samples (seconds, ratios, ...).
 struct Summary {
-  std::size_t count = 0;
-  double min = 0, q1 = 0, median = 0, q3 = 0, max = 0;
-  double mean = 0, stddev = 0;  ///< sample standard deviation (n - 1)
+  std::size_t count = 0;  ///< number of samples
+  double min = 0;         ///< the smallest sample: for times, the least disturbed run
+  double q1 = 0;          ///< first quartile
+  double median = 0;      ///< the figure every comparison uses: robust to a few slow runs
+  double q3 = 0;          ///< third quartile
+  double max = 0;         ///< the largest sample
+  double mean = 0;        ///< arithmetic mean, for the record (outliers pull it)
+  double stddev = 0;      ///< sample standard deviation (n - 1)
 
+  /// Interquartile range, q3 - q1: the spread of the middle half of the samples.
   double iqr() const { return q3 - q1; }
   /// Interquartile range over the median: the spread measure the timers converge on.
   double rel_iqr() const { return median != 0 ? iqr() / median : 0; }

@@ -16,8 +16,11 @@
 
 namespace workbook {
 
+/// A child process started with fork and exec, optionally with the line channel; owns the child
+/// (kills and reaps it on destruction), so a worker never outlives the test that started it.
 class Subprocess {
  public:
+  /// What to run, and how.
   struct Options {
     std::vector<std::string> argv;  ///< argv[0]: the program's path
     bool channel = false;           ///< open the line channel on fds 3 and 4
@@ -31,12 +34,17 @@ class Subprocess {
   Subprocess(const Subprocess&) = delete;
   Subprocess& operator=(const Subprocess&) = delete;
 
-  pid_t pid() const { return pid_; }
+  pid_t pid() const { return pid_; }  ///< the child's process id
 
   /// Sends one line (a newline is added). False when the child has closed its end.
   bool send(const std::string& line);
 
-  enum class Read { line, end, timeout };
+  /// The outcome of read_line().
+  enum class Read {
+    line,     ///< a whole line was read (without its newline)
+    end,      ///< the child closed its end of the channel (it exited, or crashed)
+    timeout,  ///< no whole line within the time allowed
+  };
   /// Reads one line from the channel, waiting at most `timeout_seconds`.
   Read read_line(std::string& line, double timeout_seconds);
 

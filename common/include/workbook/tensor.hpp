@@ -14,6 +14,8 @@
 
 #include <xtensor/xtensor.hpp>
 
+/// The harness every lab links: inputs, checks against a float64 oracle, timing, measured
+/// ceilings, the roofline and the reports. One header per concern, under `<workbook/...>`.
 namespace workbook {
 
 /// A float32 vector; with XTENSOR_USE_XSIMD its storage is SIMD-aligned.

@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+/// GoogleTest glue: seeded inputs per test, checks as assertions, the tests' main().
 namespace workbook::testing {
 
 /// The generator for the running test, seeded from WORKBOOK_SEED and the test's full name.

@@ -24,7 +24,7 @@ struct TimingOptions {
   double warmup_seconds = 0.1;   ///< run and discard at least this long first (caches, page faults, clocks)
   int warmup_runs = 1;           ///< ... and at least this many runs
   int min_runs = 7;              ///< never summarise fewer timed runs
-  int max_runs = 100000;
+  int max_runs = 100000;         ///< cap on timed runs (for kernels of nanoseconds)
   double max_seconds = 2.0;      ///< stop after this long even if the spread is still above target
   double target_rel_iqr = 0.02;  ///< stop once IQR / median is below this (after min_runs)
   double batch_seconds = 0.05;   ///< how long one batch runs before the spread is checked (or, in an
@@ -34,8 +34,8 @@ struct TimingOptions {
 /// The timed runs of one kernel.
 struct Timing {
   std::vector<double> seconds;  ///< every timed run, in order
-  Summary summary;
-  int warmup_runs = 0;
+  Summary summary;              ///< of `seconds`: the median is the kernel's time
+  int warmup_runs = 0;          ///< runs done and discarded before the first timed one
   bool converged = false;  ///< the spread reached the target before a cap
 };
 
@@ -51,11 +51,12 @@ Timing time_cpu(std::function<void()> kernel, const TimingOptions& options = {})
 /// Two kernels timed in alternation, A B B A, round after round, so that drift (clock changes,
 /// another process, thermal state) hits both alike. The ratio is taken per round.
 struct Comparison {
-  Timing a, b;
+  Timing a;                    ///< every timed run of A
+  Timing b;                    ///< every timed run of B
   std::vector<double> ratios;  ///< per round: median of A's runs / median of B's runs
-  Summary ratio;
-  int rounds = 0;
-  bool converged = false;
+  Summary ratio;               ///< of `ratios`: its median is the verdict, "A takes 1.3x B's time"
+  int rounds = 0;              ///< A B B A rounds done
+  bool converged = false;      ///< the spread of the ratios reached the target before a cap
   bool decided_early = false;  ///< stopped because `decided` said the outcome is already clear
 };
 

@@ -25,6 +25,7 @@ class Error : public std::runtime_error {
  public:
   /// `call` is the call as written, `file` and `line` where it is (shown relative to the repository).
   Error(cudaError_t code, const std::string& call, const char* file, int line);
+  /// What CUDA returned, e.g. cudaErrorMemoryAllocation.
   cudaError_t code() const { return code_; }
 
  private:

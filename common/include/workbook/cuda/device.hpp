@@ -10,20 +10,23 @@
 #include <optional>
 #include <string>
 
+/// The GPU side of the harness (labs 05 and 06): device query and skip, checked CUDA calls,
+/// device memory with guards, the GPU timer, the GPU's ceilings, and Nsight Compute's view.
 namespace workbook::cuda {
 
 /// What the harness records about the GPU it measures on.
 struct DeviceInfo {
-  int index = 0;
+  int index = 0;               ///< the CUDA device number (cudaSetDevice)
   std::string name;            ///< "NVIDIA H100 80GB HBM3"
   int sm_count = 0;            ///< streaming multiprocessors
-  int cc_major = 0, cc_minor = 0;  ///< compute capability (9.0 for Hopper)
-  std::size_t l2_bytes = 0;
-  std::size_t memory_bytes = 0;
-  std::size_t shared_per_sm_bytes = 0;
-  int max_threads_per_sm = 0;
+  int cc_major = 0;            ///< compute capability, major (9 for Hopper)
+  int cc_minor = 0;            ///< compute capability, minor (0 for the H100)
+  std::size_t l2_bytes = 0;    ///< L2 cache: the timer flushes twice this between runs
+  std::size_t memory_bytes = 0;         ///< device memory
+  std::size_t shared_per_sm_bytes = 0;  ///< shared memory per SM, for the blocks resident on it
+  int max_threads_per_sm = 0;  ///< resident threads per SM: with the block size, bounds occupancy
   int driver_version = 0;      ///< as CUDA reports it: 13000 is 13.0
-  int runtime_version = 0;
+  int runtime_version = 0;     ///< the CUDA runtime linked in, same encoding
 
   /// "NVIDIA H100 80GB HBM3, 132 SMs, sm_90": what a cache of GPU ceilings is valid for.
   std::string fingerprint() const;

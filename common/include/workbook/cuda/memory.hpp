@@ -28,15 +28,18 @@ namespace workbook::cuda {
 template <class T>
 class DeviceBuffer {
  public:
-  DeviceBuffer() = default;
+  DeviceBuffer() = default;  ///< no memory: data() is null, size() 0
+  /// n uninitialised elements; throws cuda::Error when cudaMalloc fails (out of device memory).
   explicit DeviceBuffer(std::size_t n) : n_(n) {
     if (n > 0) WORKBOOK_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&data_), n * sizeof(T)));
   }
   ~DeviceBuffer() {
     if (data_ != nullptr) cudaFree(data_);  // no check: a destructor must not throw
   }
+  /// Takes over `other`'s memory, leaving it empty.
   DeviceBuffer(DeviceBuffer&& other) noexcept
       : data_(std::exchange(other.data_, nullptr)), n_(std::exchange(other.n_, 0)) {}
+  /// Swaps memory with `other`, which frees this buffer's old memory when it goes.
   DeviceBuffer& operator=(DeviceBuffer&& other) noexcept {
     std::swap(data_, other.data_);
     std::swap(n_, other.n_);
@@ -45,10 +48,10 @@ class DeviceBuffer {
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
 
-  T* data() { return data_; }
-  const T* data() const { return data_; }
-  std::size_t size() const { return n_; }
-  std::size_t bytes() const { return n_ * sizeof(T); }
+  T* data() { return data_; }                           ///< device address: pass it to kernels only
+  const T* data() const { return data_; }               ///< device address, read-only
+  std::size_t size() const { return n_; }               ///< elements
+  std::size_t bytes() const { return n_ * sizeof(T); }  ///< size() * sizeof(T)
 
   /// Copies `host` into elements [offset, offset + host.size()) (synchronously).
   void upload(std::span<const T> host, std::size_t offset = 0) {
@@ -62,6 +65,7 @@ class DeviceBuffer {
     if (!host.empty())
       WORKBOOK_CUDA_CHECK(cudaMemcpy(host.data(), data_ + offset, host.size_bytes(), cudaMemcpyDeviceToHost));
   }
+  /// The whole buffer, downloaded into a new host vector (waits for the GPU first).
   std::vector<T> to_host() const {
     std::vector<T> host(n_);
     download(host);
@@ -101,13 +105,15 @@ inline DeviceBuffer<float> uniform_on_device(std::size_t n, Rng& rng, double lo,
 template <class T>
 class DeviceOutput {
  public:
+  /// n elements on the device, poisoned, between canaries; throws cuda::Error when the device
+  /// memory cannot be allocated or written.
   explicit DeviceOutput(std::size_t n, std::size_t misalign = 0)
       : host_(n, misalign), offset_(GuardedBuffer<T>::kGuard + misalign), storage_(offset_ + n + GuardedBuffer<T>::kGuard) {
     poison();
   }
 
   T* data() { return storage_.data() + offset_; }  ///< device address of element 0
-  std::size_t size() const { return host_.size(); }
+  std::size_t size() const { return host_.size(); }  ///< n, the elements a kernel may write
 
   /// Poisons the output on the device, and rewrites the canaries around it (a kernel that wrote
   /// past the end before must not leave its mark on the next check).

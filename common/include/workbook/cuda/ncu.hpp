@@ -15,16 +15,26 @@
 #include <string_view>
 #include <vector>
 
+/// Nsight Compute (ncu), read by the harness: the metrics it asks for, the CSV reader, the verdict.
 namespace workbook::cuda::ncu {
 
-/// The metrics the harness asks ncu for (the SOL section's headline figures and a few more).
+// The metrics the harness asks ncu for (the SOL section's headline figures and a few more).
+
+/// The kernel's duration as the GPU timed it: what the harness's own timer is checked against.
 inline constexpr const char* kDuration = "gpu__time_duration.sum";
+/// SOL "Compute (SM) Throughput": the busiest SM unit, % of its peak.
 inline constexpr const char* kComputeSol = "sm__throughput.avg.pct_of_peak_sustained_elapsed";
+/// SOL "Memory Throughput": the busiest level of the memory system (L1, L2 or DRAM), % of peak.
 inline constexpr const char* kMemorySol = "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed";
+/// Device-memory (DRAM) throughput alone, % of peak.
 inline constexpr const char* kDramSol = "dram__throughput.avg.pct_of_peak_sustained_elapsed";
+/// Bytes read from device memory: compared with the minimum bytes the roofline counts.
 inline constexpr const char* kDramRead = "dram__bytes_read.sum";
+/// Bytes written to device memory.
 inline constexpr const char* kDramWrite = "dram__bytes_write.sum";
+/// Achieved occupancy: active warps per SM, % of the most it can hold.
 inline constexpr const char* kOccupancy = "sm__warps_active.avg.pct_of_peak_sustained_active";
+/// Registers per thread, which limit occupancy.
 inline constexpr const char* kRegisters = "launch__registers_per_thread";
 /// All of the above, comma-separated, for `ncu --metrics`.
 std::string metric_list();
@@ -32,7 +42,8 @@ std::string metric_list();
 /// One profiled kernel launch.
 struct Launch {
   std::string kernel;          ///< the kernel's (demangled) name
-  std::string grid, block;     ///< launch configuration, as ncu prints it: "(1024, 1, 1)"
+  std::string grid;            ///< blocks in the grid, as ncu prints it: "(1024, 1, 1)"
+  std::string block;           ///< threads per block, as ncu prints it: "(256, 1, 1)"
   double seconds = 0;          ///< gpu__time_duration
   double compute_pct = 0;      ///< SM throughput, % of peak ("Compute (SM) Throughput")
   double memory_pct = 0;       ///< memory throughput, % of peak ("Memory Throughput")
@@ -54,10 +65,12 @@ std::optional<std::string> explain_failure(std::string_view log);
 /// otherwise bound by the busier of the two; at the roofline when the harness measured at least
 /// 90% of the measured roof (`fraction_of_roof`, from workbook::analyze).
 struct Verdict {
-  Bound bound = Bound::underutilized;
-  bool at_roofline = false;
+  Bound bound = Bound::underutilized;  ///< what binds, by ncu's figures
+  bool at_roofline = false;            ///< the harness measured >= 90% of the roof
   std::string text;  ///< one sentence for the student
 };
+/// The Verdict for SOL figures in percent (Launch::compute_pct, Launch::memory_pct) and the
+/// harness's fraction of the roof (0..1).
 Verdict classify(double compute_pct, double memory_pct, double fraction_of_roof);
 
 /// The launches of one run of a case, merged: durations and bytes summed, percentages weighted

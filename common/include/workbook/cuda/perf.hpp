@@ -35,8 +35,8 @@ inline Bench::Version bench_version(std::string label, std::function<void()> lau
   return {std::move(label), std::move(launch), reference, std::move(runner)};
 }
 
-/// main() of a GPU lab's bench: the GPU's ceilings (--ceilings FILE, default the GPU's cache),
-/// `body` adds the groups, then the table, the JSON records and the plot (--results DIR).
+/// main() of a GPU lab's bench: the GPU's ceilings (`--ceilings FILE`, default the GPU's cache),
+/// `body` adds the groups, then the table, the JSON records and the plot (`--results DIR`).
 /// Without a GPU: "no CUDA device: skipped" and kSkipReturnCode.
 inline int bench_main(const std::string& lab, int argc, char** argv, const std::function<void(Bench&)>& body) {
   std::string ceilings_path;

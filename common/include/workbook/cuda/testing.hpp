@@ -9,6 +9,7 @@
 #include <workbook/skip.hpp>
 #include <workbook/testing.hpp>
 
+/// GoogleTest for GPU labs: main() that skips cleanly without a GPU.
 namespace workbook::cuda::testing {
 
 /// main() of a GPU test executable (see above).
