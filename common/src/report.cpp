@@ -229,7 +229,10 @@ std::string roofline_svg(const Ceilings& c, const std::vector<PlotPoint>& points
       << "<text x=\"" << right + 50 << "\" y=\"" << ly + 4 << "\">" << escape(r.name) << "</text>\n";
   }
   ly += 30;
-  for (const auto& [colour, name] : {std::pair{"#d9480f", "your kernel"}, std::pair{"#1c7ed6", "reference"}}) {
+  std::vector<std::pair<const char*, const char*>> kinds = {{"#d9480f", "your kernel"}, {"#1c7ed6", "reference"}};
+  if (std::any_of(points.begin(), points.end(), [](const PlotPoint& p) { return p.role == PlotPoint::Role::other; }))
+    kinds.emplace_back("#5c940d", options.label_others ? "other versions, libraries" : "other submissions");
+  for (const auto& [colour, name] : kinds) {
     s << "<circle cx=\"" << right + 30 << "\" cy=\"" << ly << "\" r=\"5\" fill=\"" << colour << "\"/>\n"
       << "<text x=\"" << right + 50 << "\" y=\"" << ly + 4 << "\">" << name << "</text>\n";
     ly += 20;
@@ -245,14 +248,18 @@ std::string roofline_svg(const Ceilings& c, const std::vector<PlotPoint>& points
     ly += 15;
   }
   s << "</svg>\n";
-  // Grow the canvas to fit the key.
+  // Grow the canvas to fit the legend and the key (text widths estimated at 0.6 em a character).
+  double widest = 0;
+  for (const Roof& r : roofs) widest = std::max(widest, 50 + 7.2 * static_cast<double>(r.name.size()));
+  for (const auto& [colour, line] : key) widest = std::max(widest, 16 + 6.6 * static_cast<double>(line.size()));
   std::string svg = s.str();
-  const double needed = std::max(height, ly + 10);
-  if (needed > height) {
-    const std::string from = "height=\"" + format_fixed(height, 0) + "\" viewBox=\"0 0 " + format_fixed(width, 0) + " " + format_fixed(height, 0);
-    const std::string to = "height=\"" + format_fixed(needed, 0) + "\" viewBox=\"0 0 " + format_fixed(width, 0) + " " + format_fixed(needed, 0);
-    if (const auto at = svg.find(from); at != std::string::npos) svg.replace(at, from.size(), to);
-  }
+  const double needed_width = std::max(width, right + widest + 12), needed_height = std::max(height, ly + 10);
+  const auto size = [](double w, double h) {
+    return "width=\"" + format_fixed(w, 0) + "\" height=\"" + format_fixed(h, 0) + "\" viewBox=\"0 0 " + format_fixed(w, 0) + " " +
+           format_fixed(h, 0);
+  };
+  const std::string from = size(width, height);
+  if (const auto at = svg.find(from); at != std::string::npos) svg.replace(at, from.size(), size(needed_width, needed_height));
   return svg;
 }
 
