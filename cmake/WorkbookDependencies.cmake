@@ -32,14 +32,19 @@ endif()
 
 # OpenBLAS (Debian: libopenblas-dev, found through pkg-config) is optional: labs 02 and 04 show its
 # sgemm beside the student's kernel and the reference, as the library a user would call instead.
-# Sets the target PkgConfig::OPENBLAS when found, and WORKBOOK_OPENBLAS_ENVIRONMENT: OpenBLAS 0.3.21
+# Sets the target PkgConfig::OPENBLAS when found, and the global property
+# WORKBOOK_OPENBLAS_ENVIRONMENT: OpenBLAS 0.3.21
 # (Debian 12) does not know AMD Zen 4 and 5 and runs its AVX2 (Haswell) kernels there, at half the
 # speed of its AVX-512 ones; when this build targets AVX-512, whatever times OpenBLAS runs with
 # OPENBLAS_CORETYPE=SkylakeX, so that the baseline is the best the library can do here.
 function(workbook_find_openblas)
-  if(DEFINED WORKBOOK_OPENBLAS_ENVIRONMENT)
-    return()  # found (or not) once per build
+  # Once per configure (labs 02 and 04 both ask): the imported target lives for one configure only,
+  # so the guard must too (a cache variable would outlive it and lose OpenBLAS on a re-configure).
+  get_property(looked GLOBAL PROPERTY WORKBOOK_OPENBLAS_LOOKED)
+  if(looked)
+    return()
   endif()
+  set_property(GLOBAL PROPERTY WORKBOOK_OPENBLAS_LOOKED TRUE)
   find_package(PkgConfig QUIET)
   if(PkgConfig_FOUND)
     pkg_check_modules(OPENBLAS QUIET IMPORTED_TARGET GLOBAL openblas)
@@ -62,7 +67,7 @@ function(workbook_find_openblas)
   else()
     message(STATUS "OpenBLAS not found (it needs pkg-config and libopenblas-dev): labs 02 and 04 show no library baseline")
   endif()
-  set(WORKBOOK_OPENBLAS_ENVIRONMENT "${environment}" CACHE INTERNAL "environment of whatever times OpenBLAS")
+  set_property(GLOBAL PROPERTY WORKBOOK_OPENBLAS_ENVIRONMENT "${environment}")
 endfunction()
 
 # Links OpenBLAS into `target` (defining <prefix>_HAVE_OPENBLAS) and gives the TESTS that exist the
@@ -76,9 +81,10 @@ function(workbook_use_openblas target prefix)
   # PUBLIC: the executables that link these objects (perf workers) need the library too.
   target_link_libraries(${target} PUBLIC PkgConfig::OPENBLAS)
   target_compile_definitions(${target} PRIVATE ${prefix}_HAVE_OPENBLAS)
+  get_property(environment GLOBAL PROPERTY WORKBOOK_OPENBLAS_ENVIRONMENT)
   foreach(test IN LISTS arg_TESTS)
-    if(WORKBOOK_OPENBLAS_ENVIRONMENT AND TEST ${test})  # labNN.bench exists with WORKBOOK_BENCH only
-      set_property(TEST ${test} APPEND PROPERTY ENVIRONMENT ${WORKBOOK_OPENBLAS_ENVIRONMENT})
+    if(environment AND TEST ${test})  # labNN.bench exists with WORKBOOK_BENCH only
+      set_property(TEST ${test} APPEND PROPERTY ENVIRONMENT ${environment})
     endif()
   endforeach()
 endfunction()

@@ -10,6 +10,7 @@
 #include <workbook/seed.hpp>
 #include <workbook/skip.hpp>
 #if defined(WORKBOOK_GRADE_CUDA)
+#include <grade/util.hpp>
 #include <workbook/cuda/device.hpp>
 #endif
 
@@ -88,17 +89,11 @@ std::string read_nonce() {
 
 #if defined(WORKBOOK_GRADE_CUDA)
 // GoogleTest's filter syntax, positive patterns only (the grader passes one test's full name).
-bool glob(const char* p, const char* s) {
-  if (*p == '\0') return *s == '\0';
-  if (*p == '*') return glob(p + 1, s) || (*s != '\0' && glob(p, s + 1));
-  return *s != '\0' && (*p == '?' || *p == *s) && glob(p + 1, s + 1);
-}
-
 bool selected(const std::string& filter, const std::string& test) {
   std::size_t from = 0;
   for (;;) {
     const std::size_t to = filter.find(':', from);
-    if (glob(filter.substr(from, to - from).c_str(), test.c_str())) return true;
+    if (workbook::grade::glob_match(std::string_view(filter).substr(from, to - from), test)) return true;
     if (to == std::string::npos) return false;
     from = to + 1;
   }
