@@ -269,7 +269,7 @@ int batch(const BatchOptions& o, std::ostream& log) {
   std::vector<Job> running;
   std::vector<int> free_slots;
   for (int s = o.jobs - 1; s >= 0; --s) free_slots.push_back(s);
-  std::size_t next = 0, finished = 0, failures = 0;
+  std::size_t next = 0, finished = 0, failures = 0, ungraded_labs = 0;
   double total_seconds = 0;
   while ((next < todo.size() || !running.empty()) && !interrupted) {
     while (next < todo.size() && !free_slots.empty() && !interrupted) {
@@ -304,7 +304,10 @@ int batch(const BatchOptions& o, std::ostream& log) {
     free_slots.push_back(j.slot);
     const double seconds = std::chrono::duration<double>(Clock::now() - j.start).count();
     ++finished;
-    const bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0 && fs::exists(j.partial / "record.json");
+    const bool exited = WIFEXITED(status);
+    const bool some_labs_not_graded = exited && WEXITSTATUS(status) == kExitLabsNotGraded;
+    const bool ok = exited && (WEXITSTATUS(status) == 0 || some_labs_not_graded) && fs::exists(j.partial / "record.json");
+    ungraded_labs += some_labs_not_graded;
     std::string line = "[" + std::to_string(all.size() - todo.size() + finished) + "/" + std::to_string(all.size()) + "] " + j.id + ": ";
     if (ok) {
       total_seconds += seconds;
@@ -321,6 +324,7 @@ int batch(const BatchOptions& o, std::ostream& log) {
       }
       const json record = read_json(final_dir / "record.json");
       line += fixed(record.value("score", 0.0), 2) + " / " + fixed(record.value("max_score", 0.0), 2) + " in " + fixed(seconds) + " s";
+      if (some_labs_not_graded) line += " (some labs could not be graded on this machine: see " + j.log.string() + ")";
     } else {
       ++failures;
       fs::remove_all(j.partial);
@@ -348,7 +352,8 @@ int batch(const BatchOptions& o, std::ostream& log) {
   std::signal(SIGINT, SIG_DFL);
   std::signal(SIGTERM, SIG_DFL);
   write_summary(o.out, log);
-  return static_cast<int>(failures) + (interrupted ? 1 : 0);
+  if (failures > 0 || interrupted) return static_cast<int>(failures) + (interrupted ? 1 : 0);
+  return ungraded_labs > 0 ? kExitLabsNotGraded : 0;
 }
 
 }  // namespace workbook::grade

@@ -3,6 +3,7 @@
 // (nonce-tagged records), the sealed checker (no student code in it), and the perf driver's clock.
 #include <grade/grade.hpp>
 
+#include <grade/gpu_access.hpp>
 #include <grade/report.hpp>
 #include <grade/sandbox.hpp>
 
@@ -321,6 +322,33 @@ std::vector<std::string> audit_symbols(const std::vector<std::string>& nm_lines,
   return problems;
 }
 
+// Folders a compile or link needs besides the system folders and its inputs: the compiler's own
+// installation when it lives elsewhere (a toolchain under /sw/gcc-13, a CUDA toolkit under
+// /sw/cuda: the folder above its bin/, for its headers, libraries and helpers, nvcc's host compiler
+// included) and the link's -L folders.
+std::vector<std::string> tool_folders(const std::vector<std::string>& argv) {
+  std::vector<std::string> folders;
+  const auto add = [&](const std::string& path, bool installation) {
+    std::error_code ec;
+    if (path.empty() || path[0] != '/' || !fs::exists(path, ec)) return;
+    for (fs::path p : {fs::path(path), fs::canonical(path, ec)}) {
+      if (p.empty()) continue;
+      if (installation) p = p.parent_path().filename() == "bin" ? p.parent_path().parent_path() : p.parent_path();
+      if (!under_system_folder(p.string()) && std::find(folders.begin(), folders.end(), p.string()) == folders.end())
+        folders.push_back(p.string());
+    }
+  };
+  for (std::size_t i = 0; i < argv.size(); ++i) {
+    const std::string& a = argv[i];
+    if (i == 0) add(a, true);
+    for (const char* option : {"-ccbin=", "--compiler-bindir="})
+      if (a.rfind(option, 0) == 0) add(a.substr(std::strlen(option)), true);
+    if ((a == "-ccbin" || a == "--compiler-bindir") && i + 1 < argv.size()) add(argv[i + 1], true);
+    if (a.rfind("-L", 0) == 0 && a.size() > 2) add(a.substr(2), false);
+  }
+  return folders;
+}
+
 struct BuildStep {
   bool ok = false;
   std::string status;  // compile_error, symbol_error, link_error
@@ -343,6 +371,7 @@ BuildStep build_lab(Context& c, const LabRecipe& lab, const Rubric& rubric) {
     for (const std::string& a : compile.argv) s.argv.push_back(a == "@SRC@" ? source.string() : a == "@OBJ@" ? object.string() : a);
     s.argv.insert(s.argv.end() - 4, "-fdiagnostics-color=never");
     for (const std::string& d : compile.include_dirs) s.mounts.push_back({d, false});
+    for (const std::string& d : tool_folders(s.argv)) s.mounts.push_back({d, false});
     s.mounts.push_back({c.ws.src().string(), false});
     s.mounts.push_back({c.ws.obj(name).string(), true});
     const RunResult r = run_sandboxed(s);
@@ -385,6 +414,7 @@ BuildStep build_lab(Context& c, const LabRecipe& lab, const Rubric& rubric) {
       else s.argv.push_back(a);
     }
     for (const std::string& input : link.inputs) s.mounts.push_back({input, false});
+    for (const std::string& d : tool_folders(s.argv)) s.mounts.push_back({d, false});
     s.mounts.push_back({c.ws.obj(name).string(), false});
     s.mounts.push_back({c.ws.bin(name).string(), true});
     const RunResult r = run_sandboxed(s);
@@ -489,7 +519,8 @@ void judge_visible(Item& item, const TestRun& t, const RunResult& r, const Conte
 
 void run_visible(Context& c, const LabRecipe& lab, const Rubric& rubric, std::vector<Item>& items, Clock::time_point lab_start) {
   const double timeout = c.options.test_timeout.value_or(rubric.test_timeout_seconds);
-  const int jobs = c.parallel_ok ? std::max(1, c.options.jobs) : 1;
+  // A GPU lab's tests one at a time: they time kernels of known length, and share the GPU's memory.
+  const int jobs = c.parallel_ok && !lab.gpu ? std::max(1, c.options.jobs) : 1;
   const fs::path exe = c.ws.bin(lab.name()) / "tests";
   std::vector<std::size_t> todo;
   for (std::size_t i = 0; i < items.size(); ++i)
@@ -514,6 +545,7 @@ void run_visible(Context& c, const LabRecipe& lab, const Rubric& rubric, std::ve
       if (write(nonce[1], line.data(), line.size()) != static_cast<ssize_t>(line.size())) throw std::runtime_error("nonce write failed");
       close(nonce[1]);
       SandboxSpec s = base_spec(c, rubric, timeout);
+      s.gpu = lab.gpu;
       s.argv = {exe.string(), "--gtest_filter=" + item.test, "--gtest_color=no"};
       s.mounts.push_back({c.ws.bin(lab.name()).string(), false});
       s.mounts.push_back({lab.lab_dir.string(), false});
@@ -554,6 +586,7 @@ void run_hidden(Context& c, const LabRecipe& lab, const Rubric& rubric, std::vec
   if (lab.checker.empty() || lab.hidden_tests.empty()) return;
   const double timeout = c.options.test_timeout.value_or(rubric.test_timeout_seconds);
   SandboxSpec worker = base_spec(c, rubric, 3600);
+  worker.gpu = lab.gpu;
   worker.mounts.push_back({c.ws.bin(lab.name()).string(), false});
   worker.mounts.push_back({lab.lab_dir.string(), false});
   const fs::path spec_file = c.ws.priv() / (lab.name() + "-sealed-sandbox.json");
@@ -695,6 +728,7 @@ void run_perf(Context& c, const LabRecipe& lab, const Rubric& rubric, std::vecto
     auto launcher_for = [&](const std::string& who, const fs::path& worker, int slot, const fs::path& mount) {
       SandboxSpec s = base_spec(c, rubric, std::max(600.0, 20 * scale.max_seconds + 3 * rubric.test_timeout_seconds));
       s.slot = slot;
+      s.gpu = lab.gpu;
       s.argv = {worker.string()};
       s.mounts.push_back({mount.string(), false});
       s.mounts.push_back({lab.lab_dir.string(), false});
@@ -906,9 +940,17 @@ LabResult grade_lab(Context& c, const LabRecipe& lab, bool submitted, const std:
     }
     items.insert(items.begin(), build);
     result.items = std::move(items);
+    std::string skipped_because;
     for (const Item& i : result.items) {
       result.score += i.score;
       result.max_score += i.max_score;
+      if (skipped_because.empty() && i.status == "skipped" && i.test != "build") skipped_because = i.output;
+    }
+    if (result.status == "graded" && result.max_score == 0) {
+      // Nothing could be graded (a GPU lab on a machine without a GPU): never a 0 / 0 "success".
+      result.status = "not_graded";
+      result.notes.push_back("nothing of lab " + lab.number + " could be graded on this machine: " +
+                             (skipped_because.empty() ? std::string("no test counts") : skipped_because));
     }
     result.seconds = since(start);
     return result;

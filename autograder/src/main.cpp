@@ -1,5 +1,6 @@
 // workbook-grade: the instructor's grader. See autograder/README.md.
 #include <grade/batch.hpp>
+#include <grade/gpu_access.hpp>
 #include <grade/grade.hpp>
 #include <grade/kit.hpp>
 #include <grade/package.hpp>
@@ -45,7 +46,8 @@ const char* kUsage = R"(usage: workbook-grade <command> [options]
   kit       --out DIR [--no-verify] [--verify-labs 01,03] [--force]
             Export the student repository (no solutions, hidden tests or rubrics) and verify it.
   package   gradescope --out autograder.zip | classroom --out DIR | prairielearn --out DIR
-  doctor    Which isolation layers this machine allows.
+  doctor    Which isolation layers this machine allows, and what GPU access the jail would give
+            (device nodes, driver libraries, toolkit) for the CUDA labs.
   labs      The labs of the prepared cache, their student files, tests and rubric warnings.
 
 Common: --cache DIR (default: the build's grade-cache), --trusted DIR (default: this source tree).
@@ -124,7 +126,10 @@ bool meets(const std::string& want, double score, double max) {
 
 int check_expectations(const GradeResult& r, const json& e, std::ostream& out) {
   std::vector<std::string> problems;
-  for (const auto& [lab, expected] : items_of(e, "labs").items()) {
+  for (const auto& [lab, given] : items_of(e, "labs").items()) {
+    // A GPU lab's expectations differ where no GPU is: "without_gpu" replaces what it names.
+    json expected = given;
+    if (given.contains("without_gpu") && !gpu_access().present()) expected.update(given["without_gpu"]);
     const LabResult* found = nullptr;
     for (const LabResult& l : r.labs)
       if (l.number == lab) found = &l;
@@ -199,7 +204,17 @@ int cmd_grade(const Args& a) {
   const GradeResult r = grade(o, std::cerr);
   std::cout << r.id << ": " << workbook::format_fixed(r.score, 2) << " / " << workbook::format_fixed(r.max_score, 2) << "\n";
   if (a.has("--expect")) return check_expectations(r, read_json(a.value("--expect")), std::cout);
-  return 0;
+  // A lab that could not be graded here is the instructor's to know: the results say so, and so
+  // does the exit code (the submission itself is graded as far as it could be).
+  int ungraded = 0;
+  for (const LabResult& l : r.labs) {
+    if (l.status != "unavailable" && l.status != "not_graded") continue;
+    ++ungraded;
+    std::cerr << "workbook-grade: lab " << l.number << " was not graded on this machine: "
+              << (l.notes.empty() ? l.status : first_errors(l.notes.front(), 5));
+    if (l.notes.empty() || l.notes.front().back() != '\n') std::cerr << "\n";
+  }
+  return ungraded == 0 ? 0 : kExitLabsNotGraded;
 }
 
 int cmd_batch(const Args& a) {
@@ -220,7 +235,8 @@ int cmd_batch(const Args& a) {
       o.grade_arguments.push_back(a.value(k));
     }
   if (!a.flag("--no-prepare")) prepare(prepare_options(a), std::cerr);
-  return batch(o, std::cerr) == 0 ? 0 : 1;
+  const int result = batch(o, std::cerr);
+  return result == 0 || result == kExitLabsNotGraded ? result : 1;
 }
 
 int cmd_labs(const Args& a) {
@@ -307,7 +323,10 @@ int main(int argc, char** argv) {
     }
     if (a.command == "package") return cmd_package(a);
     if (a.command == "doctor") {
-      std::cout << isolation().to_json().dump(2) << "\n";
+      // What isolates student code here, and what a CUDA program would get in the jail.
+      json report = isolation().to_json();
+      report["gpu"] = gpu_access().to_json();
+      std::cout << report.dump(2) << "\n";
       return isolation().complete() ? 0 : 1;
     }
     if (a.command == "labs") return cmd_labs(a);

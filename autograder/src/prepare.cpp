@@ -26,7 +26,7 @@ namespace {
 
 using nlohmann::json;
 
-constexpr int kFormat = 4;  // bump when the cache layout or the recipes change
+constexpr int kFormat = 5;  // bump when the cache layout or the recipes change
 
 // Parts of a tree that are never trusted sources.
 const std::vector<std::string> kNotSources = {"build", ".git", "Testing", ".deps"};
@@ -214,6 +214,16 @@ LinkRecipe link_recipe(const BuildDir& b, const std::string& target, const fs::p
   bool found_impl = false;
   for (std::size_t i = 0; i < words.size(); ++i) {
     const std::string& w = words[i];
+    if (w.rfind("-Wl,", 0) == 0) {
+      // Newer CMake asks the linker for a dependency file (-Wl,--dependency-file=<relative path>):
+      // the build's bookkeeping, and a path that does not exist in the grader's workspace.
+      std::string kept;
+      std::istringstream options(w.substr(4));
+      for (std::string option; std::getline(options, option, ',');)
+        if (option.rfind("--dependency-file", 0) != 0) kept += "," + option;
+      if (!kept.empty()) link.argv.push_back("-Wl" + kept);
+      continue;
+    }
     if (w == "-o" && i + 1 < words.size()) {
       link.argv.push_back("-o");
       link.argv.push_back("@OUT@");
@@ -296,7 +306,7 @@ nlohmann::json LabRecipe::to_json() const {
     compiles_json.push_back({{"source", c.source}, {"argv", c.argv}, {"include_dirs", c.include_dirs}});
   json links_json = json::object();
   for (const auto& [name, l] : links) links_json[name] = {{"argv", l.argv}, {"inputs", l.inputs}};
-  return {{"number", number}, {"folder", folder}, {"available", available}, {"unavailable", unavailable},
+  return {{"number", number}, {"folder", folder}, {"available", available}, {"unavailable", unavailable}, {"gpu", gpu},
           {"sources", sources}, {"student_files", student_files}, {"compiles", compiles_json}, {"links", links_json},
           {"lab_dir", lab_dir.string()}, {"build_dir", build_dir.string()}, {"perf_reference", perf_reference},
           {"profile", profile}, {"checker", checker}, {"probe", probe}, {"visible_tests", visible_tests},
@@ -310,6 +320,7 @@ LabRecipe LabRecipe::from_json(const nlohmann::json& j) {
   r.folder = j.at("folder");
   r.available = j.at("available");
   r.unavailable = j.value("unavailable", "");
+  r.gpu = j.value("gpu", false);
   r.sources = j.value("sources", std::vector<std::string>{});
   r.student_files = j.value("student_files", std::vector<std::string>{});
   for (const json& c : items_of(j, "compiles"))
@@ -368,7 +379,8 @@ Cache prepare(const PrepareOptions& o, std::ostream& log) {
   if (!o.force && fs::exists(root / "recipes.json")) {
     try {
       const json j = read_json(root / "recipes.json");
-      if (j.value("format", 0) == kFormat && j.value("key", "") == key) {
+      // A cache whose build failed somewhere is never "up to date": the next prepare tries again.
+      if (j.value("format", 0) == kFormat && j.value("key", "") == key && j.value("complete", false)) {
         log << "grading cache " << root.string() << " is up to date (trusted tree " << tree_hash << ")\n";
         return Cache::load(root);
       }
@@ -448,6 +460,7 @@ Cache prepare(const PrepareOptions& o, std::ostream& log) {
   // Recipes.
   json labs_json = json::object();
   std::vector<fs::path> public_files, run_only;
+  std::vector<std::string> failed_labs;  // unavailable because something failed, not left out by design
   for (const std::string& folder : folders) {
     const std::string n = folder.substr(0, 2);
     const std::string lab = "lab" + n;
@@ -455,6 +468,7 @@ Cache prepare(const PrepareOptions& o, std::ostream& log) {
     r.number = n;
     r.folder = folder;
     r.lab_dir = src / "labs" / folder;
+    bool left_out = false;  // the build left the lab out (a CUDA lab without the CUDA toolkit)
     if (failed.count(n)) {
       r.unavailable = failed[n];
     } else {
@@ -462,9 +476,14 @@ Cache prepare(const PrepareOptions& o, std::ostream& log) {
       r.build_dir = b.dir;
       try {
         const fs::path manifest_path = b.dir / "grade-manifest" / (lab + ".json");
-        if (!fs::exists(manifest_path)) throw std::runtime_error("no manifest: the autograder's CMake did not see " + lab);
+        if (!fs::exists(manifest_path)) {
+          left_out = true;
+          throw std::runtime_error("the build left " + lab + " out on this machine (a CUDA lab without the CUDA toolkit: "
+                                   "install it, nvcc on the PATH, and prepare again)");
+        }
         const json m = read_json(manifest_path);
         r.sources = m.at("student_files").get<std::vector<std::string>>();
+        r.gpu = m.value("gpu", false);
         const Rubric rubric = Cache{root, key, "", ceilings, {}}.rubric(r);
         r.student_files = r.sources;
         for (const std::string& extra : rubric.extra_files) r.student_files.push_back(extra);
@@ -531,6 +550,7 @@ Cache prepare(const PrepareOptions& o, std::ostream& log) {
         r.unavailable = e.what();
       }
     }
+    if (!r.available && !left_out) failed_labs.push_back(n);
     log << "  " << lab << ": " << (r.available ? "ready" : "NOT AVAILABLE: " + r.unavailable) << "\n";
     if (r.available) {
       log << "    student files: ";
@@ -548,7 +568,14 @@ Cache prepare(const PrepareOptions& o, std::ostream& log) {
   fs::permissions(root, fs::perms::others_exec | fs::perms::group_exec, fs::perm_options::add);
 
   write_json(root / "recipes.json", {{"format", kFormat}, {"key", key}, {"tree", tree_hash}, {"prepared_at", utc_now()},
-                                     {"trusted", trusted.string()}, {"ceilings", ceilings.string()}, {"labs", labs_json}});
+                                     {"trusted", trusted.string()}, {"ceilings", ceilings.string()}, {"labs", labs_json},
+                                     {"complete", failed_labs.empty()}, {"failed_labs", failed_labs}});
+  if (!failed_labs.empty()) {
+    std::string list;
+    for (const std::string& n : failed_labs) list += (list.empty() ? "" : ", ") + n;
+    log << "the trusted build of lab(s) " << list << " failed (see above and " << (root / "prepare.log").string()
+        << "): they are not graded, and the next prepare (or grade) builds again\n";
+  }
   return Cache::load(root);
 }
 

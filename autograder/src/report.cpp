@@ -39,6 +39,7 @@ std::string lab_status(const LabResult& l) {
   if (l.status == "link_error") return "does not link";
   if (l.status == "not_submitted") return "not submitted";
   if (l.status == "unavailable") return "not gradable on this machine";
+  if (l.status == "not_graded") return "not graded on this machine (every test skipped itself)";
   return l.status;
 }
 

@@ -2,6 +2,7 @@
 // timeout; an init process that builds the jail; the program, with limits, as an unprivileged user.
 #include <grade/sandbox.hpp>
 
+#include <grade/gpu_access.hpp>
 #include <grade/util.hpp>
 
 #include <algorithm>
@@ -90,6 +91,8 @@ struct Plan {
   gid_t outer_gid = 0;
   std::vector<int> pass_fds;
   unsigned nproc_extra = 0;  // processes the user already has (no user separation)
+  bool gpu = false;
+  std::vector<gid_t> groups;  // supplementary groups of the sandbox user (a GPU's device nodes)
 };
 
 bool write_all(int fd, const void* data, std::size_t size) {
@@ -179,12 +182,19 @@ void build_jail(const Plan& plan, bool pid_namespace, int error_fd) {
           const int fd = open(target.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
           if (fd >= 0) close(fd);
         }
+        // Recursive: what is mounted below the folder (a driver's libraries under /usr, as container
+        // toolkits and clusters mount them, single files included) is visible too, and read-only too.
         if (mount(e.source.c_str(), target.c_str(), nullptr, MS_BIND | MS_REC, nullptr) != 0)
           die(error_fd, "binding " + e.source, errno);
         if (!e.writable && e.kind != JailEntry::dev_file) {
-          const unsigned long flags = MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | kept_flags(e.source);
-          if (mount(nullptr, target.c_str(), nullptr, flags, nullptr) != 0)
-            die(error_fd, "making " + e.source + " read-only", errno);
+          mount_attr attr{};
+          attr.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID;
+          if (mount_setattr(AT_FDCWD, target.c_str(), AT_RECURSIVE, &attr, sizeof attr) != 0) {
+            // Before Linux 5.12: the folder's own mount only.
+            const unsigned long flags = MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | kept_flags(e.source);
+            if (mount(nullptr, target.c_str(), nullptr, flags, nullptr) != 0)
+              die(error_fd, "making " + e.source + " read-only", errno);
+          }
         }
         break;
       }
@@ -245,7 +255,10 @@ void close_all_except(std::vector<int> keep) {
   if (chdir(plan.cwd.c_str()) != 0) die(error_sink, "entering " + plan.cwd, errno);
   const Limits& l = plan.limits;
   set_limit(RLIMIT_CPU, static_cast<rlim_t>(std::max(1.0, l.cpu_seconds)), 1);  // SIGXCPU, then SIGKILL
-  set_limit(RLIMIT_AS, l.memory_bytes);
+  // The CUDA driver reserves address space for the whole GPU memory and more at start: under
+  // RLIMIT_AS it cannot start. RLIMIT_DATA counts what a process really allocates (heap and
+  // private writable mappings), not reservations, so a GPU program is limited by that instead.
+  set_limit(plan.gpu ? RLIMIT_DATA : RLIMIT_AS, l.memory_bytes);
   set_limit(RLIMIT_FSIZE, l.file_bytes);
   set_limit(RLIMIT_NOFILE, l.open_files);
   set_limit(RLIMIT_CORE, 0);
@@ -255,7 +268,7 @@ void close_all_except(std::vector<int> keep) {
     set_limit(RLIMIT_NPROC, l.processes + plan.nproc_extra);  // the user's own processes count too
   }
   if (plan.root && plan.isolate) {
-    if (setgroups(0, nullptr) != 0) die(error_sink, "setgroups", errno);
+    if (setgroups(plan.groups.size(), plan.groups.data()) != 0) die(error_sink, "setgroups", errno);
     if (setresgid(plan.gid, plan.gid, plan.gid) != 0) die(error_sink, "setresgid", errno);
     if (setresuid(plan.uid, plan.uid, plan.uid) != 0) die(error_sink, "setresuid", errno);
   }
@@ -446,7 +459,7 @@ unsigned try_namespaces(const Plan& plan) {
 
 // The system folders every jail has, read-only, as they are on this machine (merged /usr or not).
 void add_system_paths(std::vector<JailEntry>& jail) {
-  for (const char* path : {"/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt"}) {
+  for (const char* path : kSystemFolders) {
     struct stat s;
     if (lstat(path, &s) != 0) continue;
     if (S_ISLNK(s.st_mode)) {
@@ -490,6 +503,17 @@ Plan make_plan(const SandboxSpec& spec) {
   Plan plan;
   plan.argv_storage = spec.argv;
   plan.env_storage = spec.env;
+  plan.gpu = spec.gpu;
+  const GpuAccess* gpu = spec.gpu && spec.isolate ? &gpu_access() : nullptr;
+  if (gpu) {
+    for (const std::string& e : gpu->env) {
+      const std::string name = e.substr(0, e.find('=') + 1);
+      const bool set = std::any_of(plan.env_storage.begin(), plan.env_storage.end(),
+                                   [&](const std::string& x) { return x.rfind(name, 0) == 0; });
+      if (!set) plan.env_storage.push_back(e);
+    }
+    plan.groups = gpu->groups;
+  }
   for (std::string& a : plan.argv_storage) plan.argv.push_back(a.data());
   plan.argv.push_back(nullptr);
   for (std::string& e : plan.env_storage) plan.envp.push_back(e.data());
@@ -512,6 +536,16 @@ Plan make_plan(const SandboxSpec& spec) {
     plan.jail.push_back({JailEntry::tmpfs, "", "/tmp", "", true,
                          "mode=1777,size=" + std::to_string(spec.limits.tmp_bytes)});
     std::vector<Mount> mounts = spec.mounts;
+    if (gpu) {
+      for (const std::string& folder : gpu->libraries) mounts.push_back({folder, false});
+      for (const std::string& folder : gpu->toolkit) mounts.push_back({folder, false});
+      for (const std::string& node : gpu->devices) {
+        struct stat s;
+        if (stat(node.c_str(), &s) != 0) continue;
+        // Device nodes as they are (a read-only mount would not stop a device's ioctls anyway).
+        plan.jail.push_back({S_ISDIR(s.st_mode) ? JailEntry::dir_bind : JailEntry::dev_file, node, node, "", true});
+      }
+    }
     std::sort(mounts.begin(), mounts.end(), [](const Mount& a, const Mount& b) { return a.path.size() < b.path.size(); });
     for (const Mount& m : mounts) {
       struct stat s;
@@ -709,7 +743,7 @@ nlohmann::json spec_to_json(const SandboxSpec& s) {
   for (const Mount& m : s.mounts) mounts.push_back({{"path", m.path}, {"writable", m.writable}});
   const Limits& l = s.limits;
   return {{"argv", s.argv}, {"env", s.env}, {"cwd", s.cwd}, {"mounts", mounts}, {"jail_dir", s.jail_dir},
-          {"slot", s.slot}, {"isolate", s.isolate},
+          {"slot", s.slot}, {"isolate", s.isolate}, {"gpu", s.gpu},
           {"limits", {{"wall_seconds", l.wall_seconds}, {"cpu_seconds", l.cpu_seconds}, {"memory_bytes", l.memory_bytes},
                       {"file_bytes", l.file_bytes}, {"processes", l.processes}, {"open_files", l.open_files},
                       {"output_keep_bytes", l.output_keep_bytes}, {"output_kill_bytes", l.output_kill_bytes},
@@ -725,6 +759,7 @@ SandboxSpec spec_from_json(const nlohmann::json& j) {
   s.jail_dir = j.value("jail_dir", "");
   s.slot = j.value("slot", 0);
   s.isolate = j.value("isolate", true);
+  s.gpu = j.value("gpu", false);
   if (j.contains("limits")) {
     const auto& l = j["limits"];
     Limits& o = s.limits;

@@ -172,20 +172,41 @@ std::string random_hex(std::size_t bytes) {
   return hex;
 }
 
+bool is_linker_line(std::string_view line) {
+  // "<path>/ld: ...", "ld.bfd: ...", "ld.gold: ...", "ld.lld: ...", "mold: ...", "<path>/x86_64-linux-gnu-ld: ..."
+  const std::size_t colon = line.find(": ");
+  if (colon == std::string_view::npos) return false;
+  std::string_view tool = line.substr(0, colon);
+  if (const std::size_t slash = tool.rfind('/'); slash != std::string_view::npos) tool = tool.substr(slash + 1);
+  if (tool == "mold") return true;
+  const std::size_t ld = tool.rfind("ld");
+  if (ld == std::string_view::npos) return false;
+  const std::string_view before = tool.substr(0, ld), after = tool.substr(ld + 2);
+  const bool prefix_ok = before.empty() || before.back() == '-';
+  const bool suffix_ok = after.empty() || after == ".bfd" || after == ".gold" || after == ".lld";
+  return prefix_ok && suffix_ok;
+}
+
 std::string first_errors(const std::string& output, std::size_t max_lines) {
   std::vector<std::string> lines;
   std::istringstream in(output);
   for (std::string line; std::getline(in, line);) lines.push_back(line);
-  // Start at the first line that reports an error (GCC, Clang, nvcc and ld spell it this way);
-  // keep what follows (the offending code, notes) up to the limit.
+  // Start at the first line that reports an error: GCC, Clang and nvcc say "error:"; a linker names
+  // itself ("/usr/bin/ld: cannot find -lcuda", "ld.lld: error: ...") and the missing symbol or file.
+  // collect2's closing "ld returned 1 exit status" only repeats that a line before it said why.
   std::size_t first = lines.size();
   for (std::size_t i = 0; i < lines.size(); ++i) {
     const std::string& l = lines[i];
-    if (l.find("error:") != std::string::npos || l.find("error ") == 0 || l.find("undefined reference") != std::string::npos ||
-        l.find("fatal error") != std::string::npos) {
+    if (is_linker_line(l) || (l.find("error:") != std::string::npos && l.find("collect2") == std::string::npos) ||
+        l.find("error ") == 0 || l.find("undefined reference") != std::string::npos || l.find("fatal error") != std::string::npos ||
+        l.rfind("CMake Error", 0) == 0) {
       first = i;
       break;
     }
+  }
+  if (first == lines.size()) {
+    for (std::size_t i = 0; i < lines.size() && first == lines.size(); ++i)
+      if (lines[i].find("error:") != std::string::npos) first = i;
   }
   if (first == lines.size()) first = 0;
   // Include the "In function ..." line just before the first error, when there is one.

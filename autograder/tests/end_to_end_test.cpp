@@ -14,6 +14,7 @@
 #include <sstream>
 #include <thread>
 
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
@@ -58,6 +59,32 @@ void make_class(const fs::path& folder) {
                           shell_quote((folder / "tmp-dana").string()) + " labs";
   ASSERT_EQ(std::system(tar.c_str()), 0);
   fs::remove_all(folder / "tmp-dana");
+}
+
+TEST_F(EndToEnd, AFailedPrepareIsNeverUpToDateAndItsLabIsNotGradedAsASuccess) {
+  // A lab whose trusted build fails (here: its configure, as when a dependency is missing).
+  const fs::path overlay = dir / "overlay";
+  write_text_atomic(overlay / "labs" / "98_broken" / "CMakeLists.txt",
+                    "message(FATAL_ERROR \"lab 98 needs libfoo, which is missing (a test of the grader)\")\n");
+  const std::string cache = (dir / "cache").string();
+  const std::vector<std::string> prepare = {"prepare", "--trusted", WORKBOOK_TRUSTED, "--overlay", overlay.string(),
+                                            "--cache", cache, "--labs", "98"};
+  EXPECT_NE(grader(prepare), 0) << "a prepare whose lab failed to build exits non-zero";
+  const nlohmann::json recipes = read_json(fs::path(cache) / "recipes.json");
+  EXPECT_FALSE(recipes.value("complete", true));
+  EXPECT_FALSE(recipes["labs"]["98"]["available"].get<bool>());
+  EXPECT_NE(grader(prepare), 0);
+  const std::string log = read_text(dir / "grader.log");
+  EXPECT_THAT(log, Not(HasSubstr("is up to date"))) << "the second prepare must build again, not reuse a failed cache";
+  EXPECT_THAT(log, HasSubstr("lab 98 needs libfoo"));
+
+  // Grading that lab: the results say it was not graded, and so does the exit code (never 0 / 0 as a success).
+  const int status = grader({"grade", "@reference", "--labs", "98", "--cache", cache, "--no-prepare", "--out", (dir / "out").string(),
+                             "--work", (dir / "work").string()});
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 3) << read_text(dir / "grader.log");
+  EXPECT_THAT(read_text(dir / "grader.log"), HasSubstr("lab 98 was not graded on this machine"));
+  EXPECT_EQ(read_json(dir / "out" / "record.json")["labs"][0]["status"], "unavailable");
 }
 
 TEST_F(EndToEnd, BatchKilledHalfwayResumesWithoutLosingOrDuplicatingAResult) {

@@ -115,6 +115,27 @@ TEST(Util, FindsTheFirstCompilerErrors) {
                                "    3 | y = 1;\n      | ^\n");
 }
 
+TEST(FirstErrors, ShowsTheLinkersOwnLinesNotOnlyCollect2) {
+  const std::string missing_library =
+      "/usr/bin/ld: cannot find -lcuda: No such file or directory\ncollect2: error: ld returned 1 exit status\n";
+  EXPECT_EQ(first_errors(missing_library), missing_library);
+  const std::string undefined =
+      "/opt/gcc/bin/../lib/gcc/x86_64-linux-gnu/13/../../../x86_64-linux-gnu/bin/ld: square_test.cpp.o: in function "
+      "`Square_Test::TestBody()':\nsquare_test.cpp:(.text+0x2f): undefined reference to `lab05::square(float*, long)'\n"
+      "collect2: error: ld returned 1 exit status\n";
+  EXPECT_EQ(first_errors(undefined), undefined);
+  EXPECT_EQ(first_errors("noise\nld.lld: error: duplicate symbol: f\n"), "ld.lld: error: duplicate symbol: f\n");
+  EXPECT_EQ(first_errors("x86_64-linux-gnu-ld.bfd: cannot open dependency file x.d\ncollect2: error: ld returned 1\n"),
+            "x86_64-linux-gnu-ld.bfd: cannot open dependency file x.d\ncollect2: error: ld returned 1\n");
+  // Only collect2 said anything: that line is still shown, never nothing.
+  EXPECT_EQ(first_errors("collect2: error: ld returned 1 exit status\n"), "collect2: error: ld returned 1 exit status\n");
+  EXPECT_EQ(first_errors("-- Found Threads: TRUE\nCMake Error at labs/98/CMakeLists.txt:1 (message):\n  libfoo is missing\n"),
+            "CMake Error at labs/98/CMakeLists.txt:1 (message):\n  libfoo is missing\n");
+  EXPECT_FALSE(is_linker_line("build: ok"));
+  EXPECT_FALSE(is_linker_line("world: hello"));
+  EXPECT_FALSE(is_linker_line("collect2: error: ld returned 1 exit status"));
+}
+
 TEST(Zip, WritesAnArchiveItsReaderAndUnzipAgreeOn) {
   EXPECT_EQ(crc32("123456789"), 0xCBF43926u);  // the standard check value
   const std::string zip = make_zip({{"setup.sh", "#!/bin/sh\n", true}, {"labs/01/a.cpp", std::string(1000, 'x'), false}});

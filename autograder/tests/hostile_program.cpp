@@ -5,6 +5,7 @@
 #include <netinet/in.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -40,6 +41,13 @@ int main(int argc, char** argv) {
       std::cout << "bad_alloc\n";
       return 3;
     }
+  }
+  if (what == "reserve") {
+    // Address space only, as the CUDA driver reserves it at start: nothing is allocated.
+    const std::size_t gib = std::strtoul(argv[2], nullptr, 10);
+    void* p = mmap(nullptr, gib << 30, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    std::cout << (p == MAP_FAILED ? "cannot reserve" : "reserved") << " " << gib << " GiB\n";
+    return p == MAP_FAILED ? 8 : 0;
   }
   if (what == "write-file") {
     const std::size_t mib = std::strtoul(argv[3], nullptr, 10);

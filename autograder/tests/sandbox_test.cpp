@@ -2,6 +2,7 @@
 // allocations, daemons that escape their process group, reads of secrets, the network. Each layer
 // that this machine cannot apply (no root, no namespaces) is skipped with the reason; the limits
 // that always apply are always tested.
+#include <grade/gpu_access.hpp>
 #include <grade/sandbox.hpp>
 
 #include <gmock/gmock.h>
@@ -11,12 +12,14 @@
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
+#include <cstring>
 #include <fstream>
 #include <string>
 
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -178,6 +181,83 @@ TEST_F(Sandbox, LimitsMemory) {
   s.limits.memory_bytes = 256ull << 20;
   const RunResult r = run_sandboxed(s);
   EXPECT_THAT(r.output, HasSubstr("bad_alloc")) << r.describe();
+}
+
+TEST_F(Sandbox, GpuRunsMayReserveAddressSpaceButAllocateNoMoreThanTheLimit) {
+  // The CUDA driver reserves address space for the whole GPU at start: RLIMIT_AS would stop it, so a
+  // GPU run is limited by what it really allocates (RLIMIT_DATA), and the limit still holds.
+  SandboxSpec plain = spec({"reserve", "64"});
+  plain.limits.memory_bytes = 256ull << 20;
+  EXPECT_THAT(run_sandboxed(plain).output, HasSubstr("cannot reserve"));
+  SandboxSpec gpu = plain;
+  gpu.gpu = true;
+  const RunResult reserved = run_sandboxed(gpu);
+  EXPECT_TRUE(reserved.ok()) << reserved.describe() << "\n" << reserved.output;
+  EXPECT_THAT(reserved.output, HasSubstr("reserved 64 GiB"));
+  SandboxSpec hungry = spec({"alloc", "512"});
+  hungry.limits.memory_bytes = 256ull << 20;
+  hungry.gpu = true;
+  EXPECT_THAT(run_sandboxed(hungry).output, HasSubstr("bad_alloc"));
+}
+
+TEST_F(Sandbox, ShowsWhatIsMountedBelowAMountedFolderReadOnly) {
+  // Driver libraries are often a mount of their own below a system folder (a container toolkit's
+  // single-file binds, /usr/local/nvidia): the jail shows them, read-only like their folder.
+  if (!isolation().mount_namespace || geteuid() != 0) GTEST_SKIP() << "needs root and a mount namespace (a jail)";
+  fs::create_directories(dir / "tree" / "driver");
+  fs::permissions(dir / "tree", fs::perms::all);
+  if (mount("workbook-test", (dir / "tree" / "driver").c_str(), "tmpfs", 0, "mode=0777,size=1m") != 0)
+    GTEST_SKIP() << "cannot mount a tmpfs here: " << std::strerror(errno);
+  std::ofstream(dir / "tree" / "driver" / "libcuda.so.1") << "a driver library";
+  fs::permissions(dir / "tree" / "driver" / "libcuda.so.1", fs::perms::all);
+  SandboxSpec read = spec({"read-file", (dir / "tree" / "driver" / "libcuda.so.1").string()});
+  read.mounts.push_back({(dir / "tree").string(), false});
+  const RunResult shown = run_sandboxed(read);
+  SandboxSpec write = spec({"write-file", (dir / "tree" / "driver" / "planted"), "1"});
+  write.mounts.push_back({(dir / "tree").string(), false});
+  const RunResult planted = run_sandboxed(write);
+  const bool written = fs::exists(dir / "tree" / "driver" / "planted");
+  umount2((dir / "tree" / "driver").c_str(), MNT_DETACH);
+  EXPECT_THAT(shown.output, HasSubstr("read: a driver library")) << shown.describe();
+  EXPECT_FALSE(planted.ok()) << "a mount below a read-only folder must be read-only too";
+  EXPECT_FALSE(written);
+}
+
+TEST(GpuAccess, FindsTheDriversLibrariesInTheLoadersCache) {
+  const std::string listing =
+      "1234 libs found in cache `/etc/ld.so.cache'\n"
+      "\tlibnvidia-ptxjitcompiler.so.1 (libc6,x86-64) => /usr/local/nvidia/lib64/libnvidia-ptxjitcompiler.so.1\n"
+      "\tlibcupti.so.13 (libc6,x86-64) => /usr/local/cuda/targets/x86_64-linux/lib/libcupti.so.13\n"
+      "\tlibcudart.so.13 (libc6,x86-64) => /usr/local/cuda/targets/x86_64-linux/lib/libcudart.so.13\n"
+      "\tlibcuda.so.1 (libc6,x86-64) => /run/nvidia/driver/lib64/libcuda.so.1\n"
+      "\tlibcuda.so.1 (libc6,x86-64) => /run/nvidia/driver/lib64/libcuda.so.1\n"
+      "\tlibc.so.6 (libc6,x86-64, OS ABI: Linux 3.2.0) => /lib/x86_64-linux-gnu/libc.so.6\n";
+  EXPECT_THAT(driver_libraries(listing), ::testing::ElementsAre("/usr/local/nvidia/lib64/libnvidia-ptxjitcompiler.so.1",
+                                                                "/run/nvidia/driver/lib64/libcuda.so.1"));
+  EXPECT_TRUE(under_system_folder("/usr/local/nvidia/lib64"));
+  EXPECT_TRUE(under_system_folder("/opt"));
+  EXPECT_FALSE(under_system_folder("/run/nvidia/driver/lib64"));
+  EXPECT_FALSE(under_system_folder("/optional"));
+  EXPECT_FALSE(under_system_folder("/usrlocal"));
+}
+
+TEST_F(Sandbox, GivesAGpuRunTheDeviceNodesFoundOnThisMachineOnly) {
+  if (!isolation().mount_namespace) GTEST_SKIP() << "no mount namespace on this machine: no jail (documented)";
+  const GpuAccess& gpu = gpu_access();
+  SandboxSpec cpu = spec({"read-file", "/proc/self/mounts"});
+  cpu.limits.output_keep_bytes = 1 << 20;
+  const RunResult plain = run_sandboxed(cpu);
+  EXPECT_THAT(plain.output, Not(HasSubstr("/dev/nvidia"))) << "a CPU run sees no GPU device";
+  SandboxSpec with_gpu = cpu;
+  with_gpu.gpu = true;
+  const RunResult r = run_sandboxed(with_gpu);
+  ASSERT_TRUE(r.ok()) << r.describe() << "\n" << r.output;
+  for (const std::string& node : gpu.devices) {
+    EXPECT_THAT(r.output, HasSubstr(" " + node + " ")) << node << " missing in the jail";
+  }
+  if (gpu.devices.empty()) {
+    EXPECT_THAT(r.output, Not(HasSubstr("/dev/nvidia")));
+  }
 }
 
 TEST_F(Sandbox, HasNoNetwork) {

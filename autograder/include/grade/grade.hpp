@@ -35,9 +35,14 @@ struct Item {
   std::string name() const;  ///< "lab01 Relu.InPlace", "lab01 hidden Relu.InPlace", "lab01 perf relu"
 };
 
+/// The exit code of `grade` when the submission was graded but a lab it asked for could not be
+/// graded on this machine (not buildable here, or every test skipped itself: a GPU lab without a GPU).
+inline constexpr int kExitLabsNotGraded = 3;
+
 struct LabResult {
   std::string number, folder, title;
-  /// graded, not_submitted, compile_error, symbol_error, link_error, unavailable, error
+  /// graded, not_graded (nothing could run here: every test skipped itself), not_submitted,
+  /// compile_error, symbol_error, link_error, unavailable, error
   std::string status = "graded";
   std::string build_output;  ///< the compiler's or linker's first errors, paths as the student sees them
   double score = 0, max_score = 0;

@@ -47,6 +47,7 @@ struct LabRecipe {
 
   bool available = false;
   std::string unavailable;  ///< why not (the trusted build of this lab failed)
+  bool gpu = false;         ///< a CUDA lab: its programs run with the GPU (SandboxSpec::gpu)
 
   std::vector<std::string> sources;        ///< compiled student files, relative to the lab folder
   std::vector<std::string> student_files;  ///< everything taken from a submission (sources + extra_files)

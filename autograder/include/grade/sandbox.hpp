@@ -43,7 +43,7 @@ namespace workbook::grade {
 struct Limits {
   double wall_seconds = 60;
   double cpu_seconds = 60;                        ///< per process (RLIMIT_CPU)
-  std::uint64_t memory_bytes = 4ull << 30;        ///< address space per process (RLIMIT_AS)
+  std::uint64_t memory_bytes = 4ull << 30;        ///< address space per process (RLIMIT_AS; RLIMIT_DATA for GPU runs)
   std::uint64_t file_bytes = 64ull << 20;         ///< largest file it may write (RLIMIT_FSIZE)
   unsigned processes = 64;                        ///< processes and threads of its user (RLIMIT_NPROC)
   unsigned open_files = 256;                      ///< RLIMIT_NOFILE
@@ -70,6 +70,10 @@ struct SandboxSpec {
   /// copies are closed once the sandbox has started.
   std::vector<int> pass_fds;
   bool isolate = true;            ///< false: limits and environment only (for trusted tools)
+  /// A CUDA program: the jail also gets what gpu_access() found (device nodes, driver libraries,
+  /// toolkit, CUDA_VISIBLE_DEVICES), and memory is limited by RLIMIT_DATA instead of RLIMIT_AS
+  /// (the CUDA driver reserves far more address space than it ever uses: RLIMIT_AS stops it at start).
+  bool gpu = false;
 };
 
 /// What the sandbox can apply on this machine.

@@ -47,7 +47,12 @@ std::string utc_now();
 /// A random hex string of `bytes` bytes from the kernel's generator.
 std::string random_hex(std::size_t bytes);
 
-/// The first lines of compiler output that matter: errors with their context, at most `max_lines`.
+/// True for a line the linker wrote about itself ("/usr/bin/ld: cannot find -lcuda", "ld.lld: error: ...").
+bool is_linker_line(std::string_view line);
+
+/// The first lines of compiler or linker output that matter: errors with their context (the line
+/// naming the missing symbol or file, not only collect2's "ld returned 1 exit status"), at most
+/// `max_lines`.
 std::string first_errors(const std::string& output, std::size_t max_lines = 30);
 
 /// Replaces every occurrence of `from` in `text`.
