@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# The autograder on a GPU machine, end to end, in one command (CI has no GPU, so this is where the
+# grader's GPU path is proved; re-run it whenever the grader or a CUDA lab changes):
+#   1. what the jail gives a CUDA program here (`doctor`), and the sandbox's unit tests with the GPU;
+#   2. the sealed (hidden) tests of labs 05 and 06: pass on the reference, fail cleanly on the stub;
+#   3. `grade @reference` (full marks, perf timed) and `grade @stub` (zero) under the full sandbox;
+#   4. the hostile GPU submissions of selftest/gpu_submissions (a kernel that never finishes, one that
+#      takes all GPU memory, one that faults, one that does not link), each against its
+#      expected.json, and after each one the GPU proved usable by the reference's sealed tests;
+#   5. `batch` over several submissions, with perf;
+#   6. the benches of labs 05 and 06 (their handouts' roofline figures: lab05.svg, lab06.svg).
+#
+# Usage, from the repository root:   autograder/selftest/gpu_check.sh [deps-prefix] [step...]
+# (deps-prefix: where xtensor/xsimd are, when not installed, e.g. $PWD/.deps, or ""; steps: some of
+# 1-6, default all, to split the run where a session's commands are time-limited; 5 needs 3's
+# prepared cache, 4 and 5 the sealed tests' build of 2). Writes build/gpu-check/
+# and, under $OUT (default build/gpu-check/out): log.txt and the figures. Exits non-zero when any
+# check fails; the last lines are a table of every check.
+set -uo pipefail
+root=$(pwd)
+deps=${1:-}
+shift || true
+steps=${*:-1 2 3 4 5 6}
+want() { [[ " $steps " == *" $1 "* ]]; }
+build=$root/build/gpu-check
+out=${OUT:-$build/out}
+mkdir -p "$out"
+exec > >(tee "$out/log.txt") 2>&1
+[ -n "$deps" ] && export CMAKE_PREFIX_PATH=$deps  # the grader's own configure (prepare) needs it too
+step() { echo; echo "=== $* ($(date +%T))"; }
+results=()
+check() {  # check NAME COMMAND...: runs it, records PASS or FAIL
+  local name=$1
+  shift
+  if "$@"; then results+=("PASS  $name"); else results+=("FAIL  $name"); fi
+}
+
+step machine
+nvidia-smi --query-gpu=name,driver_version,memory.total,memory.used --format=csv
+nvcc --version | tail -1
+cmake -S . -B "$build" -G Ninja -DWORKBOOK_IMPL=solutions "-DWORKBOOK_LABS=05;06" -DWORKBOOK_AUTOGRADER=ON \
+  -DWORKBOOK_BENCH=ON -DWORKBOOK_REGISTER_LAST_BUILD=OFF > "$build.configure.log" 2>&1 || { cat "$build.configure.log"; exit 1; }
+cmake --build "$build" -j "$(nproc)" 2>&1 | grep -E "error|FAILED" | head -40
+G=$build/autograder/workbook-grade
+cache=$build/grade-cache
+work=$build/work
+common=(--cache "$cache" --work "$work" --no-prepare --seed 20261123)
+# The GPU must be visible to every test below: a skip would hide a failure.
+export WORKBOOK_REQUIRE_GPU=1
+
+if want 1; then
+  step "1. doctor, and the sandbox's tests with this machine's GPU"
+  $G doctor | tee "$out/doctor.json"
+  check "doctor finds the GPU" grep -q '"present": true' "$out/doctor.json"
+  check "sandbox unit tests" "$build/autograder/tests/workbook_grade_tests" --gtest_filter='Sandbox.*:GpuAccess.*:FirstErrors.*'
+fi
+
+if want 2; then
+  step "2. sealed tests: the reference passes, the stub fails cleanly"
+  check "sealed tests of labs 05 and 06" ctest --test-dir "$build" -L hidden --output-on-failure
+fi
+
+if want 3; then
+  step "3. grade @reference and @stub, full sandbox, perf timed"
+  check "prepare" $G prepare --labs 05,06 --cache "$cache" --jobs "$(nproc)"
+  $G labs --cache "$cache"
+  check "@reference: full marks" $G grade @reference --labs 05,06 --out "$out/reference" "${common[@]}" \
+    --expect autograder/selftest/reference.json
+  grep -E "^\| 0[56] " "$out/reference/report.md"
+  check "@stub: zero" $G grade @stub --labs 05,06 --out "$build/stub" "${common[@]}" --expect autograder/selftest/stub.json
+fi
+
+if want 4; then
+  step "4. hostile GPU submissions, the GPU usable after each"
+  for s in spin oom fault link_error; do
+    dir=autograder/selftest/gpu_submissions/$s
+    start=$(date +%s)
+    check "$s graded as expected" $G grade "$dir" --out "$build/$s" "${common[@]}" --test-timeout 10 --labs 05 --no-perf \
+      --expect "$dir/expected.json"
+    echo "  $s: graded in $(( $(date +%s) - start )) s"
+    grep -E "^\| 05 " "$build/$s/report.md"
+    grep -m3 -E "did not finish|out of memory|illegal memory access|undefined reference" "$build/$s/report.md"
+    nvidia-smi --query-gpu=memory.used,utilization.gpu --format=csv,noheader
+    check "GPU usable after $s" ctest --test-dir "$build" -R "lab05.hidden.Square.MatchesOracle" --output-on-failure
+  done
+fi
+
+if want 5; then
+  step "5. batch over several submissions, with perf"
+  class=$build/class
+  rm -rf "$class" "$build/batch"
+  mkdir -p "$class/reference/labs/05_cuda_square" "$class/reference/labs/06_cuda_normalize" "$class/stub/labs"
+  cp solutions/05_cuda_square/square.cu solutions/05_cuda_square/square_kernels.cuh "$class/reference/labs/05_cuda_square/"
+  cp solutions/06_cuda_normalize/normalize.cu solutions/06_cuda_normalize/*.cuh "$class/reference/labs/06_cuda_normalize/"
+  cp -r labs/05_cuda_square labs/06_cuda_normalize "$class/stub/labs/"
+  cp -r autograder/selftest/gpu_submissions/fault "$class/fault"
+  check "batch" $G batch "$class" --out "$build/batch" --labs 05,06 --jobs 1 --cache "$cache" --work "$work" --no-prepare
+  cat "$build/batch/gradebook.csv" | cut -d, -f1-4
+  check "batch: reference 200, stub 0" python3 - "$build/batch/gradebook.csv" <<'EOF'
+import csv, sys
+rows = {r["id"]: r for r in csv.DictReader(open(sys.argv[1]))}
+ok = float(rows["reference"]["score"]) == 200 and float(rows["stub"]["score"]) == 0 and float(rows["fault"]["score"]) < 200
+print("reference", rows["reference"]["score"], "stub", rows["stub"]["score"], "fault", rows["fault"]["score"])
+sys.exit(0 if ok else 1)
+EOF
+fi
+
+if want 6; then
+  step "6. benches of labs 05 and 06: the handouts' figures"
+  check "benches" ctest --test-dir "$build" -L bench -R "lab0[56]" -V
+  for f in lab05.svg lab06.svg lab05.json lab06.json; do find "$build" -path "*bench*" -name "$f" -exec cp {} "$out/" \; ; done
+fi
+
+step summary
+printf '%s\n' "${results[@]}"
+failed=$(printf '%s\n' "${results[@]}" | grep -c '^FAIL')
+echo "$(( ${#results[@]} - failed )) passed, $failed failed"
+[ "$failed" -eq 0 ]
