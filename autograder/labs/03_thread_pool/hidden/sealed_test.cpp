@@ -111,7 +111,7 @@ TEST(ThreadPool, RunsTasksOnAllItsWorkersAtOnce) {
     ASSERT_CALL(reply) << n << " tasks on " << pool_of(n)
                        << ", each waiting for the others to start";
     const std::set<I32> threads = threads_in(tids);
-    EXPECT_EQ(reply.value(1), n)
+    ASSERT_EQ(reply.value(1), n)
         << n << " tasks on " << pool_of(n) << ", each waiting until all " << n
         << " had started: after 10 s only " << reply.value(1)
         << " of them had seen the others start. They ran on " << threads.size()
@@ -272,7 +272,7 @@ TEST(ParallelFor, RunsChunksOnSeveralThreads) {
     worker.reset();
     const ForRecord r = run_parallel_for(worker, n, c, true);
     ASSERT_CALL(r.reply) << "parallel_for over [0, 64) in chunks of 4 on " << pool_of(n);
-    EXPECT_EQ(r.reply.value(1), 1)
+    ASSERT_EQ(r.reply.value(1), 1)
         << "parallel_for over 16 chunks on " << pool_of(n)
         << ", whose first chunk waits until another one has "
         << "started: no other chunk started within 10 s. The chunks ran one at a time, on "
@@ -514,7 +514,7 @@ TEST(ProcessBatch, RunsTensorsOnSeveralThreads) {
     BatchCall call(worker, b);
     ASSERT_CALL(call.run(worker, n, b, 1)) << "process_batch of 16 tensors on " << pool_of(n);
     const std::set<I32> threads = threads_in(call.tids);
-    EXPECT_EQ(call.reply.value(3), 1)
+    ASSERT_EQ(call.reply.value(3), 1)
         << "process_batch of 16 tensors on " << pool_of(n)
         << ", whose first call of op waits until another one has "
         << "started: no other call started within 10 s. The tensors were processed one at a time, "
