@@ -93,7 +93,7 @@ TEST(ThreadPool, RunsEveryTaskExactlyOnce) {
     ASSERT_CORRECT(lab03::oracle::check_relu(x, yr.copy(), "ThreadPool::submit"))
         << "each task wrote ReLU of its 16 floats; " << tasks << " tasks on " << pool_of(n);
     const std::set<I32> threads = threads_in(tids);
-    EXPECT_FALSE(threads.contains(static_cast<I32>(reply.value(0))))
+    ASSERT_FALSE(threads.contains(static_cast<I32>(reply.value(0))))
         << "with " << pool_of(n)
         << ", a task ran on the thread that submitted it: tasks belong on the workers";
     EXPECT_LE(threads.size(), n)
@@ -180,10 +180,9 @@ TEST(ThreadPool, DestructorFinishesEveryTask) {
         << pool_of(n) << " was destroyed while its workers were busy (tasks 0 to " << n - 1
         << "), with tasks " << n << " to " << n + kQueued - 1 << " in its queue and tasks "
         << n + kQueued << " to " << runs.size() - 1
-        << " a chain, each submitted by the one before: the destructor must let the workers finish "
-           "every task "
-           "already submitted, and any those submit (workers leave when the pool is stopping *and* "
-           "the queue is empty)";
+        << " a chain, each submitted by the one before: the destructor must let the workers "
+           "finish every task already submitted, and any those submit (workers leave when the "
+           "pool is stopping *and* the queue is empty)";
   }
 }
 
@@ -272,6 +271,7 @@ TEST(ParallelFor, RunsChunksOnSeveralThreads) {
     worker.reset();
     const ForRecord r = run_parallel_for(worker, n, c, true);
     ASSERT_CALL(r.reply) << "parallel_for over [0, 64) in chunks of 4 on " << pool_of(n);
+    ASSERT_EQ(not_once(r.runs, "index"), "") << "with " << pool_of(n);
     ASSERT_EQ(r.reply.value(1), 1)
         << "parallel_for over 16 chunks on " << pool_of(n)
         << ", whose first chunk waits until another one has "
@@ -280,7 +280,6 @@ TEST(ParallelFor, RunsChunksOnSeveralThreads) {
         << " thread(s): submit them to the pool so that its workers run them in parallel";
     EXPECT_GE(threads_in(r.tids).size(), 2u)
         << "the 16 chunks ran on one thread, with " << pool_of(n);
-    EXPECT_EQ(not_once(r.runs, "index"), "") << "with " << pool_of(n);
   }
 }
 
@@ -315,9 +314,9 @@ TEST(ParallelFor, NestedCallsDoNotDeadlock) {
     ASSERT_CALL(worker.call("parallel_for_nested", {std::size_t{n}, 7, output(runs, "runs")}))
         << "parallel_for called from inside a chunk of parallel_for on the same pool ("
         << pool_of(n)
-        << "): a nested call must run its chunks in the calling thread (see is_worker_thread()), "
-           "since waiting "
-           "there for the other workers, who may all be doing the same, can wait forever";
+        << "): a nested call must run its chunks in the calling thread (see "
+           "is_worker_thread()), since waiting there for the other workers, who may all be doing "
+           "the same, can wait forever";
     EXPECT_EQ(not_once(runs, "inner index"), "") << "nested parallel_for on " << pool_of(n);
   }
 }
@@ -513,16 +512,17 @@ TEST(ProcessBatch, RunsTensorsOnSeveralThreads) {
     const Batch b = make_batch(16, 2000, rng);
     BatchCall call(worker, b);
     ASSERT_CALL(call.run(worker, n, b, 1)) << "process_batch of 16 tensors on " << pool_of(n);
+    ASSERT_TRUE(batch_correct(call, b)) << "process_batch of 16 tensors on " << pool_of(n);
+    ASSERT_EQ(not_once(call.runs, "op for tensor"), "") << "with " << pool_of(n);
     const std::set<I32> threads = threads_in(call.tids);
     ASSERT_EQ(call.reply.value(3), 1)
         << "process_batch of 16 tensors on " << pool_of(n)
         << ", whose first call of op waits until another one has "
-        << "started: no other call started within 10 s. The tensors were processed one at a time, "
-           "on "
-        << threads.size() << " thread(s): process them in parallel on the pool (parallel_for)";
+        << "started: no other call started within 10 s. The tensors were processed one at a "
+        << "time, on " << threads.size()
+        << " thread(s): process them in parallel on the pool (parallel_for)";
     EXPECT_GE(threads.size(), 2u) << "the 16 tensors were processed on one thread, with "
                                   << pool_of(n);
-    EXPECT_TRUE(batch_correct(call, b));
   }
 }
 
