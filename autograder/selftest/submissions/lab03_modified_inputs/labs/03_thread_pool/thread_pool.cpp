@@ -1,0 +1,204 @@
+// Self-test submission: the reference, except that parallel_relu and process_batch write their
+// const inputs through a const_cast. parallel_relu computes ReLU in place in x, then copies x to y;
+// process_batch leaves each result in its input tensor as well. The outputs are right; the sealed
+// tests, which compare the inputs with the checker's own copy, catch the change: neither function
+// earns anything from its visible tests. The pool and parallel_for are right.
+#include "thread_pool.hpp"
+
+#include "relu_chunk.hpp"
+
+#include <workbook/require.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <exception>
+#include <limits>
+#include <stdexcept>
+
+namespace lab03 {
+
+// --- The pool ------------------------------------------------------------------------------------
+
+ThreadPool::ThreadPool(unsigned threads) {
+  if (threads == 0) throw std::invalid_argument("ThreadPool: a pool needs at least one thread");
+  workers_.reserve(threads);
+  try {
+    for (unsigned t = 0; t < threads; ++t) workers_.emplace_back([this] { work(); });
+  } catch (...) {
+    // The system refused a thread. Tell the ones already running to leave: the members are destroyed
+    // next, workers_ first, and each std::jthread joins its thread.
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+    }
+    work_available_.notify_all();
+    throw;
+  }
+}
+
+ThreadPool::~ThreadPool() {
+  {
+    // Under the lock: a worker that has just found nothing to do, and is about to sleep, would
+    // otherwise miss this change and the notification with it, and sleep forever (a lost wake-up).
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  work_available_.notify_all();
+  workers_.clear();  // each std::jthread joins its worker, which leaves once the queue is empty
+}
+
+std::future<void> ThreadPool::submit(std::function<void()> task) {
+  if (!task) throw std::invalid_argument("ThreadPool::submit: the task is an empty std::function");
+  std::packaged_task<void()> packaged(std::move(task));
+  std::future<void> done = packaged.get_future();
+  {
+    std::lock_guard lock(mutex_);
+    queue_.push_back(std::move(packaged));
+  }
+  // After unlocking, so that the worker it wakes does not at once block on the mutex we hold.
+  work_available_.notify_one();
+  return done;
+}
+
+void ThreadPool::work() {
+  current_ = this;
+  for (;;) {
+    std::packaged_task<void()> task;
+    {
+      std::unique_lock lock(mutex_);
+      // The predicate guards against spurious wake-ups, and against a notification sent before
+      // this worker went to sleep: it sleeps only while there is truly nothing to do.
+      work_available_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      if (queue_.empty()) return;  // stopping, and every task is done
+      task = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    // Outside the lock: other workers take tasks meanwhile, and the task may submit more. A
+    // packaged_task stores an exception in its future instead of letting it escape.
+    task();
+  }
+}
+
+// --- parallel_for --------------------------------------------------------------------------------
+
+namespace {
+
+// The lowest-numbered chunk that threw, and what it threw.
+struct Failure {
+  std::size_t chunk = std::numeric_limits<std::size_t>::max();
+  std::exception_ptr error;
+};
+
+// Chunk k of `range` in chunks of `grain` (the last one may be shorter).
+Range chunk_of(Range range, std::size_t grain, std::size_t k) {
+  const std::size_t begin = range.begin + k * grain;
+  return {begin, begin + std::min(grain, range.end - begin)};
+}
+
+// Claims chunks from `next` and runs them until none is left. A chunk that throws does not stop
+// the others: every chunk runs once, and the first failure (chunks are claimed in increasing
+// order, so the lowest-numbered one) is returned.
+Failure run_chunks(std::atomic<std::size_t>& next, std::size_t chunks, Range range, std::size_t grain,
+                   const std::function<void(Range)>& body) {
+  Failure first;
+  // Relaxed is enough: the counter only hands out distinct numbers. What the chunks write reaches
+  // the caller through the task's future, which synchronizes.
+  for (std::size_t k; (k = next.fetch_add(1, std::memory_order_relaxed)) < chunks;) {
+    try {
+      body(chunk_of(range, grain, k));
+    } catch (...) {
+      if (!first.error) first = {k, std::current_exception()};
+    }
+  }
+  return first;
+}
+
+}  // namespace
+
+void parallel_for(ThreadPool& pool, Range range, std::size_t grain, const std::function<void(Range)>& body) {
+  if (grain == 0) throw std::invalid_argument("parallel_for: grain must be at least 1");
+  if (range.end < range.begin) throw std::invalid_argument("parallel_for: the range ends before it begins");
+  const std::size_t chunks = range.size() / grain + (range.size() % grain != 0);
+  std::atomic<std::size_t> next{0};
+
+  // One chunk: nothing to share. From inside one of the pool's tasks: the other workers may all be
+  // waiting like this one, so waiting for them could deadlock; this thread does the work itself.
+  if (chunks <= 1 || pool.is_worker_thread()) {
+    const Failure failure = run_chunks(next, chunks, range, grain, body);
+    if (failure.error) std::rethrow_exception(failure.error);
+    return;
+  }
+
+  const std::size_t tasks = std::min<std::size_t>(chunks, pool.size());
+  std::vector<Failure> failures(tasks);
+  std::vector<std::future<void>> done;
+  done.reserve(tasks);
+  {
+    // The tasks use this frame's variables: whatever happens, wait for every task already submitted
+    // before leaving, even if a later submit() throws.
+    struct WaitForAll {
+      std::vector<std::future<void>>& futures;
+      ~WaitForAll() {
+        for (std::future<void>& f : futures) f.wait();
+      }
+    } wait_for_all{done};
+    for (std::size_t t = 0; t < tasks; ++t)
+      done.push_back(pool.submit([&, t] { failures[t] = run_chunks(next, chunks, range, grain, body); }));
+  }
+  for (std::future<void>& f : done) f.get();  // ready by now; rethrows what escaped a task, if anything
+  const auto lowest = std::min_element(failures.begin(), failures.end(),
+                                       [](const Failure& a, const Failure& b) { return a.chunk < b.chunk; });
+  if (lowest->error) std::rethrow_exception(lowest->error);
+}
+
+// --- parallel_relu -------------------------------------------------------------------------------
+
+namespace {
+
+// Chunks of 64 Ki to 1 Mi floats (256 KiB to 4 MiB), about four per worker. A chunk must be large
+// enough that its few microseconds of overhead vanish next to its time (64 Ki floats take about
+// 20 us even from the cache), and the hardware prefetchers like long runs; but several chunks per
+// worker let a worker that falls behind (a busy core) be helped by the others. Multiples of 16
+// floats, 64 bytes: no cache line is shared by two chunks (no false sharing at the borders), and
+// chunks of an aligned output start aligned for the streaming stores.
+constexpr std::size_t kMinReluGrain = std::size_t{64} << 10;
+constexpr std::size_t kMaxReluGrain = std::size_t{1} << 20;
+constexpr std::size_t kChunksPerWorker = 4;
+constexpr std::size_t kCacheLineFloats = 16;
+
+std::size_t relu_grain(std::size_t n, unsigned workers) {
+  const std::size_t share = n / (kChunksPerWorker * workers);
+  const std::size_t rounded = (share + kCacheLineFloats - 1) / kCacheLineFloats * kCacheLineFloats;
+  return std::clamp(rounded, kMinReluGrain, kMaxReluGrain);
+}
+
+}  // namespace
+
+void parallel_relu(ThreadPool& pool, std::span<const float> x, std::span<float> y) {
+  workbook::require_elementwise("parallel_relu", x, "x", y, "y");
+  const std::span<float> scratch(const_cast<float*>(x.data()), x.size());
+  const Stores stores = stores_for(y.size_bytes());  // for the whole output, not per chunk
+  parallel_for(pool, {0, x.size()}, relu_grain(x.size(), pool.size()), [&](Range r) {
+    relu_chunk(scratch.subspan(r.begin, r.size()), scratch.subspan(r.begin, r.size()), Stores::ordinary);
+    relu_chunk(scratch.subspan(r.begin, r.size()), y.subspan(r.begin, r.size()), stores);
+  });
+}
+
+// --- process_batch -------------------------------------------------------------------------------
+
+std::vector<Tensor> process_batch(ThreadPool& pool, std::span<const Tensor> batch, const TensorOp& op) {
+  if (!op) throw std::invalid_argument("process_batch: the operation is an empty std::function");
+  // Each result goes to its own slot, so the order is the input order whatever the timing.
+  std::vector<Tensor> results(batch.size());
+  // One tensor per chunk: claiming a chunk costs one atomic increment, so the finest split is also
+  // the best balanced one (tensors of different sizes take different times).
+  parallel_for(pool, {0, batch.size()}, 1, [&](Range r) {
+    for (std::size_t i = r.begin; i < r.end; ++i) {
+      results[i] = op(batch[i]);
+      const_cast<Tensor&>(batch[i]) = results[i];
+    }
+  });
+  return results;
+}
+
+}  // namespace lab03
