@@ -509,19 +509,19 @@ TEST(ProcessBatch, RunsTensorsOnSeveralThreads) {
   Worker worker;
   for (unsigned n : kSeveralThreads) {
     worker.reset();
-    const Batch b = make_batch(16, 2000, rng);
+    const Batch b = make_batch(64, 500, rng);
     BatchCall call(worker, b);
-    ASSERT_CALL(call.run(worker, n, b, 1)) << "process_batch of 16 tensors on " << pool_of(n);
-    ASSERT_TRUE(batch_correct(call, b)) << "process_batch of 16 tensors on " << pool_of(n);
+    ASSERT_CALL(call.run(worker, n, b, 1)) << "process_batch of 64 tensors on " << pool_of(n);
+    ASSERT_TRUE(batch_correct(call, b)) << "process_batch of 64 tensors on " << pool_of(n);
     ASSERT_EQ(not_once(call.runs, "op for tensor"), "") << "with " << pool_of(n);
     const std::set<I32> threads = threads_in(call.tids);
     ASSERT_EQ(call.reply.value(3), 1)
-        << "process_batch of 16 tensors on " << pool_of(n)
+        << "process_batch of 64 tensors on " << pool_of(n)
         << ", whose first call of op waits until another one has "
         << "started: no other call started within 10 s. The tensors were processed one at a "
         << "time, on " << threads.size()
         << " thread(s): process them in parallel on the pool (parallel_for)";
-    EXPECT_GE(threads.size(), 2u) << "the 16 tensors were processed on one thread, with "
+    EXPECT_GE(threads.size(), 2u) << "the 64 tensors were processed on one thread, with "
                                   << pool_of(n);
   }
 }
