@@ -314,10 +314,16 @@ std::vector<std::string> audit_symbols(const std::vector<std::string>& nm_lines,
                          "for the whole test program. Make it static, or put it in an anonymous namespace");
       continue;
     }
-    if (!weak && readable.rfind(lab_namespace, 0) != 0 && readable.rfind("typeinfo for " + lab_namespace, 0) != 0 &&
-        readable.rfind("vtable for " + lab_namespace, 0) != 0 && readable.rfind("typeinfo name for " + lab_namespace, 0) != 0) {
-      problems.push_back("`" + readable + "` is defined outside namespace " + lab_namespace.substr(0, lab_namespace.size() - 2) +
-                         ": define your helpers in an anonymous namespace, or as static functions");
+    // nvcc gives each kernel a host-side launch stub, "__device_stub__" + the kernel's mangled name,
+    // outside every namespace: it is judged by the kernel's own name.
+    const std::string stub = "__device_stub__";
+    const std::string judged = readable.rfind(stub, 0) == 0
+                                   ? demangle("_" + readable.substr(stub.size(), readable.find('(') - stub.size()))
+                                   : readable;
+    if (!weak && judged.rfind(lab_namespace, 0) != 0 && judged.rfind("typeinfo for " + lab_namespace, 0) != 0 &&
+        judged.rfind("vtable for " + lab_namespace, 0) != 0 && judged.rfind("typeinfo name for " + lab_namespace, 0) != 0) {
+      problems.push_back("`" + judged + "` is defined outside namespace " + lab_namespace.substr(0, lab_namespace.size() - 2) +
+                         ": define your helpers (kernels too) in an anonymous namespace inside it, or as static functions");
     }
   }
   return problems;
