@@ -962,6 +962,11 @@ LabResult grade_lab(Context& c, const LabRecipe& lab, bool submitted, const std:
       // Hidden tests are checked outside the student's process: each counts on its own merit.
       i.status = "failed";
       i.details["gated"] = true;
+      // For the instructor: a right answer in the student's process and a wrong one in the sealed
+      // worker is what a forged channel or a kernel that fakes its results in the test looks like
+      // (or a bug only the hidden inputs reach). The student's message stays neutral.
+      i.details["flag"] = "visible tests passed but the sealed tests of the same function failed (a forged channel, "
+                          "or results faked in the test process)";
       i.output = "Passed in your program, but not credited: hidden tests of " + i.function + " fail, and they guard "
                  "the points of the tests that run inside your program.";
     }
