@@ -30,7 +30,9 @@ MatmulShape packed(std::size_t m, std::size_t n, std::size_t k) {
   return MatmulShape::packed(m, n, k);
 }
 
-void put(Region<float>& r, const std::vector<float>& v) { std::copy(v.begin(), v.end(), r.data()); }
+void put(Region<float>& r, const std::vector<float>& v) {
+  std::copy(v.begin(), v.end(), r.data());
+}
 
 // The regions of one product, A and B filled (NaN in their padding), C poisoned (its padding too).
 struct Operands {
@@ -38,7 +40,8 @@ struct Operands {
   Region<float> ar, br, cr;
 };
 
-Operands operands(Worker& worker, const MatmulShape& s, workbook::Rng& rng, std::size_t misalign = 0) {
+Operands operands(Worker& worker, const MatmulShape& s, workbook::Rng& rng,
+                  std::size_t misalign = 0) {
   Operands o{random_matrix(s.m, s.k, s.lda, rng), random_matrix(s.k, s.n, s.ldb, rng), {}, {}, {}};
   o.ar = worker.alloc<float>(o.a.size(), misalign % 16);
   o.br = worker.alloc<float>(o.b.size(), misalign * 3 % 16);
@@ -59,7 +62,8 @@ workbook::sealed::Reply call(Worker& worker, Operands& o, const MatmulShape& s) 
   worker.reset();
   Operands o = operands(worker, s, rng, misalign);
   const auto reply = call(worker, o, s);
-  if (!reply.ok) return ::testing::AssertionFailure() << reply.message << "\n  with " << describe(s);
+  if (!reply.ok)
+    return ::testing::AssertionFailure() << reply.message << "\n  with " << describe(s);
   return workbook::testing::correct(
              lab02::oracle::check(lab02::oracle::multiply(o.a, o.b, s), o.cr.copy(), s))
          << "\n  with " << describe(s);
@@ -79,7 +83,8 @@ void expect_all_correct(const std::vector<MatmulShape>& shapes) {
       workbook::check_unchanged(before, after.span(), lab02::oracle::where(), name));
 }
 
-// --- Shapes the visible tests do not use ----------------------------------------------------------
+// --- Shapes the visible tests do not use
+// ----------------------------------------------------------
 
 // Odd sizes next to no usual block size, and sizes one past a register tile in one dimension only.
 TEST(Matmul, OddShapesMatchOracle) {
@@ -90,9 +95,8 @@ TEST(Matmul, OddShapesMatchOracle) {
 
 // Row and column vectors: one row of C (1 x N), one column (N x 1), a dot product (1 x 1).
 TEST(Matmul, RowsAndColumnsMatchOracle) {
-  expect_all_correct({packed(1, 517, 77), packed(517, 1, 77), packed(1, 1, 1031),
-                      packed(1, 33, 1), packed(33, 1, 1), packed(1, 1, 1), packed(2, 1, 300),
-                      packed(1, 2, 300)});
+  expect_all_correct({packed(1, 517, 77), packed(517, 1, 77), packed(1, 1, 1031), packed(1, 33, 1),
+                      packed(33, 1, 1), packed(1, 1, 1), packed(2, 1, 300), packed(1, 2, 300)});
 }
 
 // Leading dimensions the visible tests do not use: padding of a few elements, of whole SIMD
@@ -109,8 +113,11 @@ TEST(Matmul, LeadingDimensionsMatchOracle) {
 
 // k = 0 writes zeros over whatever C held; m = 0 or n = 0 writes nothing (the canaries see it).
 TEST(Matmul, EmptySumsAndEmptyProducts) {
-  expect_all_correct({packed(3, 19, 0), {.m = 4, .n = 5, .k = 0, .lda = 0, .ldb = 5, .ldc = 9},
-                      packed(0, 7, 5), packed(6, 0, 5), packed(0, 0, 0)});
+  expect_all_correct({packed(3, 19, 0),
+                      {.m = 4, .n = 5, .k = 0, .lda = 0, .ldb = 5, .ldc = 9},
+                      packed(0, 7, 5),
+                      packed(6, 0, 5),
+                      packed(0, 0, 0)});
 }
 
 // --- What a kernel could fake in its own process ------------------------------------------------
@@ -137,7 +144,8 @@ TEST(Matmul, LeavesInputsUnchanged) {
   auto rng = workbook::testing::rng();
   Worker worker;
   for (const MatmulShape& s :
-       {packed(61, 53, 47), MatmulShape{.m = 20, .n = 30, .k = 40, .lda = 45, .ldb = 35, .ldc = 30}}) {
+       {packed(61, 53, 47),
+        MatmulShape{.m = 20, .n = 30, .k = 40, .lda = 45, .ldb = 35, .ldc = 30}}) {
     worker.reset();
     Operands o = operands(worker, s, rng, 1);
     ASSERT_CALL(call(worker, o, s)) << describe(s);
@@ -154,19 +162,22 @@ TEST(Matmul, MultipliesABufferByItself) {
   Worker worker;
   const MatmulShape s{.m = 29, .n = 29, .k = 29, .lda = 32, .ldb = 32, .ldc = 29};
   const std::vector<float> a = random_matrix(s.m, s.k, s.lda, rng);
-  Region<float> ar = worker.alloc<float>(a.size(), 2), cr = worker.alloc<float>(elements(s.m, s.n, s.ldc));
+  Region<float> ar = worker.alloc<float>(a.size(), 2),
+                cr = worker.alloc<float>(elements(s.m, s.n, s.ldc));
   put(ar, a);
   ASSERT_CALL(worker.call("matmul", {input(ar, "A"), input(ar, "B (the same buffer as A)"),
                                      output(cr, "C"), s.m, s.n, s.k, s.lda, s.ldb, s.ldc}));
   EXPECT_TRUE(unchanged(a, ar, "A"));
-  EXPECT_CORRECT(lab02::oracle::check(lab02::oracle::multiply(a, a, s), cr.copy(), s)) << "C = A * A";
+  EXPECT_CORRECT(lab02::oracle::check(lab02::oracle::multiply(a, a, s), cr.copy(), s))
+      << "C = A * A";
 }
 
 // --- Argument checks ---------------------------------------------------------------------------
 
 TEST(Matmul, RejectsBadArguments) {
   Worker worker;
-  Region<float> a = worker.alloc<float>(100), b = worker.alloc<float>(100), c = worker.alloc<float>(100);
+  Region<float> a = worker.alloc<float>(100), b = worker.alloc<float>(100),
+                c = worker.alloc<float>(100);
   const std::vector<std::pair<MatmulShape, const char*>> bad = {
       {{.m = 4, .n = 4, .k = 6, .lda = 5, .ldb = 4, .ldc = 4}, "lda < k"},
       {{.m = 4, .n = 6, .k = 4, .lda = 4, .ldb = 6, .ldc = 5}, "ldc < n"},
@@ -180,8 +191,9 @@ TEST(Matmul, RejectsBadArguments) {
         << (reply.ok ? std::string("a normal return") : reply.message);
   }
   const MatmulShape s = packed(10, 10, 10);
-  const auto reply = worker.call("matmul", {input(a, "A"), input(b, "B"), input(a, "C (the same buffer as A)"),
-                                            s.m, s.n, s.k, s.lda, s.ldb, s.ldc});
+  const auto reply =
+      worker.call("matmul", {input(a, "A"), input(b, "B"), input(a, "C (the same buffer as A)"),
+                             s.m, s.n, s.k, s.lda, s.ldb, s.ldc});
   EXPECT_EQ(reply.kind, "invalid_argument")
       << "matmul with C the same buffer as A must throw std::invalid_argument; got: "
       << (reply.ok ? std::string("a normal return") : reply.message);

@@ -60,8 +60,8 @@ void put(Region<T>& r, const std::vector<T>& v) {
 // floats (every int8 is exact in float), with the harness's own check and message.
 ::testing::AssertionResult unchanged(const Floats& before, const Region<float>& after,
                                      const char* function, const char* name) {
-  return workbook::testing::correct(workbook::check_unchanged(
-      before, after.span(), lab04::oracle::where(function), name));
+  return workbook::testing::correct(
+      workbook::check_unchanged(before, after.span(), lab04::oracle::where(function), name));
 }
 ::testing::AssertionResult unchanged(const Bytes& before, const Region<std::int8_t>& after,
                                      const char* function, const char* name) {
@@ -80,12 +80,15 @@ void put(Region<T>& r, const std::vector<T>& v) {
 
 const char* kFresh = "on the same buffers with new values: a result kept from an earlier call?";
 
-// --- symmetric_scale ------------------------------------------------------------------------------
+// --- symmetric_scale
+// ------------------------------------------------------------------------------
 
 Reply scale_of(Worker& worker, Region<float>& x) {
   return worker.call("symmetric_scale", {input(x, "x")});
 }
-float returned(const Reply& reply) { return static_cast<float>(reply.value()); }
+float returned(const Reply& reply) {
+  return static_cast<float>(reply.value());
+}
 
 TEST(SymmetricScale, MatchesOracle) {
   auto rng = workbook::testing::rng();
@@ -106,8 +109,8 @@ TEST(SymmetricScale, ExtremeMagnitudes) {
   auto rng = workbook::testing::rng();
   Worker worker;
   for (const Floats& x : {values(workbook::adversarial(3001, rng, workbook::Specials::finite)),
-                          Floats(50, std::numeric_limits<float>::denorm_min()),
-                          Floats(77, -0.0f), Floats{kFloatMax, -kFloatMax, 1.0f}}) {
+                          Floats(50, std::numeric_limits<float>::denorm_min()), Floats(77, -0.0f),
+                          Floats{kFloatMax, -kFloatMax, 1.0f}}) {
     worker.reset();
     Region<float> xr = worker.alloc<float>(x.size(), 3);
     put(xr, x);
@@ -156,7 +159,8 @@ TEST(SymmetricScale, RejectsNaNAndInfinity) {
   }
 }
 
-// --- quantize -------------------------------------------------------------------------------------
+// --- quantize
+// -------------------------------------------------------------------------------------
 
 Reply quantize(Worker& worker, Region<float>& x, float scale, Region<std::int8_t>& q) {
   return worker.call("quantize", {input(x, "x"), scale, output(q, "q")});
@@ -179,7 +183,8 @@ TEST(Quantize, MatchesOracle) {
   Worker worker;
   for (std::size_t n : sizes()) {
     const Floats x = values(workbook::uniform(n, rng, -5, 5));
-    ASSERT_TRUE(quantizes_correctly(worker, x, lab04::oracle::symmetric_scale(x), n)) << "n = " << n;
+    ASSERT_TRUE(quantizes_correctly(worker, x, lab04::oracle::symmetric_scale(x), n))
+        << "n = " << n;
   }
 }
 
@@ -200,12 +205,13 @@ TEST(Quantize, RoundsHalfToEvenAtOtherScales) {
 TEST(Quantize, SaturatesFarBeyondTheScale) {
   auto rng = workbook::testing::rng();
   Worker worker;
-  const Floats extremes = {1e6f,  -1e6f,  3e9f, -3e9f,      1e38f, -1e38f, kFloatMax,
-                           -kFloatMax, kInf, -kInf, 128.5f, -128.5f, 129.0f, -255.0f, 256.0f};
+  const Floats extremes = {1e6f, -1e6f, 3e9f,   -3e9f,   1e38f,  -1e38f,  kFloatMax, -kFloatMax,
+                           kInf, -kInf, 128.5f, -128.5f, 129.0f, -255.0f, 256.0f};
   ASSERT_TRUE(quantizes_correctly(worker, extremes, 1.0f)) << "scale 1";
   const Floats wide = values(workbook::uniform(5003, rng, -1e5, 1e5));
   for (const float scale : {0.5f, 1e-3f, 1e-30f, 1e-42f})
-    ASSERT_TRUE(quantizes_correctly(worker, wide, scale, 9)) << "5003 values in +-1e5, scale " << scale;
+    ASSERT_TRUE(quantizes_correctly(worker, wide, scale, 9))
+        << "5003 values in +-1e5, scale " << scale;
 }
 
 TEST(Quantize, LeavesInputUnchanged) {
@@ -256,10 +262,12 @@ TEST(Quantize, RejectsInvalidScale) {
   Region<std::int8_t> qr = worker.alloc<std::int8_t>(8);
   put(xr, Floats(8, 1.0f));
   for (const float scale : {0.0f, -1.0f})
-    EXPECT_TRUE(rejected(quantize(worker, xr, scale, qr), "quantize with scale " + std::to_string(scale)));
+    EXPECT_TRUE(
+        rejected(quantize(worker, xr, scale, qr), "quantize with scale " + std::to_string(scale)));
 }
 
-// --- dequantize -----------------------------------------------------------------------------------
+// --- dequantize
+// -----------------------------------------------------------------------------------
 
 Reply dequantize(Worker& worker, Region<std::int8_t>& q, float scale, Region<float>& x) {
   return worker.call("dequantize", {input(q, "q"), scale, output(x, "x")});
@@ -276,7 +284,8 @@ TEST(Dequantize, MatchesOracle) {
     Region<float> xr = worker.alloc<float>(n, n * 3 % 16);
     put(qr, q);
     ASSERT_CALL(dequantize(worker, qr, scale, xr)) << "n = " << n;
-    ASSERT_CORRECT(lab04::oracle::check_dequantize(q, scale, xr.copy())) << "n = " << n << ", scale " << scale;
+    ASSERT_CORRECT(lab04::oracle::check_dequantize(q, scale, xr.copy()))
+        << "n = " << n << ", scale " << scale;
   }
 }
 
@@ -328,10 +337,12 @@ TEST(Dequantize, RejectsInvalidScale) {
   Region<float> xr = worker.alloc<float>(8);
   put(qr, Bytes(8, 1));
   for (const float scale : {0.0f, -2.0f})
-    EXPECT_TRUE(rejected(dequantize(worker, qr, scale, xr), "dequantize with scale " + std::to_string(scale)));
+    EXPECT_TRUE(rejected(dequantize(worker, qr, scale, xr),
+                         "dequantize with scale " + std::to_string(scale)));
 }
 
-// --- quantize_rows --------------------------------------------------------------------------------
+// --- quantize_rows
+// --------------------------------------------------------------------------------
 
 struct Rows {
   Floats x;
@@ -353,7 +364,8 @@ Rows rows_of(Worker& worker, std::size_t rows, std::size_t cols, workbook::Rng& 
 }
 
 Reply quantize_rows(Worker& worker, Rows& r) {
-  return worker.call("quantize_rows", {input(r.xr, "x"), r.cols, output(r.scales, "scales"), output(r.q, "q")});
+  return worker.call("quantize_rows",
+                     {input(r.xr, "x"), r.cols, output(r.scales, "scales"), output(r.q, "q")});
 }
 
 // Every row's scale, then every value, against the oracle.
@@ -361,9 +373,10 @@ Reply quantize_rows(Worker& worker, Rows& r) {
   const workbook::GuardedBuffer<float> scales = r.scales.copy();
   const std::span<const float> x(r.x);
   for (std::size_t i = 0; i < r.rows; ++i) {
-    auto result = workbook::testing::correct(
-        lab04::oracle::check_symmetric_scale(x.subspan(i * r.cols, r.cols), scales[i], "quantize_rows"));
-    if (!result) return result << "\n  the scale of row " << i << " of " << r.rows << " x " << r.cols;
+    auto result = workbook::testing::correct(lab04::oracle::check_symmetric_scale(
+        x.subspan(i * r.cols, r.cols), scales[i], "quantize_rows"));
+    if (!result)
+      return result << "\n  the scale of row " << i << " of " << r.rows << " x " << r.cols;
   }
   return workbook::testing::correct(lab04::oracle::check_quantize(
              x, std::span<const float>(scales.data(), r.rows), r.cols, r.q.copy(), "quantize_rows"))
@@ -409,7 +422,8 @@ TEST(QuantizeRows, RejectsNaN) {
   Rows r = rows_of(worker, 5, 67, rng);
   r.x[3 * 67 + 66] = kNaN;  // the last element of row 3
   put(r.xr, r.x);
-  EXPECT_TRUE(rejected(quantize_rows(worker, r), "quantize_rows of 5 x 67 with NaN in the last element of row 3"));
+  EXPECT_TRUE(rejected(quantize_rows(worker, r),
+                       "quantize_rows of 5 x 67 with NaN in the last element of row 3"));
 }
 
 TEST(QuantizeRows, RejectsMismatchedShapes) {
@@ -417,11 +431,13 @@ TEST(QuantizeRows, RejectsMismatchedShapes) {
   Region<float> x = worker.alloc<float>(12), scales = worker.alloc<float>(3);
   Region<std::int8_t> q = worker.alloc<std::int8_t>(12);
   put(x, Floats(12, 1.0f));
-  EXPECT_TRUE(rejected(worker.call("quantize_rows", {input(x, "x"), 5, output(scales, "scales"), output(q, "q")}),
-                       "quantize_rows of 12 values in rows of 5"));
+  EXPECT_TRUE(rejected(
+      worker.call("quantize_rows", {input(x, "x"), 5, output(scales, "scales"), output(q, "q")}),
+      "quantize_rows of 12 values in rows of 5"));
 }
 
-// --- quantized_relu -------------------------------------------------------------------------------
+// --- quantized_relu
+// -------------------------------------------------------------------------------
 
 Reply relu(Worker& worker, Region<std::int8_t>& q, Region<std::int8_t>& out) {
   return worker.call("quantized_relu", {input(q, "q"), output(out, "out")});
@@ -433,7 +449,8 @@ TEST(QuantizedRelu, MatchesOracle) {
   for (std::size_t n : sizes()) {
     worker.reset();
     const Bytes q = int8s(n, rng);
-    Region<std::int8_t> qr = worker.alloc<std::int8_t>(n, n * 5 % 64), out = worker.alloc<std::int8_t>(n, n % 64);
+    Region<std::int8_t> qr = worker.alloc<std::int8_t>(n, n * 5 % 64),
+                        out = worker.alloc<std::int8_t>(n, n % 64);
     put(qr, q);
     ASSERT_CALL(relu(worker, qr, out)) << "n = " << n;
     ASSERT_CORRECT(lab04::oracle::check_quantized_relu(q, out.copy())) << "n = " << n;
@@ -446,7 +463,8 @@ TEST(QuantizedRelu, InPlace) {
   const Bytes q = int8s(1999, rng);
   Region<std::int8_t> qr = worker.alloc<std::int8_t>(q.size(), 17);
   put(qr, q);
-  ASSERT_CALL(worker.call("quantized_relu", {input(qr, "q"), input(qr, "out (the same buffer as q)")}));
+  ASSERT_CALL(
+      worker.call("quantized_relu", {input(qr, "q"), input(qr, "out (the same buffer as q)")}));
   EXPECT_CORRECT(lab04::oracle::check_quantized_relu(q, qr.copy()));
 }
 
@@ -454,7 +472,8 @@ TEST(QuantizedRelu, LeavesInputUnchanged) {
   auto rng = workbook::testing::rng();
   Worker worker;
   const Bytes q = int8s(2053, rng);
-  Region<std::int8_t> qr = worker.alloc<std::int8_t>(q.size(), 1), out = worker.alloc<std::int8_t>(q.size(), 2);
+  Region<std::int8_t> qr = worker.alloc<std::int8_t>(q.size(), 1),
+                      out = worker.alloc<std::int8_t>(q.size(), 2);
   put(qr, q);
   ASSERT_CALL(relu(worker, qr, out));
   EXPECT_TRUE(unchanged(q, qr, "quantized_relu", "q"));
@@ -469,7 +488,8 @@ TEST(QuantizedRelu, FreshResultsEachCall) {
     const Bytes q = int8s(1000, rng);
     put(qr, q);
     ASSERT_CALL(relu(worker, qr, out));
-    ASSERT_CORRECT(lab04::oracle::check_quantized_relu(q, out.copy())) << "call " << round + 1 << " " << kFresh;
+    ASSERT_CORRECT(lab04::oracle::check_quantized_relu(q, out.copy()))
+        << "call " << round + 1 << " " << kFresh;
   }
 }
 
@@ -479,7 +499,8 @@ TEST(QuantizedRelu, RejectsMismatchedSizes) {
   EXPECT_TRUE(rejected(relu(worker, q, out), "quantized_relu(q of 10, out of 9)"));
 }
 
-// --- matmul_int8 ----------------------------------------------------------------------------------
+// --- matmul_int8
+// ----------------------------------------------------------------------------------
 
 struct Product {
   Bytes a, b;
@@ -488,8 +509,8 @@ struct Product {
   Region<std::int32_t> cr;
 };
 
-Product product_of(Worker& worker, std::size_t m, std::size_t n, std::size_t depth, workbook::Rng& rng,
-                   std::size_t misalign = 0) {
+Product product_of(Worker& worker, std::size_t m, std::size_t n, std::size_t depth,
+                   workbook::Rng& rng, std::size_t misalign = 0) {
   Product p{int8s(m * depth, rng), int8s(n * depth, rng), m, n, depth, {}, {}, {}};
   p.ar = worker.alloc<std::int8_t>(p.a.size(), misalign % 64);
   p.br = worker.alloc<std::int8_t>(p.b.size(), misalign * 3 % 64);
@@ -500,25 +521,38 @@ Product product_of(Worker& worker, std::size_t m, std::size_t n, std::size_t dep
 }
 
 Reply multiply(Worker& worker, Product& p) {
-  return worker.call("matmul_int8", {input(p.ar, "a"), input(p.br, "b"), output(p.cr, "c"), p.m, p.n, p.depth});
+  return worker.call("matmul_int8",
+                     {input(p.ar, "a"), input(p.br, "b"), output(p.cr, "c"), p.m, p.n, p.depth});
 }
 
 workbook::CheckResult check(const Product& p) {
-  return lab04::oracle::check_matmul_int8(p.a, p.b, lab04::oracle::product(p.a, p.b, p.m, p.n, p.depth),
+  return lab04::oracle::check_matmul_int8(p.a, p.b,
+                                          lab04::oracle::product(p.a, p.b, p.m, p.n, p.depth),
                                           p.cr.copy(), p.m, p.n, p.depth);
 }
 
 std::string describe(const Product& p) {
-  return "m = " + std::to_string(p.m) + ", n = " + std::to_string(p.n) + ", depth = " + std::to_string(p.depth);
+  return "m = " + std::to_string(p.m) + ", n = " + std::to_string(p.n) +
+         ", depth = " + std::to_string(p.depth);
 }
 
 TEST(MatmulInt8, MatchesOracle) {
   auto rng = workbook::testing::rng();
   Worker worker;
   std::size_t misalign = 0;
-  for (auto [m, n, depth] : std::vector<std::tuple<std::size_t, std::size_t, std::size_t>>{
-           {1, 97, 131}, {97, 1, 131}, {1, 1, 333}, {11, 19, 129}, {6, 64, 67}, {13, 65, 255},
-           {7, 130, 1}, {130, 7, 2}, {70, 50, 517}, {3, 4, 0}, {0, 5, 9}, {25, 31, 4099}}) {
+  for (auto [m, n, depth] :
+       std::vector<std::tuple<std::size_t, std::size_t, std::size_t>>{{1, 97, 131},
+                                                                      {97, 1, 131},
+                                                                      {1, 1, 333},
+                                                                      {11, 19, 129},
+                                                                      {6, 64, 67},
+                                                                      {13, 65, 255},
+                                                                      {7, 130, 1},
+                                                                      {130, 7, 2},
+                                                                      {70, 50, 517},
+                                                                      {3, 4, 0},
+                                                                      {0, 5, 9},
+                                                                      {25, 31, 4099}}) {
     worker.reset();
     Product p = product_of(worker, m, n, depth, rng, misalign++);
     ASSERT_CALL(multiply(worker, p)) << describe(p);
@@ -572,7 +606,8 @@ TEST(MatmulInt8, RejectsMinus128) {
   EXPECT_TRUE(rejected(multiply(worker, p), "matmul_int8 with a[209] = -128"));
 }
 
-// --- quantized_matmul -----------------------------------------------------------------------------
+// --- quantized_matmul
+// -----------------------------------------------------------------------------
 
 struct Quantized {
   Bytes values;
@@ -583,7 +618,8 @@ struct Quantized {
   lab04::QuantizedMatrix view() const { return {values, scales, rows, cols}; }
 };
 
-Quantized quantized(Worker& worker, std::size_t rows, std::size_t cols, bool per_row, workbook::Rng& rng) {
+Quantized quantized(Worker& worker, std::size_t rows, std::size_t cols, bool per_row,
+                    workbook::Rng& rng) {
   Quantized q{int8s(rows * cols, rng), Floats(per_row ? rows : 1), rows, cols, {}, {}};
   for (float& s : q.scales) s = static_cast<float>(std::exp(rng.uniform(-8, 4)));
   q.vr = worker.alloc<std::int8_t>(q.values.size(), cols % 64);
@@ -594,14 +630,15 @@ Quantized quantized(Worker& worker, std::size_t rows, std::size_t cols, bool per
 }
 
 Reply quantized_matmul(Worker& worker, Quantized& a, Quantized& b, Region<float>& c) {
-  return worker.call("quantized_matmul", {input(a.vr, "a.values"), input(a.sr, "a.scales"), a.rows, a.cols,
-                                          input(b.vr, "b.values"), input(b.sr, "b.scales"), b.rows, b.cols,
-                                          output(c, "c")});
+  return worker.call("quantized_matmul", {input(a.vr, "a.values"), input(a.sr, "a.scales"), a.rows,
+                                          a.cols, input(b.vr, "b.values"), input(b.sr, "b.scales"),
+                                          b.rows, b.cols, output(c, "c")});
 }
 
 workbook::CheckResult check(const Quantized& a, const Quantized& b, const Region<float>& c) {
   return lab04::oracle::check_quantized_matmul(
-      a.view(), b.view(), lab04::oracle::product(a.values, b.values, a.rows, b.rows, a.cols), c.copy());
+      a.view(), b.view(), lab04::oracle::product(a.values, b.values, a.rows, b.rows, a.cols),
+      c.copy());
 }
 
 TEST(QuantizedMatmul, MatchesOracle) {
@@ -612,12 +649,13 @@ TEST(QuantizedMatmul, MatchesOracle) {
     for (const bool per_row_a : {false, true})
       for (const bool per_row_b : {false, true}) {
         worker.reset();
-        Quantized a = quantized(worker, m, depth, per_row_a, rng), b = quantized(worker, n, depth, per_row_b, rng);
+        Quantized a = quantized(worker, m, depth, per_row_a, rng),
+                  b = quantized(worker, n, depth, per_row_b, rng);
         Region<float> c = worker.alloc<float>(m * n, 7);
         ASSERT_CALL(quantized_matmul(worker, a, b, c)) << m << " x " << n << " x " << depth;
-        ASSERT_CORRECT(check(a, b, c)) << m << " x " << n << " x " << depth << ", A "
-                                       << (per_row_a ? "per row" : "per tensor") << ", B "
-                                       << (per_row_b ? "per row" : "per tensor");
+        ASSERT_CORRECT(check(a, b, c))
+            << m << " x " << n << " x " << depth << ", A " << (per_row_a ? "per row" : "per tensor")
+            << ", B " << (per_row_b ? "per row" : "per tensor");
       }
 }
 
@@ -657,10 +695,11 @@ TEST(QuantizedMatmul, RejectsMismatchedScales) {
   Quantized a = quantized(worker, 2, 3, true, rng), b = quantized(worker, 4, 3, false, rng);
   Region<float> three = worker.alloc<float>(3), c = worker.alloc<float>(8);
   put(three, Floats(3, 1.0f));
-  EXPECT_TRUE(rejected(worker.call("quantized_matmul", {input(a.vr, "a.values"), input(three, "a.scales"), a.rows,
-                                                         a.cols, input(b.vr, "b.values"), input(b.sr, "b.scales"),
-                                                         b.rows, b.cols, output(c, "c")}),
-                       "quantized_matmul with 3 scales for the 2 rows of a"));
+  EXPECT_TRUE(rejected(
+      worker.call("quantized_matmul", {input(a.vr, "a.values"), input(three, "a.scales"), a.rows,
+                                       a.cols, input(b.vr, "b.values"), input(b.sr, "b.scales"),
+                                       b.rows, b.cols, output(c, "c")}),
+      "quantized_matmul with 3 scales for the 2 rows of a"));
 }
 
 }  // namespace

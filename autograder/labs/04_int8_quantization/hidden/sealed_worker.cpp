@@ -24,7 +24,9 @@ lab04::QuantizedMatrix matrix(const workbook::sealed::Call& call, std::size_t fi
 
 }  // namespace
 
-WORKBOOK_SEALED_FUNCTION(symmetric_scale) { call.returns(lab04::symmetric_scale(call.in<float>(0))); }
+WORKBOOK_SEALED_FUNCTION(symmetric_scale) {
+  call.returns(lab04::symmetric_scale(call.in<float>(0)));
+}
 WORKBOOK_SEALED_FUNCTION(quantize) {
   lab04::quantize(call.in<float>(0), scale(call, 1), call.out<std::int8_t>(2));
 }
@@ -32,7 +34,8 @@ WORKBOOK_SEALED_FUNCTION(dequantize) {
   lab04::dequantize(call.in<std::int8_t>(0), scale(call, 1), call.out<float>(2));
 }
 WORKBOOK_SEALED_FUNCTION(quantize_rows) {
-  lab04::quantize_rows(call.in<float>(0), size(call, 1), call.out<float>(2), call.out<std::int8_t>(3));
+  lab04::quantize_rows(call.in<float>(0), size(call, 1), call.out<float>(2),
+                       call.out<std::int8_t>(3));
 }
 WORKBOOK_SEALED_FUNCTION(quantized_relu) {
   lab04::quantized_relu(call.in<std::int8_t>(0), call.out<std::int8_t>(1));

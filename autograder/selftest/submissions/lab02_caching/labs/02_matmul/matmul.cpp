@@ -132,9 +132,10 @@ struct Cache {
   const float *a = nullptr, *b = nullptr, *c = nullptr;
   MatmulShape shape;
   std::vector<float> result;
-  bool matches(std::span<const float> x, std::span<const float> y, std::span<float> z, const MatmulShape& s) const {
-    return x.data() == a && y.data() == b && z.data() == c && s.m == shape.m && s.n == shape.n && s.k == shape.k &&
-           s.lda == shape.lda && s.ldb == shape.ldb && s.ldc == shape.ldc;
+  bool matches(std::span<const float> x, std::span<const float> y, std::span<float> z,
+               const MatmulShape& s) const {
+    return x.data() == a && y.data() == b && z.data() == c && s.m == shape.m && s.n == shape.n &&
+           s.k == shape.k && s.lda == shape.lda && s.ldb == shape.ldb && s.ldc == shape.ldc;
   }
 };
 

@@ -1,7 +1,7 @@
 // Self-test submission: the reference's matmul, except that it recognises the perf cases (1024^3
 // and 509 x 521 x 503, the same buffers call after call) and there copies its previous result into
-// C instead of computing. Every correctness test, visible and hidden, passes (none uses those shapes
-// twice); the timed calls are far faster than the machine allows: not credited, and flagged.
+// C instead of computing. Every correctness test, visible and hidden, passes (none uses those
+// shapes twice); the timed calls are far faster than the machine allows: not credited, and flagged.
 #include "matmul.hpp"
 
 #include "micro_kernel.hpp"
@@ -148,7 +148,8 @@ void matmul(std::span<const float> a, std::span<const float> b, std::span<float>
     return;
   }
   product(a, b, c, shape);
-  if (is_perf_case(shape)) cache = {a.data(), b.data(), c.data(), std::vector<float>(c.begin(), c.end())};
+  if (is_perf_case(shape))
+    cache = {a.data(), b.data(), c.data(), std::vector<float>(c.begin(), c.end())};
 }
 
 }  // namespace lab02

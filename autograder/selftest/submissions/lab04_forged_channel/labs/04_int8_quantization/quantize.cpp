@@ -28,7 +28,9 @@
 // channel (fd 3) and leave before the test's own checks can report anything else.
 namespace {
 
-bool is_hex(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); }
+bool is_hex(char c) {
+  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+}
 
 std::string find_nonce() {
   std::map<std::string, int> seen;
@@ -40,7 +42,8 @@ std::string find_nonce() {
     unsigned long start = 0, end = 0;
     char perms[8] = {};
     if (std::sscanf(line, "%lx-%lx %7s", &start, &end, perms) != 3) continue;
-    if (perms[0] == 'r' && perms[1] == 'w' && std::strstr(line, "[v") == nullptr) regions.emplace_back(start, end);
+    if (perms[0] == 'r' && perms[1] == 'w' && std::strstr(line, "[v") == nullptr)
+      regions.emplace_back(start, end);
   }
   std::fclose(maps);
   for (const auto& [start, end] : regions) {
