@@ -180,13 +180,13 @@ std::string html_report(const GradeResult& r) {
 std::vector<std::string> flags(const GradeResult& r) {
   std::vector<std::string> out;
   for (const LabResult& l : r.labs) {
-    std::set<std::string> gated;  // one line per function, not one per gated test
+    std::set<std::string> functions;  // one line per function, not one per test
     for (const Item& i : l.items) {
       if (i.details.value("implausible", false)) out.push_back(i.name() + " (implausibly fast)");
       else if (i.details.value("forged", false)) out.push_back(i.name() + " (forged test records)");
       else if (i.details.value("grader_error", false)) out.push_back(i.name() + " (grader error)");
-      else if (i.source == Source::visible && i.details.value("gated", false) && gated.insert(i.function).second)
-        out.push_back("lab" + l.number + " " + i.function + ": " + i.details.value("flag", std::string("gated")));
+      else if (i.source == Source::visible && i.details.contains("flag") && functions.insert(i.function).second)
+        out.push_back("lab" + l.number + " " + i.function + ": " + i.details.value("flag", std::string()));
     }
   }
   return out;
