@@ -1001,23 +1001,36 @@ LabResult grade_lab(Context& c, const LabRecipe& lab, bool submitted, const std:
   // of its tests fail with "not implemented": the stub's argument checks pass the others); and
   // its visible tests earn nothing when its gating hidden tests fail (they guard the tests that
   // run inside the student's process, whose results the student's code could forge).
-  std::set<std::string> unimplemented, gated_off;
+  std::set<std::string> unimplemented, visible_failed, gated_off;
   for (const Item& i : items) {
     if (i.status != "failed") continue;
     if (i.output.find("not implemented yet: implement ") != std::string::npos) unimplemented.insert(i.function);
+    if (i.source == Source::visible) visible_failed.insert(i.function);
     if (i.gate) gated_off.insert(i.function);
   }
+  // For the instructor: every visible test of a function passed in the student's process, while
+  // the same function fails its gating hidden tests or says "not implemented" only in the sealed
+  // worker. That is what a forged channel or results faked inside the test look like (or a bug only
+  // the hidden inputs reach); a function that is merely wrong fails some visible test too, and is
+  // not flagged. The student's message stays neutral.
+  const std::string suspect = "visible tests passed but the sealed tests of the same function failed (a forged "
+                              "channel, or results faked in the test process)";
+  auto flag_suspect = [&](Item& i) {
+    if (i.source == Source::visible && !visible_failed.count(i.function)) i.details["flag"] = suspect;
+  };
   for (Item& i : items) {
     if (i.status != "passed" || i.gate) continue;
     if (unimplemented.count(i.function)) {
       i.status = "failed";
       i.details["not_implemented"] = true;
+      flag_suspect(i);
       i.output = "Passed, but not credited: " + i.function + " is not implemented yet (its other tests say so); "
                  "this test passes on the stub's argument checks alone.";
     } else if (gated_off.count(i.function) && i.source == Source::visible) {
       // Hidden tests are checked outside the student's process: each counts on its own merit.
       i.status = "failed";
       i.details["gated"] = true;
+      flag_suspect(i);
       i.output = "Passed in your program, but not credited: hidden tests of " + i.function + " fail, and they guard "
                  "the points of the tests that run inside your program.";
     }
