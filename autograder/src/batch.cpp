@@ -215,10 +215,14 @@ void write_summary(const fs::path& out, std::ostream& log) {
   for (const GradeResult& r : results)
     for (const LabResult& l : r.labs)
       for (const Item& i : l.items)
-        if (i.details.value("implausible", false) || i.details.value("forged", false) || i.details.value("grader_error", false))
-          flagged += "- " + r.id + ": " + i.name() + (i.details.value("implausible", false) ? " (implausibly fast)"
-                                                      : i.details.value("forged", false) ? " (forged test records)"
-                                                                                         : " (grader error)") + "\n";
+        if (i.details.value("implausible", false) || i.details.value("forged", false) ||
+            i.details.value("timed_output_differs", false) || i.details.value("grader_error", false))
+          flagged += "- " + r.id + ": " + i.name() +
+                     (i.details.value("implausible", false)            ? " (implausibly fast)"
+                      : i.details.value("forged", false)               ? " (forged test records)"
+                      : i.details.value("timed_output_differs", false) ? " (timed output differs from the reference's)"
+                                                                       : " (grader error)") +
+                     "\n";
   if (!flagged.empty()) md += "\n## For the instructor to look at\n\n" + flagged;
   write_text_atomic(out / "summary.md", md);
 

@@ -200,7 +200,8 @@ std::vector<std::string> csv_row(const GradeResult& r, const std::vector<std::st
     row.push_back(found ? found->status : "not graded");
     if (found)
       for (const Item& i : found->items)
-        if (i.details.value("implausible", false) || i.details.value("forged", false))
+        if (i.details.value("implausible", false) || i.details.value("forged", false) ||
+            i.details.value("timed_output_differs", false))
           flags += (flags.empty() ? "" : " ") + i.name();
   }
   std::string files;

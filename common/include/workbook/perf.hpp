@@ -33,6 +33,7 @@
 #include <workbook/seed.hpp>
 #include <workbook/timing.hpp>
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -101,6 +102,15 @@ Output output_of(const GuardedBuffer<T>& buffer, Tolerance tolerance = Tolerance
 inline Output output_of(const float& result, Tolerance tolerance = Tolerance::exact(),
                         std::function<double(std::size_t)> scale = {}) {
   return output_of(std::span<const float>(&result, 1), std::move(tolerance), std::move(scale));
+}
+
+/// A reduction's single result, compared as check_reduction bounds it: two results inside the
+/// interval it accepts differ by at most the interval's width.
+inline Output output_of(const float& result, const ReductionOracle& oracle) {
+  const Interval accepted = reduction_interval(oracle);
+  const double half_width = std::isfinite(accepted.hi - accepted.lo) ? (accepted.hi - accepted.lo) / 2 : 0;
+  return output_of(result, Tolerance{.rel = 0, .abs = half_width,
+                                     .derivation = "half the width of the interval check_reduction accepts"});
 }
 
 /// One kernel, as a case hands it to the harness. The buffers it captures must outlive measure().
