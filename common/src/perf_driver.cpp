@@ -278,10 +278,14 @@ std::optional<OutputDifference> compare_as(const OutputCheck& c, const T* yours,
   return d;
 }
 
-// The driver's own clock of the timed batches: a worker's first `warmup` batches are its warm-up.
-std::vector<double> timed_batches(const std::vector<double>& all, int warmup) {
-  const auto skip = static_cast<std::size_t>(std::clamp(warmup, 0, static_cast<int>(all.size())));
-  return {all.begin() + static_cast<std::ptrdiff_t>(skip), all.end()};
+// The driver's own clock of the timed batches: a worker's first `warmup` batches are its warm-up;
+// the batch whose output was checked (`checked`, -1 for none) is left out too, since its round
+// trip includes the poisoning before it and the copy after it.
+std::vector<double> timed_batches(const std::vector<double>& all, int warmup, int checked) {
+  std::vector<double> timed;
+  for (std::size_t k = static_cast<std::size_t>(std::max(warmup, 0)); k < all.size(); ++k)
+    if (static_cast<int>(k) != checked) timed.push_back(all[k]);
+  return timed;
 }
 
 // --- Reference profiles --------------------------------------------------------------------------
@@ -491,8 +495,8 @@ int drive(const DriverOptions& o, std::ostream& out) {
       session.ratio_note = "over " + std::to_string(c.rounds) + " interleaved rounds, quartiles " +
                            format_fixed(c.ratio.q1, 2) + "x to " + format_fixed(c.ratio.q3, 2) + "x";
       session.rounds_record = {{"rounds", c.rounds}, {"ratios", c.ratios}};
-      session.student_timed = timed_batches(student->driver_seconds, c.a.warmup_runs);
-      session.reference_timed = timed_batches(reference->driver_seconds, c.b.warmup_runs);
+      session.student_timed = timed_batches(student->driver_seconds, c.a.warmup_runs, student->checked_batch());
+      session.reference_timed = timed_batches(reference->driver_seconds, c.b.warmup_runs, reference->checked_batch());
       reference->request_verify();
       student->request_verify();
       try {
@@ -505,7 +509,7 @@ int drive(const DriverOptions& o, std::ostream& out) {
       record["output_check"] = {{"checked", false}, {"why", "no reference worker here (profile mode)"}};
       const Timing t = time_runs(student->runner(), o.timing);
       session.student = t.summary;
-      session.student_timed = timed_batches(student->driver_seconds, t.warmup_runs);
+      session.student_timed = timed_batches(student->driver_seconds, t.warmup_runs, -1);
       student->request_verify();
     }
     student->await_verify();
