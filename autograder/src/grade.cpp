@@ -793,7 +793,7 @@ void run_perf(Context& c, const LabRecipe& lab, const Rubric& rubric, std::vecto
       result.notes.push_back("perf " + item.test + ": " + reason);
       continue;
     }
-    if (verdict == "fail" && reason == "timed_output_differs") {
+    if (verdict == "fail" && (reason == "timed_output_differs" || reason == "output_tampered")) {
       // The driver's own check of a timed call: the output differs from the reference's on the same
       // inputs, though the check in the student's process passed. No points, and flagged.
       item.status = "failed";

@@ -22,6 +22,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -77,7 +78,7 @@ class Worker {
  public:
   Worker(std::string who, const std::string& executable, const DriverOptions& o)
       : who_(std::move(who)), timeout_(o.timeout_seconds) {
-    memfd_ = memfd_create("workbook-perf-output", MFD_CLOEXEC);
+    memfd_ = memfd_create("workbook-perf-output", MFD_CLOEXEC | MFD_ALLOW_SEALING);
     if (memfd_ < 0) throw std::runtime_error(std::string("shared memory for a perf worker: ") + std::strerror(errno));
     process_ = std::make_unique<Subprocess>(Subprocess::Options{
         .argv = {executable, "--worker", "--case", o.case_name, "--seed", std::to_string(o.seed)},
@@ -167,6 +168,14 @@ class Worker {
       throw WorkerFailure("error", who_ + " failed while timed: " + m.value("message", m.dump()));
     if (checked) {
       if (!m.value("snapshot", false)) throw WorkerFailure("error", who_ + " did not copy its output as asked");
+      // Frozen as it is now: the worker keeps its descriptor, but can write no more. Sealing fails
+      // while a writable mapping remains, which the harness's copy does not leave.
+      if (fcntl(memfd_, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0)
+        throw WorkerFailure("output_tampered",
+                            who_ + " kept the shared memory of its output mapped for writing after copying "
+                                   "the output of a timed call (" + std::strerror(errno) +
+                                   "): code in your kernel's process could change the output after the "
+                                   "check. Your kernel must not touch the harness's descriptors.");
       checked_batch_ = batch;
     }
     return m;

@@ -221,6 +221,15 @@ TEST_F(PerfDriver, FailsAKernelThatSkipsWorkWhenTimed) {
   EXPECT_EQ(record("skipped_when_timed")["reason"], "timed_output_differs");
 }
 
+TEST_F(PerfDriver, RefusesAWorkerThatKeepsTheSharedMemoryWritable) {
+  // The driver seals the copied output at once; a writable mapping left in the worker's process
+  // could change it after the copy, and makes the seal fail.
+  EXPECT_EQ(run(options("tamper", WORKBOOK_TEST_WORKER_BAD)), 1) << output.str();
+  EXPECT_THAT(output.str(), HasSubstr("kept the shared memory of its output mapped for writing"));
+  EXPECT_EQ(record("tamper")["reason"], "output_tampered");
+  // The well-behaved worker's copy is sealed without a problem (every other test here).
+}
+
 TEST(CompareOutputs, EveryElementNaNAwareWithinTwiceTheTolerance) {
   using workbook::perf::compare_outputs;
   using workbook::perf::Element;

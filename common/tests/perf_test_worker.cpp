@@ -17,6 +17,9 @@
 #include <functional>
 #include <thread>
 
+#include <sys/mman.h>
+#include <sys/stat.h>
+
 namespace {
 
 constexpr bool kBad = WORKBOOK_TEST_WORKER_BAD;
@@ -43,7 +46,16 @@ enum class Misbehaviour {
   chatty,
   faked,            // wrong on timed calls, and its in-process verify says "right" after the first
   skipped_when_timed,  // writes nothing on timed calls, and fakes its in-process verify likewise
+  tamper,           // right, but maps the driver's shared memory (fd 5) for writing, and keeps it
 };
+
+// Maps the driver's shared memory for the output (fd 5) for writing, and never unmaps it: code that
+// could change the copied output after the harness's copy.
+void map_shared_memory_for_writing() {
+  struct stat st {};
+  if (fstat(5, &st) == 0 && st.st_size > 0)
+    (void)mmap(nullptr, static_cast<std::size_t>(st.st_size), PROT_READ | PROT_WRITE, MAP_SHARED, 5, 0);
+}
 
 // y = 2 x, done the way `m` says when this is the bad worker.
 void scale(workbook::perf::Case& perf, Misbehaviour m) {
@@ -67,6 +79,7 @@ void scale(workbook::perf::Case& perf, Misbehaviour m) {
     if (m == Misbehaviour::stale && calls > 1) return;  // "caches" its first answer
     if (m == Misbehaviour::skipped_when_timed && calls > 1) return;
     if (m == Misbehaviour::overrun && calls > 1) y.data()[kN] = 0.0f;  // one past the end
+    if (m == Misbehaviour::tamper && calls == 2) map_shared_memory_for_writing();
     if (m == Misbehaviour::chatty) std::printf("{\"type\":\"times\",\"seconds\":[1e-12]}\n");
     const float offset = m == Misbehaviour::wrong || (m == Misbehaviour::faked && calls > 1) ? 1.0f : 0.0f;
     const int repeat = m == Misbehaviour::slow ? 4 : 1;
@@ -96,6 +109,7 @@ void stale(workbook::perf::Case& perf) { scale(perf, Misbehaviour::stale); }
 void overrun(workbook::perf::Case& perf) { scale(perf, Misbehaviour::overrun); }
 void faked(workbook::perf::Case& perf) { scale(perf, Misbehaviour::faked); }
 void skipped_when_timed(workbook::perf::Case& perf) { scale(perf, Misbehaviour::skipped_when_timed); }
+void tamper(workbook::perf::Case& perf) { scale(perf, Misbehaviour::tamper); }
 void hang(workbook::perf::Case& perf) { scale(perf, Misbehaviour::hang); }
 void chatty(workbook::perf::Case& perf) { scale(perf, Misbehaviour::chatty); }
 // Work spread over 2 threads, shown per element, with the same kernel "on one thread" as an extra
@@ -141,6 +155,7 @@ WORKBOOK_PERF_CASE(stale);
 WORKBOOK_PERF_CASE(overrun);
 WORKBOOK_PERF_CASE(faked);
 WORKBOOK_PERF_CASE(skipped_when_timed);
+WORKBOOK_PERF_CASE(tamper);
 WORKBOOK_PERF_CASE(hang);
 WORKBOOK_PERF_CASE(chatty);
 
