@@ -248,6 +248,15 @@ std::string show(double v, Element e) {
   return text;
 }
 
+// Both outputs are within rel * scale + abs of the exact answer, so within twice that of each
+// other. Without a scale the check's is |exact|, which is at most max(|s|, |r|) / (1 - rel).
+double allowed_difference(const OutputCheck& c, const float* scale, std::size_t i, double s, double r) {
+  const double rel = c.tolerance.rel;
+  const double magnitude =
+      scale ? double(scale[i]) : std::max(std::fabs(s), std::fabs(r)) / (rel < 1 ? 1 - rel : 1);
+  return 2 * (rel * magnitude + c.tolerance.abs);
+}
+
 template <class T>
 std::optional<OutputDifference> compare_as(const OutputCheck& c, const T* yours, const T* reference,
                                            const float* scale) {
@@ -265,13 +274,11 @@ std::optional<OutputDifference> compare_as(const OutputCheck& c, const T* yours,
       } else if (s == r) {
         same = true;  // infinities and zeros of either sign too
       } else {
-        const double magnitude = scale ? double(scale[i]) : std::max(std::fabs(double(s)), std::fabs(double(r)));
-        allowed = 2 * (c.tolerance.rel * magnitude + c.tolerance.abs);
+        allowed = allowed_difference(c, scale, i, double(s), double(r));
         same = std::fabs(double(s) - double(r)) <= allowed;
       }
     } else {
-      const double magnitude = scale ? double(scale[i]) : std::max(std::fabs(double(s)), std::fabs(double(r)));
-      allowed = 2 * (c.tolerance.rel * magnitude + c.tolerance.abs);
+      allowed = allowed_difference(c, scale, i, double(s), double(r));
       same = !poisoned && std::fabs(double(s) - double(r)) <= allowed;
     }
     if (same) continue;
