@@ -70,8 +70,8 @@ constexpr Element element_of() {
 /// verify runs in the student's process, where the student's code could fake it. After one timed
 /// batch the driver picks at random (the outputs poisoned before it), both workers copy the output
 /// into shared memory the driver provides, and the driver compares yours with the reference's (same
-/// seed, same inputs), every element: both NaN, or |yours - reference's| <= 2 (rel scale + abs),
-/// twice the case's own tolerance since both may err by it in opposite directions.
+/// seed, same inputs), every element: both NaN, equal, or |yours - reference's| <= 2 (rel scale +
+/// abs), twice the case's own tolerance since both may err by it in opposite directions.
 struct Output {
   Element element = Element::f32;  ///< the type of each element
   std::size_t count = 0;           ///< how many elements
@@ -80,7 +80,8 @@ struct Output {
   std::function<void(std::span<std::byte> to)> copy;
   Tolerance tolerance = Tolerance::exact();  ///< the case's own check's (see check.hpp)
   /// What element i's error scales with, as in ElementwiseCheck::scale (evaluated in the
-  /// reference's worker); empty: the larger magnitude of the two outputs' element i.
+  /// reference's worker); empty: the larger magnitude of the two outputs' element i, over 1 - rel
+  /// (an upper bound of the exact answer's, which the check scales with).
   std::function<double(std::size_t)> scale = {};
 };
 
