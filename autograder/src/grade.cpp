@@ -749,6 +749,9 @@ void run_perf(Context& c, const LabRecipe& lab, const Rubric& rubric, std::vecto
       json spec = spec_to_json(s);
       const std::string stem = name + "-perf-" + item.test + "-" + who;
       spec["log"] = (c.ws.priv() / (stem + ".log")).string();
+      // The driver's channel (3, 4) and the shared memory into which the worker copies the output
+      // of the timed call the driver checks (5).
+      spec["pass_fds"] = {3, 4, 5};
       write_json(c.ws.priv() / (stem + ".json"), spec);
       const fs::path launcher = c.ws.priv() / (stem + ".sh");
       write_text_atomic(launcher, "#!/bin/sh\nexec " + shell_quote(self_executable().string()) + " sandbox-exec " +
@@ -838,6 +841,18 @@ void run_perf(Context& c, const LabRecipe& lab, const Rubric& rubric, std::vecto
       result.notes.push_back("perf " + item.test + ": " + reason);
       continue;
     }
+    if (verdict == "fail" && (reason == "timed_output_differs" || reason == "output_tampered")) {
+      // The driver's own check of a timed call: the output differs from the reference's on the same
+      // inputs, though the check in the student's process passed. No points, and flagged.
+      item.status = "failed";
+      item.output = "**Not credited:** " + record.value("message", std::string()) +
+                    " If you believe your kernel is right, ask your instructor to look at it.\n\nEdit " + lab.edit() + ".";
+      item.details["flag"] = "timed output differs from the reference's";
+      item.details["timed_output_differs"] = true;
+      result.notes.push_back("perf " + item.test + ": the output of a timed call differs from the reference's (flagged)");
+      c.log << "    " << item.name() << ": the output of a timed call differs from the reference's\n";
+      continue;
+    }
     if (verdict == "fail" && reason != "too_slow") {
       item.status = "failed";
       item.output = fenced(cut(student_paths(record.value("message", text.str()), c.ws, c.cache), 4000)) + "Edit " + lab.edit() + ".";
@@ -878,7 +893,8 @@ void run_perf(Context& c, const LabRecipe& lab, const Rubric& rubric, std::vecto
                          {"traffic", record["work"].value("traffic", "copy")},
                          {"full_within", scale.full_within},
                          {"zero_at", scale.zero_at},
-                         {"implausible", implausible}});
+                         {"implausible", implausible},
+                         {"output_checked", record.value("output_check", json::object()).value("checked", false)}});
     std::string grading = std::string("**Graded**") + (agree ? "" : " by the grader's own clock") + ": your time is **" + fixed(ratio) + "x** the reference's" +
                           (record["reference"].value("expected_from_profile", false) ? " (expected from its recorded fraction of the roofline)" : "") +
                           ": " + fixed(item.score, 2) + " of " + fixed(item.max_score, 2) + " points (full within " +

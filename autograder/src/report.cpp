@@ -185,6 +185,7 @@ std::vector<std::string> flags(const GradeResult& r) {
     for (const Item& i : l.items) {
       if (i.details.value("implausible", false)) out.push_back(i.name() + " (implausibly fast)");
       else if (i.details.value("forged", false)) out.push_back(i.name() + " (forged test records)");
+      else if (i.details.value("timed_output_differs", false)) out.push_back(i.name() + " (timed output differs from the reference's)");
       else if (i.details.value("grader_error", false)) out.push_back(i.name() + " (grader error)");
       else if (i.source == Source::visible && i.details.contains("flag") && functions.insert(i.function).second)
         out.push_back("lab" + l.number + " " + i.function + ": " + i.details.value("flag", std::string()));
