@@ -5,7 +5,7 @@
 #   2. the sealed (hidden) tests of labs 05 and 06: pass on the reference, fail cleanly on the stub;
 #   3. `grade @reference` (full marks, perf timed) and `grade @stub` (zero) under the full sandbox;
 #   4. the hostile GPU submissions of selftest/gpu_submissions (a kernel that never finishes, one that
-#      takes all GPU memory, one that faults, one that does not link), each against its
+#      takes all GPU memory, one that faults) and lab05_link_error, each against its
 #      expected.json, and after each one the GPU proved usable by the reference's sealed tests;
 #   5. `batch` over several submissions, with perf;
 #   6. the benches of labs 05 and 06 (their handouts' roofline figures: lab05.svg, lab06.svg).
@@ -24,7 +24,7 @@ steps=${*:-1 2 3 4 5 6}
 want() { [[ " $steps " == *" $1 "* ]]; }
 build=$root/build/gpu-check
 out=${OUT:-$build/out}
-mkdir -p "$out"
+mkdir -p "$out" "$build"
 exec > >(tee "$out/log.txt") 2>&1
 [ -n "$deps" ] && export CMAKE_PREFIX_PATH=$deps  # the grader's own configure (prepare) needs it too
 step() { echo; echo "=== $* ($(date +%T))"; }
@@ -39,7 +39,7 @@ step machine
 nvidia-smi --query-gpu=name,driver_version,memory.total,memory.used --format=csv
 nvcc --version | tail -1
 cmake -S . -B "$build" -G Ninja -DWORKBOOK_IMPL=solutions "-DWORKBOOK_LABS=05;06" -DWORKBOOK_AUTOGRADER=ON \
-  -DWORKBOOK_BENCH=ON -DWORKBOOK_REGISTER_LAST_BUILD=OFF > "$build.configure.log" 2>&1 || { cat "$build.configure.log"; exit 1; }
+  -DWORKBOOK_BENCH=ON -DWORKBOOK_REGISTER_LAST_BUILD=OFF > "$build/configure.log" 2>&1 || { cat "$build/configure.log"; exit 1; }
 cmake --build "$build" -j "$(nproc)" 2>&1 | grep -E "error|FAILED" | head -40
 G=$build/autograder/workbook-grade
 cache=$build/grade-cache
@@ -72,14 +72,16 @@ fi
 
 if want 4; then
   step "4. hostile GPU submissions, the GPU usable after each"
-  for s in spin oom fault link_error; do
-    dir=autograder/selftest/gpu_submissions/$s
+  for s in ${GPU_CHECK_SUBMISSIONS:-gpu_submissions/spin gpu_submissions/oom gpu_submissions/fault submissions/lab05_link_error}; do
+    dir=autograder/selftest/$s
+    s=$(basename "$s")
     start=$(date +%s)
     check "$s graded as expected" $G grade "$dir" --out "$build/$s" "${common[@]}" --test-timeout 10 --labs 05 --no-perf \
       --expect "$dir/expected.json"
     echo "  $s: graded in $(( $(date +%s) - start )) s"
     grep -E "^\| 05 " "$build/$s/report.md"
     grep -m3 -E "did not finish|out of memory|illegal memory access|undefined reference" "$build/$s/report.md"
+    python3 -c "import json,sys; [print(' ', i['test'], i['status'], i['output'][:300].replace(chr(10), ' ')) for l in json.load(open(sys.argv[1]))['labs'] for i in l['items'] if i['status'] == 'failed' and i['function'] not in ('square', '')]" "$build/$s/record.json"
     nvidia-smi --query-gpu=memory.used,utilization.gpu --format=csv,noheader
     check "GPU usable after $s" ctest --test-dir "$build" -R "lab05.hidden.Square.MatchesOracle" --output-on-failure
   done

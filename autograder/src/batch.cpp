@@ -213,12 +213,7 @@ void write_summary(const fs::path& out, std::ostream& log) {
   for (const auto& [n, svg] : lab_plots) md += "\n![lab " + n + " roofline](summary/lab" + n + "-roofline.svg)\n";
   std::string flagged;
   for (const GradeResult& r : results)
-    for (const LabResult& l : r.labs)
-      for (const Item& i : l.items)
-        if (i.details.value("implausible", false) || i.details.value("forged", false) || i.details.value("grader_error", false))
-          flagged += "- " + r.id + ": " + i.name() + (i.details.value("implausible", false) ? " (implausibly fast)"
-                                                      : i.details.value("forged", false) ? " (forged test records)"
-                                                                                         : " (grader error)") + "\n";
+    for (const std::string& f : flags(r)) flagged += "- " + r.id + ": " + f + "\n";
   if (!flagged.empty()) md += "\n## For the instructor to look at\n\n" + flagged;
   write_text_atomic(out / "summary.md", md);
 

@@ -314,10 +314,16 @@ std::vector<std::string> audit_symbols(const std::vector<std::string>& nm_lines,
                          "for the whole test program. Make it static, or put it in an anonymous namespace");
       continue;
     }
-    if (!weak && readable.rfind(lab_namespace, 0) != 0 && readable.rfind("typeinfo for " + lab_namespace, 0) != 0 &&
-        readable.rfind("vtable for " + lab_namespace, 0) != 0 && readable.rfind("typeinfo name for " + lab_namespace, 0) != 0) {
-      problems.push_back("`" + readable + "` is defined outside namespace " + lab_namespace.substr(0, lab_namespace.size() - 2) +
-                         ": define your helpers in an anonymous namespace, or as static functions");
+    // nvcc gives each kernel a host-side launch stub, "__device_stub__" + the kernel's mangled name,
+    // outside every namespace: it is judged by the kernel's own name.
+    const std::string stub = "__device_stub__";
+    const std::string judged = readable.rfind(stub, 0) == 0
+                                   ? demangle("_" + readable.substr(stub.size(), readable.find('(') - stub.size()))
+                                   : readable;
+    if (!weak && judged.rfind(lab_namespace, 0) != 0 && judged.rfind("typeinfo for " + lab_namespace, 0) != 0 &&
+        judged.rfind("vtable for " + lab_namespace, 0) != 0 && judged.rfind("typeinfo name for " + lab_namespace, 0) != 0) {
+      problems.push_back("`" + judged + "` is defined outside namespace " + lab_namespace.substr(0, lab_namespace.size() - 2) +
+                         ": define your helpers (kernels too) in an anonymous namespace inside it, or as static functions");
     }
   }
   return problems;
@@ -743,6 +749,9 @@ void run_perf(Context& c, const LabRecipe& lab, const Rubric& rubric, std::vecto
       json spec = spec_to_json(s);
       const std::string stem = name + "-perf-" + item.test + "-" + who;
       spec["log"] = (c.ws.priv() / (stem + ".log")).string();
+      // The driver's channel (3, 4) and the shared memory into which the worker copies the output
+      // of the timed call the driver checks (5).
+      spec["pass_fds"] = {3, 4, 5};
       write_json(c.ws.priv() / (stem + ".json"), spec);
       const fs::path launcher = c.ws.priv() / (stem + ".sh");
       write_text_atomic(launcher, "#!/bin/sh\nexec " + shell_quote(self_executable().string()) + " sandbox-exec " +
@@ -832,6 +841,18 @@ void run_perf(Context& c, const LabRecipe& lab, const Rubric& rubric, std::vecto
       result.notes.push_back("perf " + item.test + ": " + reason);
       continue;
     }
+    if (verdict == "fail" && (reason == "timed_output_differs" || reason == "output_tampered")) {
+      // The driver's own check of a timed call: the output differs from the reference's on the same
+      // inputs, though the check in the student's process passed. No points, and flagged.
+      item.status = "failed";
+      item.output = "**Not credited:** " + record.value("message", std::string()) +
+                    " If you believe your kernel is right, ask your instructor to look at it.\n\nEdit " + lab.edit() + ".";
+      item.details["flag"] = "timed output differs from the reference's";
+      item.details["timed_output_differs"] = true;
+      result.notes.push_back("perf " + item.test + ": the output of a timed call differs from the reference's (flagged)");
+      c.log << "    " << item.name() << ": the output of a timed call differs from the reference's\n";
+      continue;
+    }
     if (verdict == "fail" && reason != "too_slow") {
       item.status = "failed";
       item.output = fenced(cut(student_paths(record.value("message", text.str()), c.ws, c.cache), 4000)) + "Edit " + lab.edit() + ".";
@@ -872,7 +893,8 @@ void run_perf(Context& c, const LabRecipe& lab, const Rubric& rubric, std::vecto
                          {"traffic", record["work"].value("traffic", "copy")},
                          {"full_within", scale.full_within},
                          {"zero_at", scale.zero_at},
-                         {"implausible", implausible}});
+                         {"implausible", implausible},
+                         {"output_checked", record.value("output_check", json::object()).value("checked", false)}});
     std::string grading = std::string("**Graded**") + (agree ? "" : " by the grader's own clock") + ": your time is **" + fixed(ratio) + "x** the reference's" +
                           (record["reference"].value("expected_from_profile", false) ? " (expected from its recorded fraction of the roofline)" : "") +
                           ": " + fixed(item.score, 2) + " of " + fixed(item.max_score, 2) + " points (full within " +
@@ -995,23 +1017,36 @@ LabResult grade_lab(Context& c, const LabRecipe& lab, bool submitted, const std:
   // of its tests fail with "not implemented": the stub's argument checks pass the others); and
   // its visible tests earn nothing when its gating hidden tests fail (they guard the tests that
   // run inside the student's process, whose results the student's code could forge).
-  std::set<std::string> unimplemented, gated_off;
+  std::set<std::string> unimplemented, visible_failed, gated_off;
   for (const Item& i : items) {
     if (i.status != "failed") continue;
     if (i.output.find("not implemented yet: implement ") != std::string::npos) unimplemented.insert(i.function);
+    if (i.source == Source::visible) visible_failed.insert(i.function);
     if (i.gate) gated_off.insert(i.function);
   }
+  // For the instructor: every visible test of a function passed in the student's process, while
+  // the same function fails its gating hidden tests or says "not implemented" only in the sealed
+  // worker. That is what a forged channel or results faked inside the test look like (or a bug only
+  // the hidden inputs reach); a function that is merely wrong fails some visible test too, and is
+  // not flagged. The student's message stays neutral.
+  const std::string suspect = "visible tests passed but the sealed tests of the same function failed (a forged "
+                              "channel, or results faked in the test process)";
+  auto flag_suspect = [&](Item& i) {
+    if (i.source == Source::visible && !visible_failed.count(i.function)) i.details["flag"] = suspect;
+  };
   for (Item& i : items) {
     if (i.status != "passed" || i.gate) continue;
     if (unimplemented.count(i.function)) {
       i.status = "failed";
       i.details["not_implemented"] = true;
+      flag_suspect(i);
       i.output = "Passed, but not credited: " + i.function + " is not implemented yet (its other tests say so); "
                  "this test passes on the stub's argument checks alone.";
     } else if (gated_off.count(i.function) && i.source == Source::visible) {
       // Hidden tests are checked outside the student's process: each counts on its own merit.
       i.status = "failed";
       i.details["gated"] = true;
+      flag_suspect(i);
       i.output = "Passed in your program, but not credited: hidden tests of " + i.function + " fail, and they guard "
                  "the points of the tests that run inside your program.";
     }

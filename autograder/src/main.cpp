@@ -11,6 +11,7 @@
 
 #include <workbook/report.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <iostream>
 #include <map>
@@ -164,6 +165,12 @@ int check_expectations(const GradeResult& r, const json& e, const std::vector<st
     }
   }
   for (const json& text : items_of(e, "output_contains")) {
+    // A text about a lab that was not graded (it names the lab's folder) is not expected.
+    const std::string t = text.get<std::string>();
+    const std::size_t at = t.find("labs/");
+    if (!labs.empty() && at != std::string::npos && t.size() >= at + 7 &&
+        std::find(labs.begin(), labs.end(), t.substr(at + 5, 2)) == labs.end())
+      continue;
     bool seen = false;
     for (const LabResult& l : r.labs) {
       if (l.build_output.find(text.get<std::string>()) != std::string::npos) seen = true;
@@ -171,6 +178,13 @@ int check_expectations(const GradeResult& r, const json& e, const std::vector<st
         if (i.output.find(text.get<std::string>()) != std::string::npos) seen = true;
     }
     if (!seen) problems.push_back("no output says \"" + text.get<std::string>() + "\"");
+  }
+  // Texts the instructor's flags (gradebook, class summary) must contain.
+  const std::vector<std::string> raised = flags(r);
+  for (const json& text : items_of(e, "flags_contain")) {
+    const std::string want = text.get<std::string>();
+    if (std::none_of(raised.begin(), raised.end(), [&](const std::string& f) { return f.find(want) != std::string::npos; }))
+      problems.push_back("no flag says \"" + want + "\"");
   }
   if (e.contains("total") && !meets(e["total"].get<std::string>(), r.score, r.max_score))
     problems.push_back("total " + std::to_string(r.score) + " of " + std::to_string(r.max_score) + ", expected " + e["total"].get<std::string>());

@@ -5,6 +5,7 @@
 #include <workbook/report.hpp>
 
 #include <map>
+#include <set>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -177,6 +178,22 @@ std::string html_report(const GradeResult& r) {
   return h.str();
 }
 
+std::vector<std::string> flags(const GradeResult& r) {
+  std::vector<std::string> out;
+  for (const LabResult& l : r.labs) {
+    std::set<std::string> functions;  // one line per function, not one per test
+    for (const Item& i : l.items) {
+      if (i.details.value("implausible", false)) out.push_back(i.name() + " (implausibly fast)");
+      else if (i.details.value("forged", false)) out.push_back(i.name() + " (forged test records)");
+      else if (i.details.value("timed_output_differs", false)) out.push_back(i.name() + " (timed output differs from the reference's)");
+      else if (i.details.value("grader_error", false)) out.push_back(i.name() + " (grader error)");
+      else if (i.source == Source::visible && i.details.contains("flag") && functions.insert(i.function).second)
+        out.push_back("lab" + l.number + " " + i.function + ": " + i.details.value("flag", std::string()));
+    }
+  }
+  return out;
+}
+
 std::vector<std::string> csv_header(const std::vector<std::string>& labs) {
   std::vector<std::string> h = {"id", "score", "max_score", "percent"};
   for (const std::string& l : labs) {
@@ -191,7 +208,6 @@ std::vector<std::string> csv_header(const std::vector<std::string>& labs) {
 std::vector<std::string> csv_row(const GradeResult& r, const std::vector<std::string>& labs) {
   std::vector<std::string> row = {r.id, fixed(r.score, 2), fixed(r.max_score, 2),
                                   r.max_score > 0 ? fixed(100 * r.score / r.max_score, 1) : "0"};
-  std::string flags;
   for (const std::string& n : labs) {
     const LabResult* found = nullptr;
     for (const LabResult& l : r.labs)
@@ -199,14 +215,12 @@ std::vector<std::string> csv_row(const GradeResult& r, const std::vector<std::st
     row.push_back(found ? fixed(found->score, 2) : "");
     row.push_back(found ? fixed(found->max_score, 2) : "");
     row.push_back(found ? found->status : "not graded");
-    if (found)
-      for (const Item& i : found->items)
-        if (i.details.value("implausible", false) || i.details.value("forged", false))
-          flags += (flags.empty() ? "" : " ") + i.name();
   }
+  std::string flagged;
+  for (const std::string& f : flags(r)) flagged += (flagged.empty() ? "" : "; ") + f;
   std::string files;
   for (const SubmittedFile& f : r.files) files += (files.empty() ? "" : " ") + f.path + ":" + f.hash;
-  row.push_back(flags);
+  row.push_back(flagged);
   row.push_back(fixed(r.seconds, 1));
   row.push_back(r.started_at);
   row.push_back(std::to_string(r.seed));

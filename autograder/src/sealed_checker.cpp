@@ -62,7 +62,9 @@ void Worker::start() {
     spec = grade::spec_from_json(grade::read_json(sandbox));
   } else {
     // The project's own CI runs the reference and the stub this way: limits only, no isolation.
+    // A GPU lab's worker is a CUDA program (its memory limit then spares the driver's reservations).
     spec.isolate = false;
+    spec.gpu = env_or("WORKBOOK_SEALED_GPU", "0") == "1";
     spec.env = grade::clean_environment();
     spec.cwd = "/";
   }

@@ -504,24 +504,55 @@ template CheckResult check_elementwise<std::int32_t>(const GuardedBuffer<std::in
 
 // --- Reductions ----------------------------------------------------------------------------------
 
-CheckResult check_reduction(double got, const ReductionOracle& oracle, const Where& where) {
-  const std::size_t n = oracle.terms;
+namespace {
+
+// The sum of a reduction's terms and of their magnitudes, accurately.
+struct ReductionSums {
+  double sum = 0, magnitude = 0;
+};
+ReductionSums reduction_sums(const ReductionOracle& oracle) {
   AccurateSum sum, magnitude;
-  for (std::size_t i = 0; i < n; ++i) {
+  for (std::size_t i = 0; i < oracle.terms; ++i) {
     const double t = oracle.term(i);
     sum.add(t);
     magnitude.add(std::fabs(t));
   }
-  const double s = sum.value();
-  const double want = oracle.finish(s);
-  const double slack = gamma_float(static_cast<double>(n + oracle.extra_roundings)) * magnitude.value();
+  return {sum.value(), magnitude.value()};
+}
 
-  // The interval the result may fall in: the sum's bound mapped through finish, plus its rounding.
+// The interval a result may fall in when the exact sum is `centre`: the sum's bound (`slack`)
+// mapped through finish, plus the result's rounding.
+Interval interval_around(const ReductionOracle& oracle, double centre, double slack) {
+  Interval i{oracle.finish(centre - slack), oracle.finish(centre + slack)};
+  i.lo -= gamma_float(1) * std::fabs(i.lo) + std::numeric_limits<float>::denorm_min();
+  i.hi += gamma_float(1) * std::fabs(i.hi) + std::numeric_limits<float>::denorm_min();
+  return i;
+}
+
+double reduction_slack(const ReductionOracle& oracle, double magnitude) {
+  return gamma_float(static_cast<double>(oracle.terms + oracle.extra_roundings)) * magnitude;
+}
+
+}  // namespace
+
+Interval reduction_interval(const ReductionOracle& oracle) {
+  const ReductionSums sums = reduction_sums(oracle);
+  const double want = oracle.finish(sums.sum);
+  if (!std::isfinite(want)) return {want, want};
+  return interval_around(oracle, sums.sum, reduction_slack(oracle, sums.magnitude));
+}
+
+CheckResult check_reduction(double got, const ReductionOracle& oracle, const Where& where) {
+  const std::size_t n = oracle.terms;
+  const ReductionSums sums = reduction_sums(oracle);
+  const double s = sums.sum;
+  const double want = oracle.finish(s);
+  const double slack = reduction_slack(oracle, sums.magnitude);
+
   auto interval = [&](double centre, double& lo, double& hi) {
-    lo = oracle.finish(centre - slack);
-    hi = oracle.finish(centre + slack);
-    lo -= gamma_float(1) * std::fabs(lo) + std::numeric_limits<float>::denorm_min();
-    hi += gamma_float(1) * std::fabs(hi) + std::numeric_limits<float>::denorm_min();
+    const Interval i = interval_around(oracle, centre, slack);
+    lo = i.lo;
+    hi = i.hi;
   };
   auto near = [&](double candidate_sum) {
     double lo, hi;
@@ -533,7 +564,7 @@ CheckResult check_reduction(double got, const ReductionOracle& oracle, const Whe
   r.checked = 1;
   r.edit = where_line(where);
   r.tolerance = Tolerance::sum_of(n + oracle.extra_roundings).derivation + ", with sum|terms| = " +
-                fmt(magnitude.value());
+                fmt(sums.magnitude);
   if (!std::isfinite(want)) {
     r.ok = std::isnan(want) ? std::isnan(got) : got == want;
   } else {

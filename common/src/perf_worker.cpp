@@ -9,10 +9,14 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cerrno>
 #include <cstring>
 #include <iostream>
 #include <stdexcept>
 #include <string>
+
+#include <sys/mman.h>
+#include <sys/stat.h>
 
 #include <nlohmann/json.hpp>
 
@@ -38,6 +42,34 @@ void Case::per_item(double items_per_call, std::string item) {
   if (!(items_per_call > 0)) throw std::invalid_argument("per_item: a call must be made of at least one " + item);
   items_per_call_ = items_per_call;
   item_ = std::move(item);
+}
+
+const char* to_string(Element e) {
+  switch (e) {
+    case Element::f32: return "f32";
+    case Element::i8: return "i8";
+    case Element::i32: return "i32";
+  }
+  return "?";
+}
+
+Element element_from_string(const std::string& s) {
+  for (Element e : {Element::f32, Element::i8, Element::i32})
+    if (s == to_string(e)) return e;
+  throw std::invalid_argument("not an output element type: '" + s + "'");
+}
+
+std::size_t size_of(Element e) {
+  switch (e) {
+    case Element::f32: return sizeof(float);
+    case Element::i8: return sizeof(std::int8_t);
+    case Element::i32: return sizeof(std::int32_t);
+  }
+  return 0;
+}
+
+std::size_t output_bytes(Element element, std::size_t count) {
+  return (size_of(element) * count + 63) / 64 * 64;
 }
 
 bool is_one_thread_run(const Work& case_work, Extra::Side side, const Work& extra_work) {
@@ -104,6 +136,34 @@ class Channel {
   FILE* out_;
 };
 
+// The driver's shared memory for output snapshots, on fd 5 (see Output).
+constexpr int kSnapshotFd = 5;
+
+// Copies the output of the last call into the shared memory, and, when the driver asks (of the
+// reference's worker), the scale of each element after it, as floats.
+void snapshot(const Output& output, bool with_scale) {
+  if (output.count == 0 || !output.copy) throw std::runtime_error("the driver asked for the output of a case that declares none");
+  const std::size_t out_bytes = size_of(output.element) * output.count;
+  const std::size_t need = output_bytes(output.element, output.count) + (with_scale ? sizeof(float) * output.count : 0);
+  struct stat st {};
+  if (fstat(kSnapshotFd, &st) != 0 || static_cast<std::size_t>(st.st_size) < need)
+    throw std::runtime_error("the driver's shared memory for the output (fd 5) is missing or too small");
+  void* p = mmap(nullptr, need, PROT_READ | PROT_WRITE, MAP_SHARED, kSnapshotFd, 0);
+  if (p == MAP_FAILED) throw std::runtime_error(std::string("mapping the driver's shared memory: ") + std::strerror(errno));
+  auto* base = static_cast<std::byte*>(p);
+  try {
+    output.copy({base, out_bytes});
+    if (with_scale) {
+      auto* scale = reinterpret_cast<float*>(base + output_bytes(output.element, output.count));
+      for (std::size_t i = 0; i < output.count; ++i) scale[i] = static_cast<float>(output.scale(i));
+    }
+  } catch (...) {
+    munmap(p, need);
+    throw;
+  }
+  munmap(p, need);
+}
+
 class WorkerCase : public Case {
  public:
   WorkerCase(std::string name, std::uint64_t seed, Channel& channel)
@@ -134,6 +194,13 @@ class WorkerCase : public Case {
                             {"hints", hints},
                             {"extras", extras}};
     if (items_per_call() > 0) ready["per_item"] = {{"items", items_per_call()}, {"item", item()}};
+    const Output& out = kernel.output;
+    if (out.count > 0 && out.copy)
+      ready["output"] = {{"element", to_string(out.element)},
+                         {"count", out.count},
+                         {"tolerance", {{"rel", out.tolerance.rel}, {"abs", out.tolerance.abs},
+                                        {"derivation", out.tolerance.derivation}}},
+                         {"scaled", static_cast<bool>(out.scale)}};
     channel_.send(ready);
     kernel.poison();  // every timed run must write the outputs again; verify checks the last one did
     const BatchRunner runner = runner_of(kernel);
@@ -141,7 +208,16 @@ class WorkerCase : public Case {
       const nlohmann::json command = channel_.receive();
       const std::string what = command.value("cmd", "quit");
       if (what == "run") {
-        channel_.send({{"type", "times"}, {"seconds", runner(command.at("count").get<int>())}});
+        // A batch the driver checks: poisoned first, so that its own calls must write the output;
+        // copied after it, outside the timed calls.
+        const bool checked = command.value("snapshot", false);
+        if (checked) kernel.poison();
+        nlohmann::json reply = {{"type", "times"}, {"seconds", runner(command.at("count").get<int>())}};
+        if (checked) {
+          snapshot(out, command.value("scale", false) && out.scale);
+          reply["snapshot"] = true;
+        }
+        channel_.send(reply);
       } else if (what == "run_extra") {
         const Extra& extra = this->extras().at(command.at("index").get<std::size_t>());
         channel_.send({{"type", "times"}, {"seconds", runner_of(extra)(command.at("count").get<int>())}});

@@ -66,6 +66,13 @@ Subprocess::Subprocess(const Options& options) {
     for (const std::string& e : *options.environment) envp.push_back(const_cast<char*>(e.c_str()));
     envp.push_back(nullptr);
   }
+  // Extra descriptors moved above 10 first, so that none sits where another must go.
+  std::vector<int> extra;
+  for (int fd : options.extra_fds) {
+    const int high = fcntl(fd, F_DUPFD_CLOEXEC, 10);
+    if (high < 0) throw std::runtime_error(std::string("passing a descriptor: ") + std::strerror(errno));
+    extra.push_back(high);
+  }
   int exec_error[2];
   if (pipe2(exec_error, O_CLOEXEC) != 0) throw std::runtime_error("pipe failed");
 
@@ -76,12 +83,14 @@ Subprocess::Subprocess(const Options& options) {
       dup2(down.first, 3);
       dup2(up.second, 4);
     }
+    for (std::size_t i = 0; i < extra.size(); ++i) dup2(extra[i], 5 + static_cast<int>(i));
     execve(argv[0], argv.data(), options.environment ? envp.data() : environ);
     const int err = errno;  // tell the parent why, through the close-on-exec pipe
     (void)!write(exec_error[1], &err, sizeof err);
     _exit(127);
   }
   close(exec_error[1]);
+  for (int fd : extra) close(fd);
   int err = 0;
   const bool failed = read(exec_error[0], &err, sizeof err) == sizeof err;
   close(exec_error[0]);

@@ -8,17 +8,14 @@
 namespace workbook {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
+// Seconds since `start` on the options' clock.
+double since(double start, const TimingOptions& options) { return seconds_now(options.clock) - start; }
 
 // Runs `runner` until both a time and a count are reached; returns the runs' seconds.
 std::vector<double> warm_up(const BatchRunner& runner, const TimingOptions& options) {
   std::vector<double> runs;
-  const auto start = Clock::now();
-  while (static_cast<int>(runs.size()) < options.warmup_runs || since(start) < options.warmup_seconds) {
+  const double start = seconds_now(options.clock);
+  while (static_cast<int>(runs.size()) < options.warmup_runs || since(start, options) < options.warmup_seconds) {
     for (double s : runner(1)) runs.push_back(s);
   }
   return runs;
@@ -39,14 +36,19 @@ double median_of(std::vector<double> v) { return summarize(v).median; }
 
 }  // namespace
 
-BatchRunner local_runner(std::function<void()> kernel) {
-  return [kernel = std::move(kernel)](int count) {
+double seconds_now(const TimeSource& clock) {
+  if (clock) return clock();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+BatchRunner local_runner(std::function<void()> kernel, TimeSource clock) {
+  return [kernel = std::move(kernel), clock = std::move(clock)](int count) {
     std::vector<double> seconds;
     seconds.reserve(static_cast<std::size_t>(count));
     for (int i = 0; i < count; ++i) {
-      const auto start = Clock::now();
+      const double start = seconds_now(clock);
       kernel();
-      seconds.push_back(since(start));
+      seconds.push_back(seconds_now(clock) - start);
     }
     return seconds;
   };
@@ -57,7 +59,7 @@ Timing time_runs(const BatchRunner& runner, const TimingOptions& options) {
   const std::vector<double> warmup = warm_up(runner, options);
   t.warmup_runs = static_cast<int>(warmup.size());
   const int batch = batch_size(warmup, options);
-  const auto start = Clock::now();
+  const double start = seconds_now(options.clock);
   for (;;) {
     const int room = options.max_runs - static_cast<int>(t.seconds.size());
     append(t.seconds, runner(std::max(1, std::min(batch, room))));
@@ -67,7 +69,7 @@ Timing time_runs(const BatchRunner& runner, const TimingOptions& options) {
       t.converged = true;
       break;
     }
-    if (runs >= options.max_runs || (runs >= options.min_runs && since(start) >= options.max_seconds))
+    if (runs >= options.max_runs || (runs >= options.min_runs && since(start, options) >= options.max_seconds))
       break;
   }
   return t;
@@ -78,7 +80,8 @@ Timing time_cpu(std::function<void()> kernel, const TimingOptions& options) {
 }
 
 Comparison compare_interleaved(const BatchRunner& a, const BatchRunner& b, const TimingOptions& options,
-                               const std::function<bool(const Comparison&)>& decided) {
+                               const std::function<bool(const Comparison&)>& decided,
+                               const std::function<void(int round)>& before_round) {
   Comparison c;
   // Warm both up before the first timed round, alternating so neither starts cold.
   std::vector<double> warm_a = warm_up(a, options);
@@ -90,8 +93,9 @@ Comparison compare_interleaved(const BatchRunner& a, const BatchRunner& b, const
   half.batch_seconds = options.batch_seconds / 2;
   const int batch_a = batch_size(warm_a, half), batch_b = batch_size(warm_b, half);
 
-  const auto start = Clock::now();
+  const double start = seconds_now(options.clock);
   for (;;) {
+    if (before_round) before_round(c.rounds);
     std::vector<double> round_a = a(batch_a);
     std::vector<double> round_b = b(batch_b);
     append(round_b, b(batch_b));
@@ -114,7 +118,7 @@ Comparison compare_interleaved(const BatchRunner& a, const BatchRunner& b, const
       c.decided_early = true;
       break;
     }
-    if (c.rounds >= 2 && since(start) >= options.max_seconds) break;
+    if (c.rounds >= 2 && since(start, options) >= options.max_seconds) break;
     if (static_cast<int>(c.a.seconds.size()) >= options.max_runs) break;
   }
   return c;
@@ -128,7 +132,7 @@ std::vector<Timing> time_interleaved(const std::vector<BatchRunner>& runners, co
     timings[k].warmup_runs = static_cast<int>(warm.size());
     batch[k] = batch_size(warm, options);
   }
-  const auto start = Clock::now();
+  const double start = seconds_now(options.clock);
   const double cap = options.max_seconds * static_cast<double>(runners.size());
   for (int round = 0; !runners.empty(); ++round) {
     for (std::size_t step = 0; step < runners.size(); ++step) {
@@ -141,7 +145,7 @@ std::vector<Timing> time_interleaved(const std::vector<BatchRunner>& runners, co
       t.converged = static_cast<int>(t.seconds.size()) >= options.min_runs && t.summary.rel_iqr() <= options.target_rel_iqr;
       all_converged = all_converged && t.converged;
     }
-    if (round >= 2 && (all_converged || since(start) >= cap)) break;
+    if (round >= 2 && (all_converged || since(start, options) >= cap)) break;
   }
   return timings;
 }

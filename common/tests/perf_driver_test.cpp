@@ -1,4 +1,6 @@
-// The perf driver end to end: two worker processes, one of which misbehaves on purpose.
+// The perf driver end to end: two worker processes, one of which misbehaves on purpose. The test
+// workers report fixed times per call (see perf_test_worker.cpp), so that every decision asserted
+// here is the same on any machine, however loaded.
 #include <workbook/ceilings.hpp>
 #include <workbook/perf.hpp>
 #include <workbook/perf_driver.hpp>
@@ -7,9 +9,13 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <span>
 #include <sstream>
+#include <vector>
 
 #include <unistd.h>
 
@@ -53,7 +59,9 @@ class PerfDriver : public ::testing::Test {
     o.results = folder / "results";
     o.edit = "labs/00_example/kernel.cpp";
     o.seed = 1;
-    o.timing = {.warmup_seconds = 0.01, .max_seconds = 0.3, .batch_seconds = 0.01};
+    // Fixed times converge after three rounds; the caps are far beyond (only a broken driver
+    // reaches them).
+    o.timing = {.warmup_seconds = 0, .warmup_runs = 1, .max_seconds = 30, .batch_seconds = 0.01};
     o.timeout_seconds = 5;
     return o;
   }
@@ -78,8 +86,8 @@ TEST_F(PerfDriver, PassesAKernelAsFastAsTheReference) {
   EXPECT_EQ(record("good")["extras"][0]["label"], "memcpy baseline");
   const auto r = record("good");
   EXPECT_EQ(r["verdict"], "pass");
-  EXPECT_NEAR(r["ratio"]["median"].get<double>(), 1.0, 0.3);
-  EXPECT_GT(r["rounds"].get<int>(), 0);
+  EXPECT_DOUBLE_EQ(r["ratio"]["median"].get<double>(), 1.0);
+  EXPECT_EQ(r["rounds"].get<int>(), 3);  // equal times: converged after the minimum of three rounds
   EXPECT_FALSE(r["student"]["driver_seconds"].empty());
   EXPECT_TRUE(fs::exists(folder / "results" / "lab00" / "good.svg"));
   EXPECT_TRUE(fs::exists(folder / "results" / "lab00" / "good.md"));
@@ -93,10 +101,11 @@ TEST_F(PerfDriver, RecordsItsOwnClockOfBothWorkersTimedBatches) {
   const auto theirs = r["reference"]["driver_timed_seconds"].get<std::vector<double>>();
   ASSERT_FALSE(mine.empty());
   ASSERT_FALSE(theirs.empty());
-  // Warm-up batches are left out: fewer timed batches than all batches, two per round each.
+  // Warm-up batches are left out: fewer timed batches than all batches, two per round each, less
+  // the batch whose output the driver checked (its round trip includes the poison and the copy).
   EXPECT_LT(mine.size(), r["student"]["driver_seconds"].size());
-  EXPECT_EQ(mine.size(), 2 * r["rounds"].get<std::size_t>());
-  EXPECT_EQ(theirs.size(), 2 * r["rounds"].get<std::size_t>());
+  EXPECT_EQ(mine.size(), 2 * r["rounds"].get<std::size_t>() - 1);
+  EXPECT_EQ(theirs.size(), 2 * r["rounds"].get<std::size_t>() - 1);
   for (double s : mine) EXPECT_GT(s, 0.0);
 }
 
@@ -108,9 +117,9 @@ TEST_F(PerfDriver, ReportsSpeedupEfficiencyAndTimePerItem) {
   const auto r = record("parallel");
   EXPECT_EQ(r["per_item"]["item"], "element");
   EXPECT_NEAR(r["per_item"]["student_seconds"].get<double>() * 65536, r["student"]["timing"]["median"].get<double>(), 1e-9);
-  // The extra runs the kernel twice: about twice the time (loosely: the machine may be busy).
-  EXPECT_GT(r["extras"][0]["speedup"].get<double>(), 1.0);
-  EXPECT_LT(r["extras"][0]["speedup"].get<double>(), 4.0);
+  // The extra runs the kernel twice and reports twice the time.
+  EXPECT_DOUBLE_EQ(r["extras"][0]["speedup"].get<double>(), 2.0);
+  EXPECT_THAT(output.str(), HasSubstr("speedup 2.00x on 2 threads, a parallel efficiency of 100%"));
   EXPECT_NEAR(r["extras"][0]["parallel_efficiency"].get<double>(), r["extras"][0]["speedup"].get<double>() / 2, 1e-12);
 }
 
@@ -134,7 +143,8 @@ TEST_F(PerfDriver, FailsASlowKernelWithRooflineFeedback) {
   EXPECT_THAT(output.str(), HasSubstr("Edit labs/00_example/kernel.cpp"));
   const auto r = record("slow");
   EXPECT_EQ(r["reason"], "too_slow");
-  EXPECT_GT(r["ratio"]["median"].get<double>(), 2.0);
+  EXPECT_DOUBLE_EQ(r["ratio"]["median"].get<double>(), 4.0);
+  EXPECT_DOUBLE_EQ(r["first_attempt_ratio"].get<double>(), 4.0);  // confirmed with a fresh pair
 }
 
 TEST_F(PerfDriver, ReportsNotImplemented) {
@@ -157,9 +167,112 @@ TEST_F(PerfDriver, RefusesToTimeAWrongKernel) {
 }
 
 TEST_F(PerfDriver, CatchesAKernelThatStopsWritingAfterTheFirstCall) {
+  // The driver's own check of a timed call finds it first: poisoned before that batch, the output
+  // was never written again.
   EXPECT_EQ(run(options("stale", WORKBOOK_TEST_WORKER_BAD)), 1);
+  EXPECT_THAT(output.str(), HasSubstr("the output of a timed call differs from the reference's"));
+  EXPECT_THAT(output.str(), HasSubstr("element 0 is the poison (never written)"));
+  EXPECT_EQ(record("stale")["reason"], "timed_output_differs");
+}
+
+TEST_F(PerfDriver, CatchesAKernelWrongAfterTheTimedRunsByItsOwnCheck) {
+  // Right where the driver looks (the output), wrong where only the worker's own check looks
+  // (a write past the end): the check after the timed runs still fails it.
+  EXPECT_EQ(run(options("overrun", WORKBOOK_TEST_WORKER_BAD)), 1) << output.str();
   EXPECT_THAT(output.str(), HasSubstr("wrong after the timed runs"));
-  EXPECT_THAT(output.str(), HasSubstr("never written"));
+  EXPECT_THAT(output.str(), HasSubstr("past the end"));
+  EXPECT_EQ(record("overrun")["reason"], "wrong");
+  EXPECT_TRUE(record("overrun")["output_check"]["checked"].get<bool>());
+  EXPECT_EQ(record("overrun")["output_check"]["differing"], 0);
+}
+
+TEST_F(PerfDriver, ComparesTheOutputOfATimedCallWithTheReferences) {
+  ASSERT_EQ(run(options("good", WORKBOOK_TEST_WORKER_GOOD)), 0) << output.str();
+  const auto check = record("good")["output_check"];
+  EXPECT_TRUE(check["checked"].get<bool>());
+  EXPECT_EQ(check["elements"], 65536);
+  EXPECT_EQ(check["differing"], 0);
+  // A batch of the timed rounds: after the warm-up batch, in the first two rounds (two each).
+  EXPECT_GE(check["student_batch"].get<int>(), 1);
+  EXPECT_LE(check["student_batch"].get<int>(), 4);
+  EXPECT_GE(check["reference_batch"].get<int>(), 1);
+  EXPECT_LE(check["reference_batch"].get<int>(), 4);
+  EXPECT_THAT(output.str(), HasSubstr("Output: the output of a timed call, chosen at random, is the reference's"));
+}
+
+TEST_F(PerfDriver, FailsAKernelThatFakesItsOwnCheckWhenTimed) {
+  // Wrong on every timed call, while the check in its own process says "right": the driver's
+  // comparison with the reference's output, on the same inputs, is what fails it.
+  EXPECT_EQ(run(options("faked", WORKBOOK_TEST_WORKER_BAD)), 1) << output.str();
+  EXPECT_THAT(output.str(), HasSubstr("FAIL: the output of a timed call differs from the reference's on the same "
+                                      "inputs: element 0 is "));
+  EXPECT_THAT(output.str(), HasSubstr("65536 of 65536 elements differ"));
+  EXPECT_THAT(output.str(), HasSubstr("Your kernel skips or fakes work when timed"));
+  const auto r = record("faked");
+  EXPECT_EQ(r["verdict"], "fail");
+  EXPECT_EQ(r["reason"], "timed_output_differs");
+  EXPECT_EQ(r["output_check"]["first"], 0);
+  EXPECT_DOUBLE_EQ(r["output_check"]["yours"].get<double>(), r["output_check"]["expected"].get<double>() + 1.0);
+}
+
+TEST_F(PerfDriver, FailsAKernelThatSkipsWorkWhenTimed) {
+  EXPECT_EQ(run(options("skipped_when_timed", WORKBOOK_TEST_WORKER_BAD)), 1) << output.str();
+  EXPECT_THAT(output.str(), HasSubstr("element 0 is the poison (never written), expected "));
+  EXPECT_EQ(record("skipped_when_timed")["reason"], "timed_output_differs");
+}
+
+TEST_F(PerfDriver, RefusesAWorkerThatKeepsTheSharedMemoryWritable) {
+  // The driver seals the copied output at once; a writable mapping left in the worker's process
+  // could change it after the copy, and makes the seal fail.
+  EXPECT_EQ(run(options("tamper", WORKBOOK_TEST_WORKER_BAD)), 1) << output.str();
+  EXPECT_THAT(output.str(), HasSubstr("kept the shared memory of its output mapped for writing"));
+  EXPECT_EQ(record("tamper")["reason"], "output_tampered");
+  // The well-behaved worker's copy is sealed without a problem (every other test here).
+}
+
+TEST(CompareOutputs, EveryElementNaNAwareWithinTwiceTheTolerance) {
+  using workbook::perf::compare_outputs;
+  using workbook::perf::Element;
+  auto bytes = [](const std::vector<float>& v) { return std::as_bytes(std::span<const float>(v)); };
+  const float nan = std::nanf(""), poison = workbook::Poison<float>::value();
+  const workbook::perf::OutputCheck exact{.element = Element::f32, .count = 4};
+  const std::vector<float> ref = {1.0f, -0.0f, nan, INFINITY};
+  EXPECT_FALSE(compare_outputs(exact, bytes({1.0f, 0.0f, nan, INFINITY}), bytes(ref), {}))
+      << "zeros of either sign, NaN against NaN and equal infinities agree";
+  const auto d = compare_outputs(exact, bytes({1.0f, 0.0f, 1.0f, -INFINITY}), bytes(ref), {});
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->differing, 2u);
+  EXPECT_EQ(d->first, 2u);  // a number where the reference has NaN
+  const auto p = compare_outputs(exact, bytes({poison, 0.0f, nan, INFINITY}), bytes(ref), {});
+  ASSERT_TRUE(p);
+  EXPECT_TRUE(p->never_written);
+  EXPECT_THAT(workbook::perf::describe(exact, *p),
+              HasSubstr("element 0 is the poison (never written), expected 1 (difference allowed there: none; "
+                        "1 of 4 elements differ)"));
+  EXPECT_TRUE(compare_outputs({.element = Element::f32, .count = 1}, bytes({poison}), bytes({nan}), {}))
+      << "the poison is not the reference's NaN";
+
+  // Relative to the larger magnitude by default: both may be off by rel on either side.
+  const workbook::perf::OutputCheck rounded{.element = Element::f32, .count = 1, .tolerance = {.rel = 1e-3}};
+  EXPECT_FALSE(compare_outputs(rounded, bytes({1.0019f}), bytes({1.0f}), {}));
+  EXPECT_TRUE(compare_outputs(rounded, bytes({1.0021f}), bytes({1.0f}), {}));
+  // With a scale per element (the reference's), and an absolute part.
+  const workbook::perf::OutputCheck scaled{.element = Element::f32, .count = 1, .tolerance = {.rel = 1e-3, .abs = 0.5},
+                                           .scaled = true};
+  const std::vector<float> scale = {100.0f};
+  EXPECT_FALSE(compare_outputs(scaled, bytes({1.0f}), bytes({2.19f}), scale));  // 2 (0.1 + 0.5) = 1.2
+  EXPECT_TRUE(compare_outputs(scaled, bytes({1.0f}), bytes({2.21f}), scale));
+
+  // Integers: exactly, unless the tolerance allows.
+  const std::vector<std::int32_t> a = {5, -7}, b = {5, -6};
+  const workbook::perf::OutputCheck ints{.element = Element::i32, .count = 2};
+  const auto di = compare_outputs(ints, std::as_bytes(std::span<const std::int32_t>(a)),
+                                  std::as_bytes(std::span<const std::int32_t>(b)), {});
+  ASSERT_TRUE(di);
+  EXPECT_THAT(workbook::perf::describe(ints, *di), HasSubstr("element 1 is -7, expected -6"));
+  EXPECT_THROW(compare_outputs(ints, std::as_bytes(std::span<const std::int32_t>(a)).first(4),
+                               std::as_bytes(std::span<const std::int32_t>(b)), {}),
+               std::invalid_argument);
 }
 
 TEST_F(PerfDriver, TimesOutAHungKernel) {
@@ -173,7 +286,7 @@ TEST_F(PerfDriver, TimesOutAHungKernel) {
 TEST_F(PerfDriver, IgnoresWhatTheKernelPrintsOnStdout) {
   // The bad worker prints fake protocol lines ({"type":"times",...}) to stdout; the channel is elsewhere.
   EXPECT_EQ(run(options("chatty", WORKBOOK_TEST_WORKER_BAD)), 0) << output.str();
-  EXPECT_NEAR(record("chatty")["ratio"]["median"].get<double>(), 1.0, 0.5);
+  EXPECT_DOUBLE_EQ(record("chatty")["ratio"]["median"].get<double>(), 1.0);
 }
 
 TEST_F(PerfDriver, RecordsAProfileAndJudgesByItWithoutAReference) {
@@ -185,6 +298,7 @@ TEST_F(PerfDriver, RecordsAProfileAndJudgesByItWithoutAReference) {
   const auto profile = nlohmann::json::parse(in);
   const double fraction = profile["cases"]["good"]["fraction_of_roof"].get<double>();
   EXPECT_GT(fraction, 0);
+  EXPECT_DOUBLE_EQ(profile["cases"]["good"]["seconds"].get<double>(), 1e-3);  // the worker's 1 ms a call
 
   // The student kit: no reference worker, only the profile. The same kernel passes ...
   o.record_profile.clear();
@@ -192,11 +306,16 @@ TEST_F(PerfDriver, RecordsAProfileAndJudgesByItWithoutAReference) {
   EXPECT_EQ(run(o), 0) << output.str();
   EXPECT_THAT(output.str(), HasSubstr("reference (expected)"));
   EXPECT_TRUE(record("good")["reference"]["expected_from_profile"].get<bool>());
+  EXPECT_NEAR(record("good")["ratio"]["median"].get<double>(), 1.0, 1e-12);
+  // ... with no comparison of outputs (there is no reference's), and the feedback says so ...
+  EXPECT_FALSE(record("good")["output_check"]["checked"].get<bool>());
+  EXPECT_THAT(output.str(), HasSubstr("Output: not compared with the reference's here (no reference: profile mode)"));
   // ... and one four times slower fails.
   o.case_name = "slow";
   std::ofstream(o.profile) << nlohmann::json{{"cases", {{"slow", {{"fraction_of_roof", fraction}}}}}}.dump();
   o.student = WORKBOOK_TEST_WORKER_BAD;
   EXPECT_EQ(run(o), 1) << output.str();
+  EXPECT_NEAR(record("slow")["ratio"]["median"].get<double>(), 4.0, 1e-12);
 }
 
 TEST_F(PerfDriver, ACaseThatCannotRunHereIsSkippedNotFailed) {
@@ -220,6 +339,9 @@ TEST_F(PerfDriver, TimesACaseWithItsOwnRunner) {
   auto o = options("own_runner", WORKBOOK_TEST_WORKER_GOOD);
   EXPECT_EQ(run(o), 0) << output.str();
   EXPECT_DOUBLE_EQ(record("own_runner")["student"]["timing"]["median"].get<double>(), 1e-3);
+  // It declares no output: nothing to compare, and the feedback says so.
+  EXPECT_FALSE(record("own_runner")["output_check"]["checked"].get<bool>());
+  EXPECT_THAT(output.str(), HasSubstr("Output: not compared with the reference's (the perf case declares no output)"));
 }
 
 TEST_F(PerfDriver, ASetupProblemIsNotTheStudentsFault) {

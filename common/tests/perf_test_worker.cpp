@@ -1,6 +1,10 @@
 // A perf worker for the harness's own tests, built twice: with WORKBOOK_TEST_WORKER_BAD=0 every
 // case behaves; with 1, each misbehaves the way it is named (slow, crash, hang, ...), so the
 // driver's handling of each failure can be tested against the well-behaved one.
+//
+// The kernels run for real (their outputs are checked), but report fixed times: what the driver
+// decides from the times (pass, too slow, the speedup) is then the same on any machine, however
+// loaded. The real timers are tested by the labs' perf tests and benches.
 #include <workbook/not_implemented.hpp>
 #include <workbook/perf.hpp>
 #include <workbook/skip.hpp>
@@ -10,14 +14,48 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <thread>
+
+#include <sys/mman.h>
+#include <sys/stat.h>
 
 namespace {
 
 constexpr bool kBad = WORKBOOK_TEST_WORKER_BAD;
 constexpr std::size_t kN = std::size_t{1} << 16;
+constexpr double kCallSeconds = 1e-3;  // what one call of the well-behaved kernel reports
 
-enum class Misbehaviour { none, slow, not_implemented, crash, wrong, stale, hang, chatty };
+// A runner that makes `count` real calls of `run` and reports `seconds` for each.
+workbook::BatchRunner fixed_time(std::function<void()> run, double seconds) {
+  return [run = std::move(run), seconds](int count) {
+    for (int i = 0; i < count; ++i) run();
+    return std::vector<double>(static_cast<std::size_t>(count), seconds);
+  };
+}
+
+enum class Misbehaviour {
+  none,
+  slow,
+  not_implemented,
+  crash,
+  wrong,
+  stale,            // writes its output on the first call only
+  overrun,          // right, but from the second call on also writes past the end of its output
+  hang,
+  chatty,
+  faked,            // wrong on timed calls, and its in-process verify says "right" after the first
+  skipped_when_timed,  // writes nothing on timed calls, and fakes its in-process verify likewise
+  tamper,           // right, but maps the driver's shared memory (fd 5) for writing, and keeps it
+};
+
+// Maps the driver's shared memory for the output (fd 5) for writing, and never unmaps it: code that
+// could change the copied output after the harness's copy.
+void map_shared_memory_for_writing() {
+  struct stat st {};
+  if (fstat(5, &st) == 0 && st.st_size > 0)
+    (void)mmap(nullptr, static_cast<std::size_t>(st.st_size), PROT_READ | PROT_WRITE, MAP_SHARED, 5, 0);
+}
 
 // y = 2 x, done the way `m` says when this is the bad worker.
 void scale(workbook::perf::Case& perf, Misbehaviour m) {
@@ -25,30 +63,41 @@ void scale(workbook::perf::Case& perf, Misbehaviour m) {
   workbook::fill_uniform(x, perf.rng());
   workbook::GuardedBuffer<float> y(kN);
   if (!kBad) m = Misbehaviour::none;
-  int calls = 0;
+  int calls = 0, verified = 0;
+  const bool fakes = m == Misbehaviour::faked || m == Misbehaviour::skipped_when_timed;
   perf.describe("scale", "y = 2 x over 64 Ki floats");
   perf.work({.ops = double(kN), .bytes = 8.0 * kN});
   perf.hint(0.5, "a test hint");
-  perf.extra({.label = "memcpy baseline", .run = [&] { std::memcpy(y.data(), x.data(), kN * sizeof(float)); },
-              .work = {.ops = 0, .bytes = 8.0 * kN}});
-  perf.measure({.run =
-                    [&] {
-                      ++calls;
-                      if (m == Misbehaviour::not_implemented) throw workbook::NotImplemented("scale");
-                      if (m == Misbehaviour::crash && calls == 3) std::abort();
-                      if (m == Misbehaviour::hang && calls == 3) std::this_thread::sleep_for(std::chrono::hours(1));
-                      if (m == Misbehaviour::stale && calls > 1) return;  // "caches" its first answer
-                      if (m == Misbehaviour::chatty) std::printf("{\"type\":\"times\",\"seconds\":[1e-12]}\n");
-                      const int repeat = m == Misbehaviour::slow ? 4 : 1;
-                      for (int r = 0; r < repeat; ++r)
-                        for (std::size_t i = 0; i < kN; ++i) y[i] = 2.0f * x[i] + (m == Misbehaviour::wrong ? 1.0f : 0.0f);
-                    },
+  const workbook::Work copy_work{.ops = 0, .bytes = 8.0 * kN};
+  auto copy = [&] { std::memcpy(y.data(), x.data(), kN * sizeof(float)); };
+  perf.extra({.label = "memcpy baseline", .run = copy, .work = copy_work, .runner = fixed_time(copy, kCallSeconds / 2)});
+  auto run = [&] {
+    ++calls;
+    if (m == Misbehaviour::not_implemented) throw workbook::NotImplemented("scale");
+    if (m == Misbehaviour::crash && calls == 3) std::abort();
+    if (m == Misbehaviour::hang && calls == 3) std::this_thread::sleep_for(std::chrono::hours(1));
+    if (m == Misbehaviour::stale && calls > 1) return;  // "caches" its first answer
+    if (m == Misbehaviour::skipped_when_timed && calls > 1) return;
+    if (m == Misbehaviour::overrun && calls > 1) y.data()[kN] = 0.0f;  // one past the end
+    if (m == Misbehaviour::tamper && calls == 2) map_shared_memory_for_writing();
+    if (m == Misbehaviour::chatty) std::printf("{\"type\":\"times\",\"seconds\":[1e-12]}\n");
+    const float offset = m == Misbehaviour::wrong || (m == Misbehaviour::faked && calls > 1) ? 1.0f : 0.0f;
+    const int repeat = m == Misbehaviour::slow ? 4 : 1;
+    for (int r = 0; r < repeat; ++r)
+      for (std::size_t i = 0; i < kN; ++i) y[i] = 2.0f * x[i] + offset;
+  };
+  perf.measure({.run = run,
                 .poison = [&] { y.poison(); },
-                .verify = [&] {
-                  return workbook::check_elementwise(y, [&](std::size_t i) { return 2.0 * x[i]; },
-                                                     {.where = {"scale", "common/tests/perf_test_worker.cpp"},
-                                                      .tolerance = workbook::Tolerance::exact()});
-                }});
+                .verify =
+                    [&] {
+                      // A faking kernel's code could make the check in its own process say "right".
+                      if (fakes && verified++ > 0) return workbook::CheckResult{};
+                      return workbook::check_elementwise(y, [&](std::size_t i) { return 2.0 * x[i]; },
+                                                         {.where = {"scale", "common/tests/perf_test_worker.cpp"},
+                                                          .tolerance = workbook::Tolerance::exact()});
+                    },
+                .output = workbook::perf::output_of(y, workbook::Tolerance::exact()),
+                .runner = fixed_time(run, m == Misbehaviour::slow ? 4 * kCallSeconds : kCallSeconds)});
 }
 
 void good(workbook::perf::Case& perf) { scale(perf, Misbehaviour::none); }
@@ -57,10 +106,14 @@ void not_implemented(workbook::perf::Case& perf) { scale(perf, Misbehaviour::not
 void crash(workbook::perf::Case& perf) { scale(perf, Misbehaviour::crash); }
 void wrong(workbook::perf::Case& perf) { scale(perf, Misbehaviour::wrong); }
 void stale(workbook::perf::Case& perf) { scale(perf, Misbehaviour::stale); }
+void overrun(workbook::perf::Case& perf) { scale(perf, Misbehaviour::overrun); }
+void faked(workbook::perf::Case& perf) { scale(perf, Misbehaviour::faked); }
+void skipped_when_timed(workbook::perf::Case& perf) { scale(perf, Misbehaviour::skipped_when_timed); }
+void tamper(workbook::perf::Case& perf) { scale(perf, Misbehaviour::tamper); }
 void hang(workbook::perf::Case& perf) { scale(perf, Misbehaviour::hang); }
 void chatty(workbook::perf::Case& perf) { scale(perf, Misbehaviour::chatty); }
 // Work spread over 2 threads, shown per element, with the same kernel "on one thread" as an extra
-// (here simply run twice, so that the speedup is about 2). The same in both workers.
+// (here simply run twice, and reported as twice the time: a speedup of 2). The same in both workers.
 void parallel(workbook::perf::Case& perf) {
   workbook::AlignedVector<float> x(kN);
   workbook::fill_uniform(x, perf.rng());
@@ -73,17 +126,23 @@ void parallel(workbook::perf::Case& perf) {
   perf.describe("scale", "y = 2 x over 64 Ki floats, counted as work for 2 threads");
   perf.work(work);
   perf.per_item(kN, "element");
+  const workbook::Work one_thread{.ops = work.ops, .bytes = work.bytes, .threads = 1};
+  auto twice = [&] { once(), once(); };
   perf.extra({.label = "scale on 1 thread",
               .side = workbook::perf::Extra::Side::yours,
-              .run = [&] { once(), once(); },
-              .work = {.ops = work.ops, .bytes = work.bytes, .threads = 1}});
+              .run = twice,
+              .work = one_thread,
+              .runner = fixed_time(twice, 2 * kCallSeconds)});
   perf.measure({.run = once,
                 .poison = [&] { y.poison(); },
-                .verify = [&] {
-                  return workbook::check_elementwise(y, [&](std::size_t i) { return 2.0 * x[i]; },
-                                                     {.where = {"scale", "common/tests/perf_test_worker.cpp"},
-                                                      .tolerance = workbook::Tolerance::exact()});
-                }});
+                .verify =
+                    [&] {
+                      return workbook::check_elementwise(y, [&](std::size_t i) { return 2.0 * x[i]; },
+                                                         {.where = {"scale", "common/tests/perf_test_worker.cpp"},
+                                                          .tolerance = workbook::Tolerance::exact()});
+                    },
+                .output = workbook::perf::output_of(y, workbook::Tolerance::exact()),
+                .runner = fixed_time(once, kCallSeconds)});
 }
 
 WORKBOOK_PERF_CASE(good);
@@ -93,6 +152,10 @@ WORKBOOK_PERF_CASE(not_implemented);
 WORKBOOK_PERF_CASE(crash);
 WORKBOOK_PERF_CASE(wrong);
 WORKBOOK_PERF_CASE(stale);
+WORKBOOK_PERF_CASE(overrun);
+WORKBOOK_PERF_CASE(faked);
+WORKBOOK_PERF_CASE(skipped_when_timed);
+WORKBOOK_PERF_CASE(tamper);
 WORKBOOK_PERF_CASE(hang);
 WORKBOOK_PERF_CASE(chatty);
 
@@ -101,7 +164,7 @@ void skipped(workbook::perf::Case&) { throw workbook::Skipped("no CUDA device: s
 WORKBOOK_PERF_CASE(skipped);
 
 // A case timed by its own runner (as a GPU case is, with CUDA events): the times it reports are
-// the runner's, not the host clock's.
+// the runner's, not the host clock's. It declares no output: the driver compares none.
 void own_runner(workbook::perf::Case& perf) {
   std::vector<float> y(1, 0.0f);
   perf.describe("own_runner", "a kernel whose runner reports 1 ms per call");

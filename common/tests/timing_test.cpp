@@ -1,14 +1,16 @@
-// Statistics and timers: quantiles, summaries, adaptive repeats, interleaved comparison.
+// Statistics and timers: quantiles, summaries, adaptive repeats, interleaved comparison. Every
+// timer here reads a fake clock that advances by the durations the test gives its kernels: what is
+// asserted does not depend on the speed or the load of the machine. (Real timing is exercised by
+// the labs' perf tests and benches.)
 #include <workbook/stats.hpp>
 #include <workbook/timing.hpp>
 
 #include <gtest/gtest.h>
 
-#include <chrono>
 #include <cmath>
 #include <stdexcept>
 #include <string>
-#include <thread>
+#include <functional>
 
 namespace {
 
@@ -44,14 +46,27 @@ TEST(Stats, RejectsEmptyAndNaN) {
   EXPECT_THROW(workbook::summarize(bad), std::invalid_argument);
 }
 
-// A runner that reports the durations it is told to, instantly, and counts its calls.
+// A fake clock: it reads `now`, which only the tests' kernels advance.
+struct FakeClock {
+  double now = 0;
+  workbook::TimeSource source() {
+    return [this] { return now; };
+  }
+};
+
+// A runner that reports the durations it is told to, advancing the fake clock by each, and counts
+// its calls.
 struct FakeRunner {
   std::function<double(int)> duration;  // of the k-th run
+  FakeClock clock;
   int runs = 0;
   workbook::BatchRunner runner() {
     return [this](int count) {
       std::vector<double> t;
-      for (int i = 0; i < count; ++i) t.push_back(duration(runs++));
+      for (int i = 0; i < count; ++i) {
+        t.push_back(duration(runs++));
+        clock.now += t.back();
+      }
       return t;
     };
   }
@@ -59,7 +74,8 @@ struct FakeRunner {
 
 TEST(Timing, ConvergesOnSteadyTimesAfterMinRuns) {
   FakeRunner fake{[](int) { return 1e-3; }};
-  const workbook::Timing t = workbook::time_runs(fake.runner(), {.warmup_seconds = 0, .min_runs = 7});
+  const workbook::Timing t =
+      workbook::time_runs(fake.runner(), {.warmup_seconds = 0, .min_runs = 7, .clock = fake.clock.source()});
   EXPECT_TRUE(t.converged);
   EXPECT_GE(t.seconds.size(), 7u);
   EXPECT_DOUBLE_EQ(t.summary.median, 1e-3);
@@ -68,8 +84,8 @@ TEST(Timing, ConvergesOnSteadyTimesAfterMinRuns) {
 
 TEST(Timing, StopsAtTheCapWhenTheSpreadStaysLarge) {
   FakeRunner fake{[](int k) { return k % 2 ? 1e-3 : 2e-3; }};
-  const workbook::Timing t =
-      workbook::time_runs(fake.runner(), {.warmup_seconds = 0, .min_runs = 5, .max_runs = 300});
+  const workbook::Timing t = workbook::time_runs(
+      fake.runner(), {.warmup_seconds = 0, .min_runs = 5, .max_runs = 300, .clock = fake.clock.source()});
   EXPECT_FALSE(t.converged);
   EXPECT_EQ(t.seconds.size(), 300u);
   EXPECT_NEAR(t.summary.rel_iqr(), 1.0 / 1.5, 1e-9);
@@ -78,46 +94,93 @@ TEST(Timing, StopsAtTheCapWhenTheSpreadStaysLarge) {
 TEST(Timing, WarmupRunsAreNotCounted) {
   // The first (cold) run is slow; warm-up absorbs it.
   FakeRunner fake{[](int k) { return k == 0 ? 1.0 : 1e-3; }};
-  const workbook::Timing t = workbook::time_runs(fake.runner(), {.warmup_seconds = 0, .warmup_runs = 1});
+  const workbook::Timing t =
+      workbook::time_runs(fake.runner(), {.warmup_seconds = 0, .warmup_runs = 1, .clock = fake.clock.source()});
   EXPECT_DOUBLE_EQ(t.summary.max, 1e-3);
 }
 
-TEST(Timing, MeasuresARealKernel) {
-  auto spin = [] {
-    const auto end = std::chrono::steady_clock::now() + std::chrono::microseconds(500);
-    while (std::chrono::steady_clock::now() < end) {
-    }
-  };
-  const workbook::Timing t = workbook::time_cpu(spin, {.warmup_seconds = 0.01, .max_seconds = 0.5});
-  EXPECT_GE(t.summary.median, 500e-6);
-  EXPECT_LT(t.summary.median, 5e-3);
+TEST(Timing, TheLocalRunnerReadsTheClockAroundEachCall) {
+  // A kernel that takes 2^-11 s (about 488 us) by the clock: a power of two, so that the clock's
+  // sums and differences are exact.
+  constexpr double kCall = 0x1p-11;
+  FakeClock clock;
+  int calls = 0;
+  const workbook::BatchRunner runner = workbook::local_runner(
+      [&] {
+        ++calls;
+        clock.now += kCall;
+      },
+      clock.source());
+  const workbook::Timing t =
+      workbook::time_runs(runner, {.warmup_seconds = 0.01, .max_seconds = 0.5, .clock = clock.source()});
+  EXPECT_DOUBLE_EQ(t.summary.median, kCall);
+  EXPECT_DOUBLE_EQ(t.summary.min, kCall);
+  EXPECT_DOUBLE_EQ(t.summary.max, kCall);
+  EXPECT_TRUE(t.converged);
+  // Warm-up lasts until 0.01 s have passed on the clock: 21 calls of 2^-11 s (20 are 0.00977 s).
+  EXPECT_EQ(t.warmup_runs, 21);
+  EXPECT_EQ(calls, t.warmup_runs + static_cast<int>(t.seconds.size()));
 }
 
-// A runner with a constant duration that notes its name in `order` each time it is asked for a batch.
-workbook::BatchRunner recording(std::string& order, char name, double seconds) {
-  return [&order, name, seconds](int count) {
+TEST(Timing, StopsAtTheTimeCapWhenTheSpreadStaysLarge) {
+  // 0.5 s of timed runs on the clock (after at least min_runs), whatever the spread.
+  FakeRunner fake{[](int k) { return k % 2 ? 0x1p-10 : 0x1p-9; }};
+  const workbook::Timing t = workbook::time_runs(
+      fake.runner(), {.warmup_seconds = 0, .min_runs = 5, .max_seconds = 0.5, .batch_seconds = 0x1p-6,
+                      .clock = fake.clock.source()});
+  EXPECT_FALSE(t.converged);
+  // Batches of 8 runs (2^-6 s over the warm-up run's 2^-9 s), 4 of each duration: 0.01171875 s a
+  // batch, so 43 batches (0.50390625 s), the first to reach the cap.
+  EXPECT_EQ(t.seconds.size(), 43u * 8u);
+}
+
+// A runner with a constant duration that notes its name in `order` each time it is asked for a
+// batch, and advances the clock by the batch's time.
+workbook::BatchRunner recording(std::string& order, FakeClock& clock, char name, double seconds) {
+  return [&order, &clock, name, seconds](int count) {
     order += name;
+    clock.now += count * seconds;
     return std::vector<double>(static_cast<std::size_t>(count), seconds);
   };
 }
 
 TEST(Compare, InterleavesABBAAndReportsTheRatio) {
   std::string order;
-  auto side = [&order](char name, double seconds) { return recording(order, name, seconds); };
-  const workbook::Comparison c =
-      workbook::compare_interleaved(side('A', 2e-3), side('B', 1e-3), {.warmup_seconds = 0, .warmup_runs = 1});
+  FakeClock clock;
+  auto side = [&](char name, double seconds) { return recording(order, clock, name, seconds); };
+  const workbook::Comparison c = workbook::compare_interleaved(
+      side('A', 2e-3), side('B', 1e-3), {.warmup_seconds = 0, .warmup_runs = 1, .clock = clock.source()}, {},
+      [&order](int round) { order += std::to_string(round); });
   EXPECT_TRUE(c.converged);
   EXPECT_DOUBLE_EQ(c.ratio.median, 2.0);
   EXPECT_EQ(c.rounds, 3);
-  EXPECT_EQ(order, "AB" "ABBA" "ABBA" "ABBA");  // warm-up of each, then A B B A rounds
+  // Warm-up of each, then A B B A rounds, each announced by its number.
+  EXPECT_EQ(order, "AB" "0ABBA" "1ABBA" "2ABBA");
+}
+
+TEST(Compare, StopsAtTheTimeCapAfterTwoRounds) {
+  // Spread that never converges, 1 s per round on the clock, a cap of 1.5 s: two rounds.
+  std::string order;
+  FakeClock clock;
+  auto side = [&](char name, double seconds) { return recording(order, clock, name, seconds); };
+  const workbook::Comparison c = workbook::compare_interleaved(
+      side('A', 0.25), side('B', 0.25),
+      {.warmup_seconds = 0, .warmup_runs = 1, .max_seconds = 1.5, .target_rel_iqr = -1, .batch_seconds = 0.5,
+       .clock = clock.source()});
+  EXPECT_FALSE(c.converged);
+  EXPECT_EQ(c.rounds, 2);
 }
 
 TEST(Compare, StopsEarlyWhenDecided) {
-  auto constant = [](double s) -> workbook::BatchRunner {
-    return [s](int count) { return std::vector<double>(static_cast<std::size_t>(count), s); };
+  FakeClock clock;
+  auto constant = [&clock](double s) -> workbook::BatchRunner {
+    return [s, &clock](int count) {
+      clock.now += count * s;
+      return std::vector<double>(static_cast<std::size_t>(count), s);
+    };
   };
   const workbook::Comparison c = workbook::compare_interleaved(
-      constant(3e-3), constant(1e-3), {.warmup_seconds = 0, .target_rel_iqr = -1},
+      constant(3e-3), constant(1e-3), {.warmup_seconds = 0, .target_rel_iqr = -1, .clock = clock.source()},
       [](const workbook::Comparison& c) { return c.rounds >= 2 && c.ratio.median > 2; });
   EXPECT_TRUE(c.decided_early);
   EXPECT_EQ(c.rounds, 2);
@@ -126,9 +189,11 @@ TEST(Compare, StopsEarlyWhenDecided) {
 
 TEST(Interleave, RunsEveryKernelEachRoundAlternatingDirection) {
   std::string order;
-  auto side = [&order](char name, double seconds) { return recording(order, name, seconds); };
+  FakeClock clock;
+  auto side = [&](char name, double seconds) { return recording(order, clock, name, seconds); };
   const std::vector<workbook::Timing> t = workbook::time_interleaved(
-      {side('A', 1e-3), side('B', 2e-3), side('C', 3e-3)}, {.warmup_seconds = 0, .warmup_runs = 1});
+      {side('A', 1e-3), side('B', 2e-3), side('C', 3e-3)},
+      {.warmup_seconds = 0, .warmup_runs = 1, .clock = clock.source()});
   EXPECT_EQ(order, "ABC" "ABC" "CBA" "ABC");  // warm-up, then three rounds, alternating
   ASSERT_EQ(t.size(), 3u);
   EXPECT_DOUBLE_EQ(t[1].summary.median, 2e-3);

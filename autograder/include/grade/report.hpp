@@ -24,6 +24,11 @@ std::string markdown_report(const GradeResult& result, const std::string& plots 
 /// The same, as one self-contained HTML page (the plots inline).
 std::string html_report(const GradeResult& result);
 
+/// What the instructor should look at in one result, one line each: tests flagged as implausibly
+/// fast, as carrying forged records or as hit by a grader error, and each function whose visible
+/// tests passed while its gating hidden tests failed (a visible test's details["flag"] says why).
+std::vector<std::string> flags(const GradeResult& result);
+
 /// The gradebook's columns for these labs, and one submission's row.
 std::vector<std::string> csv_header(const std::vector<std::string>& labs);
 std::vector<std::string> csv_row(const GradeResult& result, const std::vector<std::string>& labs);

@@ -18,7 +18,8 @@
 ///
 /// The worker: WORKBOOK_SEALED_WORKER (its path), WORKBOOK_SEALED_SANDBOX (a sandbox spec written by
 /// the grader; without it the worker runs as a plain child, as in the project's CI),
-/// WORKBOOK_SEALED_TIMEOUT (seconds per call, default 30).
+/// WORKBOOK_SEALED_TIMEOUT (seconds per call, default 30), WORKBOOK_SEALED_GPU=1 (without a sandbox
+/// spec: the worker is a CUDA program, see SandboxSpec::gpu).
 
 #include <grade/sealed_worker.hpp>
 

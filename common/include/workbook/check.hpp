@@ -126,6 +126,15 @@ struct ReductionOracle {
   int extra_roundings = 1;  ///< roundings per term before it is summed (a[i] * b[i]: 1 without FMA)
 };
 
+/// The results check_reduction accepts: [lo, hi].
+struct Interval {
+  double lo = 0;  ///< the smallest result accepted
+  double hi = 0;  ///< the largest
+};
+/// The interval check_reduction accepts for `oracle`'s reduction (see there); a NaN or infinite
+/// answer gives [answer, answer].
+Interval reduction_interval(const ReductionOracle& oracle);
+
 /// Compares a reduction's result with the oracle, within gamma_{n + extra} * sum|terms| on the sum
 /// (mapped through finish, plus one rounding of it). On failure it recognises the last or first k
 /// elements left out, one SIMD lane or one accumulator of several summed, zero, and double counting.

@@ -15,6 +15,7 @@
 ///       .run = [&] { lab01::relu(x, y.span()); },
 ///       .poison = [&] { y.poison(); },
 ///       .verify = [&] { return check_relu(x, y); },
+///       .output = workbook::perf::output_of(y, workbook::Tolerance::exact()),
 ///   });
 /// }
 /// WORKBOOK_PERF_CASE(relu);
@@ -22,6 +23,9 @@
 ///
 /// The same case file is linked into two workers, one with the student's kernels and one with the
 /// reference's; `workbook-perf` starts both and times them in alternation (see perf_driver.hpp).
+/// Each worker checks its own outputs (verify), and the driver also checks one timed call itself:
+/// after a batch it picks at random, both workers copy the declared output into shared memory and
+/// the driver compares yours with the reference's, element by element (see Output).
 /// Run a worker by hand to time your kernels alone: `lab01_perf [case...]`.
 
 #include <workbook/check.hpp>
@@ -29,19 +33,95 @@
 #include <workbook/seed.hpp>
 #include <workbook/timing.hpp>
 
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
 #include <functional>
+#include <span>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 /// Perf cases and the perf test: a lab's performance spec, the workers that time it, and the
 /// driver that compares the student's kernel with the reference's.
 namespace workbook::perf {
 
+/// The element type of a kernel's output, as the driver compares it (see Output).
+enum class Element { f32, i8, i32 };
+const char* to_string(Element e);                 ///< "f32", "i8", "i32"
+Element element_from_string(const std::string& s);  ///< the inverse; throws on anything else
+std::size_t size_of(Element e);                   ///< bytes per element
+/// The bytes of `count` elements rounded up to 64: in the driver's shared memory, where the
+/// reference's scales (floats) start after its output.
+std::size_t output_bytes(Element e, std::size_t count);
+
+/// The Element of float, std::int8_t and std::int32_t outputs.
+template <class T>
+constexpr Element element_of() {
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, std::int8_t> || std::is_same_v<T, std::int32_t>,
+                "a perf output holds float, int8_t or int32_t");
+  if constexpr (std::is_same_v<T, float>) return Element::f32;
+  if constexpr (std::is_same_v<T, std::int8_t>) return Element::i8;
+  return Element::i32;
+}
+
+/// What a kernel writes, declared so that the driver can check a timed call itself: a worker's own
+/// verify runs in the student's process, where the student's code could fake it. After one timed
+/// batch the driver picks at random (the outputs poisoned before it), both workers copy the output
+/// into shared memory the driver provides, and the driver compares yours with the reference's (same
+/// seed, same inputs), every element: both NaN, equal, or |yours - reference's| <= 2 (rel scale +
+/// abs), twice the case's own tolerance since both may err by it in opposite directions.
+struct Output {
+  Element element = Element::f32;  ///< the type of each element
+  std::size_t count = 0;           ///< how many elements
+  /// Copies the output of the last call into `to` (count elements). Not timed: a GPU case
+  /// downloads the output here.
+  std::function<void(std::span<std::byte> to)> copy;
+  Tolerance tolerance = Tolerance::exact();  ///< the case's own check's (see check.hpp)
+  /// What element i's error scales with, as in ElementwiseCheck::scale (evaluated in the
+  /// reference's worker); empty: the larger magnitude of the two outputs' element i, over 1 - rel
+  /// (an upper bound of the exact answer's, which the check scales with).
+  std::function<double(std::size_t)> scale = {};
+};
+
+/// The output `values`, compared with `tolerance` (and `scale`, see Output).
+template <class T>
+Output output_of(std::span<const T> values, Tolerance tolerance = Tolerance::exact(),
+                 std::function<double(std::size_t)> scale = {}) {
+  return {element_of<T>(), values.size(),
+          [values](std::span<std::byte> to) { std::memcpy(to.data(), values.data(), values.size_bytes()); },
+          std::move(tolerance), std::move(scale)};
+}
+/// An output buffer's elements (not its guards), compared with `tolerance` (and `scale`).
+template <class T>
+Output output_of(const GuardedBuffer<T>& buffer, Tolerance tolerance = Tolerance::exact(),
+                 std::function<double(std::size_t)> scale = {}) {
+  return output_of(buffer.span(), std::move(tolerance), std::move(scale));
+}
+/// A kernel's single float result (a reduction's), compared with `tolerance` (and `scale`).
+inline Output output_of(const float& result, Tolerance tolerance = Tolerance::exact(),
+                        std::function<double(std::size_t)> scale = {}) {
+  return output_of(std::span<const float>(&result, 1), std::move(tolerance), std::move(scale));
+}
+
+/// A reduction's single result, compared as check_reduction bounds it: two results inside the
+/// interval it accepts differ by at most the interval's width.
+inline Output output_of(const float& result, const ReductionOracle& oracle) {
+  const Interval accepted = reduction_interval(oracle);
+  const double half_width = std::isfinite(accepted.hi - accepted.lo) ? (accepted.hi - accepted.lo) / 2 : 0;
+  return output_of(result, Tolerance{.rel = 0, .abs = half_width,
+                                     .derivation = "half the width of the interval check_reduction accepts"});
+}
+
 /// One kernel, as a case hands it to the harness. The buffers it captures must outlive measure().
 struct Kernel {
   std::function<void()> run;            ///< one call of the kernel under test
   std::function<void()> poison;         ///< fills the outputs with poison before the timed runs
   std::function<CheckResult()> verify;  ///< after the timed runs: were the outputs written, right?
+  /// What run() writes, for the driver's own check of a timed call (see Output). Every lab's
+  /// case declares it; without it (count 0) the driver checks nothing itself and says so.
+  Output output = {};
   /// How to time run(); empty: the host clock around each call (local_runner). A GPU case passes
   /// workbook::cuda::gpu_runner(run): the GPU's own timestamps, the L2 cache flushed before each run.
   BatchRunner runner = {};

@@ -8,12 +8,16 @@
 /// machine, the reference's expected time is roofline_seconds(work) / fraction.
 
 #include <workbook/ceilings.hpp>
+#include <workbook/perf.hpp>
 #include <workbook/timing.hpp>
 
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <iosfwd>
+#include <optional>
+#include <span>
 #include <string>
 
 namespace workbook::perf {
@@ -40,6 +44,35 @@ struct DriverOptions {
   /// driver (workbook-gpu-perf) loads the GPU's. May throw workbook::Skipped (no GPU here).
   std::function<Ceilings(const Progress&)> load_ceilings;
 };
+
+/// How the driver compares the two workers' copies of a timed call's output, as the reference's
+/// worker declared it (see perf::Output).
+struct OutputCheck {
+  Element element = Element::f32;            ///< the type of each element
+  std::size_t count = 0;                     ///< how many
+  Tolerance tolerance = Tolerance::exact();  ///< the case's own check's
+  bool scaled = false;  ///< a scale per element (floats) comes with the reference's output
+};
+
+/// Where the student's output differs from the reference's beyond the bound (see perf::Output).
+struct OutputDifference {
+  std::size_t differing = 0;   ///< elements beyond the bound
+  std::size_t first = 0;       ///< the index of the first of them
+  double yours = 0;            ///< the student's value there
+  double reference = 0;        ///< the reference's
+  double allowed = 0;          ///< the largest difference allowed there
+  bool never_written = false;  ///< the student's element is still the poison
+};
+
+/// Compares every element of two outputs laid out as `check` says (`scale`: check.count floats
+/// when check.scaled, else empty): both NaN (the student's not the poison), equal, or
+/// |yours - reference| <= 2 (rel scale + abs), scale defaulting to the larger magnitude of the two.
+/// Empty when they agree.
+std::optional<OutputDifference> compare_outputs(const OutputCheck& check, std::span<const std::byte> yours,
+                                                std::span<const std::byte> reference, std::span<const float> scale);
+
+/// The failure a difference means, for the student: what differs, and what it says about the kernel.
+std::string describe(const OutputCheck& check, const OutputDifference& difference);
 
 /// Runs the perf test and prints its feedback to `out`. Returns the exit code: 0 pass, 1 fail
 /// (too slow, wrong, not implemented, crashed, timed out), 2 a problem of the setup itself,

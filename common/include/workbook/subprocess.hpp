@@ -26,6 +26,9 @@ class Subprocess {
     bool channel = false;           ///< open the line channel on fds 3 and 4
     /// The child's environment ("NAME=value"); std::nullopt inherits this process's.
     std::optional<std::vector<std::string>> environment;
+    /// Descriptors of this process the child gets as fds 5, 6, ... (after the channel's): the perf
+    /// driver hands each worker a shared memory for its outputs this way.
+    std::vector<int> extra_fds = {};
   };
 
   /// Starts the child. Throws std::runtime_error when the program cannot be started.

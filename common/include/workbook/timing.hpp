@@ -19,6 +19,14 @@ namespace workbook {
 /// Runs a kernel `count` times and returns the duration of each run, in seconds.
 using BatchRunner = std::function<std::vector<double>(int count)>;
 
+/// A clock: seconds since a fixed origin, never decreasing. Empty means std::chrono::steady_clock;
+/// the harness's own tests pass a fake one, so that what they assert does not depend on the speed
+/// or the load of the machine that runs them.
+using TimeSource = std::function<double()>;
+
+/// Seconds on `clock`, or on std::chrono::steady_clock when it is empty.
+double seconds_now(const TimeSource& clock);
+
 /// How long to time, and when to stop.
 struct TimingOptions {
   double warmup_seconds = 0.1;   ///< run and discard at least this long first (caches, page faults, clocks)
@@ -29,6 +37,7 @@ struct TimingOptions {
   double target_rel_iqr = 0.02;  ///< stop once IQR / median is below this (after min_runs)
   double batch_seconds = 0.05;   ///< how long one batch runs before the spread is checked (or, in an
                                  ///< A/B comparison, before switching sides)
+  TimeSource clock = {};         ///< what the warm-up and the caps read; empty: steady_clock
 };
 
 /// The timed runs of one kernel.
@@ -39,8 +48,8 @@ struct Timing {
   bool converged = false;  ///< the spread reached the target before a cap
 };
 
-/// A runner for a function of this process: steady_clock around each call.
-BatchRunner local_runner(std::function<void()> kernel);
+/// A runner for a function of this process: `clock` (empty: steady_clock) read around each call.
+BatchRunner local_runner(std::function<void()> kernel, TimeSource clock = {});
 
 /// Times a kernel: warm-up, then batches of runs until the spread converges or a cap is reached.
 Timing time_runs(const BatchRunner& runner, const TimingOptions& options = {});
@@ -61,10 +70,14 @@ struct Comparison {
 };
 
 /// Compares A with B. `decided`, when given, is asked after each round and may stop early (say,
-/// once A is clearly far slower than B: more rounds would not change the verdict).
+/// once A is clearly far slower than B: more rounds would not change the verdict). `before_round`,
+/// when given, is told the number of each timed round (0, 1, ...) before it starts: the perf
+/// driver picks a round in which it checks the outputs. At least two rounds run, unless
+/// options.max_runs stops the first.
 Comparison compare_interleaved(const BatchRunner& a, const BatchRunner& b,
                                const TimingOptions& options = {},
-                               const std::function<bool(const Comparison&)>& decided = {});
+                               const std::function<bool(const Comparison&)>& decided = {},
+                               const std::function<void(int round)>& before_round = {});
 
 /// Several kernels timed in rounds, each running one batch per round, in forward order one round and
 /// backward the next (A B C, C B A, ...), so that drift hits all alike. Stops when every kernel's

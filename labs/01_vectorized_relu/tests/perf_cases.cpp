@@ -38,7 +38,8 @@ void relu(workbook::perf::Case& perf) {
                   "compare the probe's two copy figures.");
   perf.measure({.run = [&] { lab01::relu(x, y.span()); },
                 .poison = [&] { y.poison(); },
-                .verify = [&] { return lab01::oracle::check_relu(x, y); }});
+                .verify = [&] { return lab01::oracle::check_relu(x, y); },
+                .output = workbook::perf::output_of(y, workbook::Tolerance::exact())});
 }
 WORKBOOK_PERF_CASE(relu);
 
@@ -61,7 +62,8 @@ void binary(workbook::perf::Case& perf, Binary op, double ops_per_element) {
                       }
                     },
                 .poison = [&] { out.poison(); },
-                .verify = [&] { return lab01::oracle::check_binary(op, a, b, out); }});
+                .verify = [&] { return lab01::oracle::check_binary(op, a, b, out); },
+                .output = workbook::perf::output_of(out, lab01::oracle::tolerance(op))});
 }
 void add(workbook::perf::Case& perf) { binary(perf, Binary::add, 1); }
 void multiply(workbook::perf::Case& perf) { binary(perf, Binary::multiply, 1); }
@@ -73,8 +75,9 @@ WORKBOOK_PERF_CASE(squared_difference);
 // A reduction of two vectors that stay in L1: bound by the core, not by memory. Its roof is the L1
 // load rate (two loads per FMA), which a single accumulator cannot reach, because each FMA waits for
 // the previous one's result.
-template <class Kernel, class Check>
-void reduction(workbook::perf::Case& perf, const char* function, double ops_per_element, Kernel kernel, Check check) {
+template <class Kernel, class Check, class Oracle>
+void reduction(workbook::perf::Case& perf, const char* function, double ops_per_element, Kernel kernel, Check check,
+               Oracle oracle) {
   AlignedVector<float> a(kInCache), b(kInCache);
   workbook::fill_uniform(a, perf.rng());
   workbook::fill_uniform(b, perf.rng());
@@ -93,16 +96,20 @@ void reduction(workbook::perf::Case& perf, const char* function, double ops_per_
                       for (int i = 0; i < kCallsPerRun; ++i) result = kernel(a, b);
                     },
                 .poison = [&] { result = workbook::Poison<float>::value(); },
-                .verify = [&] { return check(a, b, result); }});
+                .verify = [&] { return check(a, b, result); },
+                .output = workbook::perf::output_of(result, oracle(a, b))});
 }
 
 // dot: a multiply and an add (one FMA, 2 FLOP) per element.
-void dot(workbook::perf::Case& perf) { reduction(perf, "dot", 2, lab01::dot, lab01::oracle::check_dot); }
+void dot(workbook::perf::Case& perf) {
+  reduction(perf, "dot", 2, lab01::dot, lab01::oracle::check_dot, lab01::oracle::dot_oracle);
+}
 WORKBOOK_PERF_CASE(dot);
 
 // euclidean_distance: a subtraction and an FMA (3 FLOP) per element.
 void euclidean_distance(workbook::perf::Case& perf) {
-  reduction(perf, "euclidean_distance", 3, lab01::euclidean_distance, lab01::oracle::check_euclidean);
+  reduction(perf, "euclidean_distance", 3, lab01::euclidean_distance, lab01::oracle::check_euclidean,
+            lab01::oracle::euclidean_oracle);
 }
 WORKBOOK_PERF_CASE(euclidean_distance);
 

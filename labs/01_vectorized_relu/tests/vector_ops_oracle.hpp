@@ -61,26 +61,27 @@ inline workbook::CheckResult check_binary(Binary op, std::span<const float> a, s
 
 /// A float32 dot product: each product rounds once (or not at all, with FMA), then n terms are
 /// summed in some order: within gamma_(n+1) * sum|a_i b_i| of the exact value.
+inline workbook::ReductionOracle dot_oracle(std::span<const float> a, std::span<const float> b) {
+  return {.terms = a.size(), .term = [=](std::size_t i) { return double(a[i]) * double(b[i]); }, .extra_roundings = 1};
+}
 inline workbook::CheckResult check_dot(std::span<const float> a, std::span<const float> b, float got) {
-  return workbook::check_reduction(got,
-                                   {.terms = a.size(),
-                                    .term = [=](std::size_t i) { return double(a[i]) * double(b[i]); },
-                                    .extra_roundings = 1},
-                                   where("dot"));
+  return workbook::check_reduction(got, dot_oracle(a, b), where("dot"));
 }
 
 /// sqrt(sum (a_i - b_i)^2): the difference rounds once, its square once more (three factors of
 /// 1 + delta per term), then the sum of n terms, then the square root.
+inline workbook::ReductionOracle euclidean_oracle(std::span<const float> a, std::span<const float> b) {
+  return {.terms = a.size(),
+          .term =
+              [=](std::size_t i) {
+                const double d = double(a[i]) - double(b[i]);
+                return d * d;
+              },
+          .finish = [](double s) { return std::sqrt(std::max(s, 0.0)); },
+          .extra_roundings = 3};
+}
 inline workbook::CheckResult check_euclidean(std::span<const float> a, std::span<const float> b, float got) {
-  return workbook::check_reduction(got,
-                                   {.terms = a.size(),
-                                    .term = [=](std::size_t i) {
-                                      const double d = double(a[i]) - double(b[i]);
-                                      return d * d;
-                                    },
-                                    .finish = [](double s) { return std::sqrt(std::max(s, 0.0)); },
-                                    .extra_roundings = 3},
-                                   where("euclidean_distance"));
+  return workbook::check_reduction(got, euclidean_oracle(a, b), where("euclidean_distance"));
 }
 
 }  // namespace lab01::oracle

@@ -98,15 +98,17 @@ void product(workbook::perf::Case& perf, const MatmulShape& s, const std::string
                   },
               .work = work});
 #endif
-  std::optional<lab02::oracle::Product>
-      want;  // computed at the first check: half a second at 1024^3
+  std::optional<lab02::oracle::Product> want;  // computed at the first use: half a second at 1024^3
+  auto oracle = [&]() -> const lab02::oracle::Product& {
+    if (!want) want = lab02::oracle::multiply(a, b, s);
+    return *want;
+  };
   perf.measure({.run = [&] { lab02::matmul(a, b, c.span(), s); },
                 .poison = [&] { c.poison(); },
-                .verify =
-                    [&] {
-                      if (!want) want = lab02::oracle::multiply(a, b, s);
-                      return lab02::oracle::check(*want, c, s);
-                    }});
+                .verify = [&] { return lab02::oracle::check(oracle(), c, s); },
+                // The bound of the check: gamma_k times sum_p |a_ip| |b_pj| (C is packed: ldc = n).
+                .output = workbook::perf::output_of(c, workbook::Tolerance::sum_of(s.k),
+                                                    [&](std::size_t i) { return oracle().scale[i]; })});
 }
 
 void matmul(workbook::perf::Case& perf) {

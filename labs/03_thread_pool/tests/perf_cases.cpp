@@ -60,7 +60,8 @@ void parallel_relu(workbook::perf::Case& perf) {
               .work = on_one_thread(work)});
   perf.measure({.run = [&] { lab03::parallel_relu(pool, x, y.span()); },
                 .poison = [&] { y.poison(); },
-                .verify = [&] { return lab03::oracle::check_relu(x, y); }});
+                .verify = [&] { return lab03::oracle::check_relu(x, y); },
+                .output = workbook::perf::output_of(y, workbook::Tolerance::exact())});
 }
 WORKBOOK_PERF_CASE(parallel_relu);
 
@@ -89,9 +90,25 @@ void process_batch(workbook::perf::Case& perf) {
               .side = Extra::Side::yours,
               .run = [&] { results = lab03::process_batch(one, batch, lab03::ops::polynomial); },
               .work = on_one_thread(work)});
+  // The output, for the driver's check of a timed call: the results one after the other, exact
+  // (check_batch asks for the same bits). A missing or misshapen result leaves its place poisoned.
+  const workbook::perf::Output output{
+      .element = workbook::perf::Element::f32,
+      .count = lab03::ops::elements(expected),
+      .copy = [&](std::span<std::byte> to) {
+        const std::span<float> all(reinterpret_cast<float*>(to.data()), to.size() / sizeof(float));
+        std::fill(all.begin(), all.end(), workbook::Poison<float>::value());
+        std::size_t at = 0;
+        for (std::size_t t = 0; t < expected.size(); ++t) {
+          if (t < results.size() && results[t].size() == expected[t].size())
+            std::copy_n(results[t].data(), results[t].size(), all.begin() + static_cast<std::ptrdiff_t>(at));
+          at += expected[t].size();
+        }
+      }};
   perf.measure({.run = [&] { results = lab03::process_batch(pool, batch, lab03::ops::polynomial); },
                 .poison = [&] { results.clear(); },
-                .verify = [&] { return lab03::oracle::check_batch(results, expected); }});
+                .verify = [&] { return lab03::oracle::check_batch(results, expected); },
+                .output = output});
 }
 WORKBOOK_PERF_CASE(process_batch);
 
@@ -124,7 +141,8 @@ void submit(workbook::perf::Case& perf) {
                       done.clear();
                     },
                 .poison = [&] { y.poison(); },
-                .verify = [&] { return lab03::oracle::check_relu(x, y, "submit"); }});
+                .verify = [&] { return lab03::oracle::check_relu(x, y, "submit"); },
+                .output = workbook::perf::output_of(y, workbook::Tolerance::exact())});
 }
 WORKBOOK_PERF_CASE(submit);
 

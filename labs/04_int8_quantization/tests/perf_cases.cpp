@@ -52,7 +52,8 @@ void symmetric_scale(workbook::perf::Case& perf) {
             "for lab 01's dot product.");
   perf.measure({.run = [&] { scale = lab04::symmetric_scale(x); },
                 .poison = [&] { scale = workbook::Poison<float>::value(); },
-                .verify = [&] { return lab04::oracle::check_symmetric_scale(x, scale); }});
+                .verify = [&] { return lab04::oracle::check_symmetric_scale(x, scale); },
+                .output = workbook::perf::output_of(scale, workbook::Tolerance::exact())});
 }
 WORKBOOK_PERF_CASE(symmetric_scale);
 
@@ -74,7 +75,11 @@ void quantize(workbook::perf::Case& perf) {
             "AVX-512 instructions that convert and narrow 16 lanes at once.");
   perf.measure({.run = [&] { lab04::quantize(x, scale, q.span()); },
                 .poison = [&] { q.poison(); },
-                .verify = [&] { return lab04::oracle::check_quantize(x, scale, q); }});
+                .verify = [&] { return lab04::oracle::check_quantize(x, scale, q); },
+                // As check_quantize: exact, except that either neighbour of a near tie is right.
+                .output = workbook::perf::output_of(q, lab04::oracle::quantize_tolerance(), [&](std::size_t i) {
+                  return lab04::oracle::near_tie(x[i], scale) ? 1.0 : 0.0;
+                })});
 }
 WORKBOOK_PERF_CASE(quantize);
 
@@ -92,7 +97,8 @@ void dequantize(workbook::perf::Case& perf) {
             "line (read-for-ownership). Streaming stores (lab 01, step 6) avoid that.");
   perf.measure({.run = [&] { lab04::dequantize(q, 0.01f, x.span()); },
                 .poison = [&] { x.poison(); },
-                .verify = [&] { return lab04::oracle::check_dequantize(q, 0.01f, x); }});
+                .verify = [&] { return lab04::oracle::check_dequantize(q, 0.01f, x); },
+                .output = workbook::perf::output_of(x, workbook::Tolerance::roundings(1))});
 }
 WORKBOOK_PERF_CASE(dequantize);
 
@@ -110,7 +116,8 @@ void quantized_relu(workbook::perf::Case& perf) {
   perf.hint(0.85, "Close: streaming stores (lab 01, step 6) skip the read of each output line.");
   perf.measure({.run = [&] { lab04::quantized_relu(q, out.span()); },
                 .poison = [&] { out.poison(); },
-                .verify = [&] { return lab04::oracle::check_quantized_relu(q, out); }});
+                .verify = [&] { return lab04::oracle::check_quantized_relu(q, out); },
+                .output = workbook::perf::output_of(out, workbook::Tolerance::exact())});
 }
 WORKBOOK_PERF_CASE(quantized_relu);
 
@@ -150,7 +157,8 @@ void matmul_int8(workbook::perf::Case& perf) {
   perf.measure(
       {.run = [&] { lab04::matmul_int8(a, b, c.span(), m, n, depth); },
        .poison = [&] { c.poison(); },
-       .verify = [&] { return lab04::oracle::check_matmul_int8(a, b, want, c, m, n, depth); }});
+       .verify = [&] { return lab04::oracle::check_matmul_int8(a, b, want, c, m, n, depth); },
+       .output = workbook::perf::output_of(c, workbook::Tolerance::exact())});
 }
 WORKBOOK_PERF_CASE(matmul_int8);
 
@@ -224,7 +232,8 @@ void quantized_matmul(workbook::perf::Case& perf) {
 #endif
   perf.measure({.run = [&] { lab04::quantized_matmul(a, b, c.span()); },
                 .poison = [&] { c.poison(); },
-                .verify = [&] { return lab04::oracle::check_quantized_matmul(a, b, exact, c); }});
+                .verify = [&] { return lab04::oracle::check_quantized_matmul(a, b, exact, c); },
+                .output = workbook::perf::output_of(c, workbook::Tolerance::roundings(3))});
 }
 WORKBOOK_PERF_CASE(quantized_matmul);
 

@@ -66,18 +66,24 @@ inline workbook::Tolerance tolerance() {
           "(delta^2 + gamma_(N+4)(s^2 + delta^2)) / (2 s^2) + 4u bounds 1/sqrt's (see normalize_oracle.hpp)"};
 }
 
+/// The exact normalization of element i of x (rows of `cols`), from rows_of's statistics.
+inline double normalized(const std::vector<Row>& stats, std::span<const float> x, std::size_t cols, std::size_t i) {
+  const Row& s = stats[i / cols];
+  return s.nan ? std::nan("") : (x[i] - s.mean) * s.inv_std;
+}
+
+/// The error element i may have: the scale that tolerance() multiplies (see rows_of).
+inline double error_bound(const std::vector<Row>& stats, std::span<const float> x, std::size_t cols, std::size_t i) {
+  const Row& s = stats[i / cols];
+  return 2 * (s.mean_error * s.inv_std + std::fabs(normalized(stats, x, cols, i)) * (s.scale_error + 2 * 0x1p-24));
+}
+
 /// y (rows x cols) against the exact normalization of x.
 inline workbook::CheckResult check_normalize(std::span<const float> x, std::size_t rows, std::size_t cols, double eps,
                                              const workbook::GuardedBuffer<float>& y) {
   const std::vector<Row> stats = rows_of(x, rows, cols, eps);
-  auto want = [&, cols](std::size_t i) {
-    const Row& s = stats[i / cols];
-    return s.nan ? std::nan("") : (x[i] - s.mean) * s.inv_std;
-  };
-  auto bound = [&, cols](std::size_t i) {
-    const Row& s = stats[i / cols];
-    return 2 * (s.mean_error * s.inv_std + std::fabs(want(i)) * (s.scale_error + 2 * 0x1p-24));
-  };
+  auto want = [&, cols](std::size_t i) { return normalized(stats, x, cols, i); };
+  auto bound = [&, cols](std::size_t i) { return error_bound(stats, x, cols, i); };
   return workbook::check_elementwise(y, want,
                                      {.where = where(),
                                       .tolerance = tolerance(),

@@ -148,23 +148,36 @@ TEST(Square2d, FreshResultsEachCall) {
 
 // --- time_launches -----------------------------------------------------------------------------------
 
-TEST(TimeLaunches, TimesKnownWorkReturnedToAnotherProcess) {
-  // Work of known length (1 ms, then 3 ms, alternating, after a cold first launch) timed in the
-  // worker; the durations come back here and are judged as the visible tests judge them.
+// Work of known length (1 ms, then 3 ms, alternating, after a cold first launch) timed in the worker;
+// the durations come back here and are judged as the visible tests judge them.
+::testing::AssertionResult times_known_work(Worker& worker) {
   const std::vector<double> lengths = {1.0, 3.0};
   const int warmup = 2, runs = 6;
-  Worker worker;
+  worker.reset();
   Region<float> ms = worker.alloc<float>(runs);
   const auto reply = worker.call("time_launches", {output(ms, "the durations"), warmup, runs, lengths[0], lengths[1]});
-  ASSERT_CALL(reply);
-  ASSERT_EQ(reply.value(0), runs) << "time_launches(launch, " << warmup << ", " << runs << ") returned " << reply.value(0)
-                                  << " durations." << lab05::timing_checks::kEdit;
-  ASSERT_EQ(reply.value(1), warmup + runs) << "launch must be called warmup + runs = " << warmup + runs
-                                           << " times; it was called " << reply.value(1) << " times." << lab05::timing_checks::kEdit;
+  if (!reply.ok) return workbook::sealed::succeeded(reply);
+  if (reply.value(0) != runs)
+    return ::testing::AssertionFailure() << "time_launches(launch, " << warmup << ", " << runs << ") returned " << reply.value(0)
+                                         << " durations." << lab05::timing_checks::kEdit;
+  if (reply.value(1) != warmup + runs)
+    return ::testing::AssertionFailure() << "launch must be called warmup + runs = " << warmup + runs << " times; it was called "
+                                         << reply.value(1) << " times." << lab05::timing_checks::kEdit;
   const lab05::timing_checks::KnownWork work(lengths);
   for (int i = 0; i < runs; ++i) {
-    EXPECT_TRUE(lab05::timing_checks::close_to(ms.data()[i], work.ms_of(warmup + i + 1))) << "timed run " << i;
+    // Launch 0 is the cold one, launches 1 .. warmup - 1 the rest of the warm-up: timed run i is launch warmup + i.
+    if (auto r = lab05::timing_checks::close_to(ms.data()[i], work.ms_of(warmup + i)); !r) return r << " (timed run " << i << ")";
   }
+  return ::testing::AssertionSuccess();
+}
+
+TEST(TimeLaunches, TimesKnownWorkReturnedToAnotherProcess) {
+  // A second attempt when the first is off: the GPU is shared with the grader's other work (a
+  // process ending just before may still hold it), and a right time_launches passes either; a wrong
+  // one fails both.
+  Worker worker;
+  if (times_known_work(worker)) return;
+  EXPECT_TRUE(times_known_work(worker));
 }
 
 }  // namespace

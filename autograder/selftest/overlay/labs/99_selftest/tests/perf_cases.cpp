@@ -18,7 +18,8 @@ void scale(workbook::perf::Case& perf) {
   perf.work({.ops = double(kN) * kCalls, .bytes = 8.0 * kN * kCalls, .traffic = workbook::Traffic::l1});
   perf.measure({.run = [&] { for (int i = 0; i < kCalls; ++i) lab99::scale(x, 1.5f, y.span()); },
                 .poison = [&] { y.poison(); },
-                .verify = [&] { return lab99::oracle::check_scale(x, 1.5f, y); }});
+                .verify = [&] { return lab99::oracle::check_scale(x, 1.5f, y); },
+                .output = workbook::perf::output_of(y, workbook::Tolerance::roundings(1))});
 }
 WORKBOOK_PERF_CASE(scale);
 

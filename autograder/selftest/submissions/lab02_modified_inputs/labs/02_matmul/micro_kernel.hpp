@@ -1,0 +1,76 @@
+#pragma once
+// The register-blocked micro-kernel of lab 02 (handout step 4), shared by v4, which feeds it A and
+// B where they lie, and by the reference (v5), which feeds it packed panels.
+//
+// It computes one kMR x kNR tile of C over kc steps of p: the tile lives in kMR * kNV SIMD
+// registers for the whole loop, so each step loads kNV batches of one row of B and kMR numbers of
+// A, and does kMR * kNV FMAs with them. ikj (v2) does one FMA per load of C and store of C; this
+// does 24 FMAs (with AVX-512) per 10 loads and no store at all until the end.
+#include <cstddef>
+
+#include <xsimd/xsimd.hpp>
+
+namespace lab02::kernel {
+
+using Batch = xsimd::batch<float>;
+
+// Vector registers of the instruction set this build targets: 32 with AVX-512 and ARM64, 16 with
+// AVX2 and SSE.
+#if defined(__AVX512F__) || defined(__aarch64__)
+inline constexpr std::size_t kRegisters = 32;
+#else
+inline constexpr std::size_t kRegisters = 16;
+#endif
+
+// The tile: kMR rows of kNV batches. Two constraints size it.
+// - Registers: kMR * kNV accumulators, kNV batches of B and one broadcast of A must fit, or the
+//   compiler spills accumulators to the stack: 6 * 4 + 4 + 1 = 29 of 32 registers with AVX-512
+//   (a 6 x 64 tile), 6 * 2 + 2 + 1 = 15 of 16 with AVX2 (6 x 16).
+// - Latency: an FMA's result is ready about 4 cycles after it starts, and a core starts two per
+//   cycle, so 8 independent accumulators are the least that keep both FMA units busy; 24 (or 12)
+//   leave room, and each load of B or A now feeds 6 (or 4) FMAs instead of one.
+inline constexpr std::size_t kMR = 6;
+inline constexpr std::size_t kNV = kRegisters == 32 ? 4 : 2;
+inline constexpr std::size_t kNR = kNV * Batch::size;
+
+/// C[i][j] (+)= sum over p < kc of A(i, p) * B(p, j), for the tile's kMR rows and NV batches of
+/// columns (all kNV of them, except in a narrow last tile), where
+///   A(i, p) = a[i * a_row + p * a_step] and B(p, j) = b[p * b_step + j]:
+/// A and B in place (a_row = lda, a_step = 1, b_step = ldb) or packed (a_row = 1, a_step = kMR,
+/// b_step = kNR). With `accumulate` the tile is added to C, else it overwrites C, whose rows are
+/// ldc apart.
+template <std::size_t NV = kNV>
+[[gnu::always_inline]] inline void micro_kernel(std::size_t kc, const float* a, std::size_t a_row,
+                                                std::size_t a_step, const float* b,
+                                                std::size_t b_step, float* c, std::size_t ldc,
+                                                bool accumulate) {
+  static_assert(NV >= 1 && NV <= kNV);
+  Batch acc[kMR][NV];
+  // The loops over the tile have constant bounds: fully unrolled, every acc[i][v] is a register.
+#pragma GCC unroll 16
+  for (std::size_t i = 0; i < kMR; ++i)
+#pragma GCC unroll 16
+    for (std::size_t v = 0; v < NV; ++v) acc[i][v] = Batch(0.0f);
+  for (std::size_t p = 0; p < kc; ++p) {
+    Batch row_of_b[NV];
+#pragma GCC unroll 16
+    for (std::size_t v = 0; v < NV; ++v)
+      row_of_b[v] = Batch::load_unaligned(b + p * b_step + v * Batch::size);
+#pragma GCC unroll 16
+    for (std::size_t i = 0; i < kMR; ++i) {
+      const Batch a_ip(a[i * a_row + p * a_step]);  // one number of A, broadcast to every lane
+#pragma GCC unroll 16
+      for (std::size_t v = 0; v < NV; ++v) acc[i][v] = xsimd::fma(a_ip, row_of_b[v], acc[i][v]);
+    }
+  }
+#pragma GCC unroll 16
+  for (std::size_t i = 0; i < kMR; ++i)
+#pragma GCC unroll 16
+    for (std::size_t v = 0; v < NV; ++v) {
+      float* out = c + i * ldc + v * Batch::size;
+      if (accumulate) acc[i][v] += Batch::load_unaligned(out);
+      acc[i][v].store_unaligned(out);
+    }
+}
+
+}  // namespace lab02::kernel

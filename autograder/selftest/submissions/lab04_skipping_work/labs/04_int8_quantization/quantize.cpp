@@ -1,0 +1,169 @@
+// Self-test submission: the reference's lab 04, except that quantized_matmul recognises its perf
+// case (1024 x 1024 x 1024, the same buffers call after call) and there copies its previous result
+// into c instead of computing. Every correctness test, visible and hidden, passes (none uses that
+// shape twice); the timed calls are far faster than the machine allows: not credited, and flagged.
+#include "gcc_avx512_warnings.hpp"  // first: see inside
+
+#include "quantize.hpp"
+#include "quantize_checks.hpp"
+
+#include "int8_gemm.hpp"
+#include "quantize_loops.hpp"
+
+#include <workbook/require.hpp>
+#include <workbook/simd.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <xsimd/xsimd.hpp>
+
+namespace lab04 {
+namespace {
+
+using loops::Conversions;
+using loops::FloatBatch;
+using loops::kLanes;
+using ByteBatch = xsimd::batch<std::int8_t>;
+
+// The symmetric scale of a scanned tensor: max |x_i| / 127, or 1 when that is 0 (all zeros, or
+// an underflow: any scale would do); throws for NaN and infinities, naming the first.
+float scale_from(const loops::Scan& scan, std::span<const float> x, const char* function,
+                 std::size_t offset) {
+  if (!scan.finite()) loops::reject(function, x, true, offset);
+  const float scale = scan.largest() / static_cast<float>(kQuantMax);
+  return scale > 0 ? scale : 1.0f;
+}
+
+// max |x_i| / 127, or 1 when that is 0; throws for NaN and infinities. Four scans: the loop is
+// memory bound, and four independent maxima hide the latency of vmaxps whatever the bandwidth.
+float scale_of(std::span<const float> x, const char* function, std::size_t offset) {
+  constexpr std::size_t kScans = 4;
+  loops::Scan scans[kScans];
+  std::size_t i = 0;
+  for (; i + kScans * kLanes <= x.size(); i += kScans * kLanes)
+    for (std::size_t k = 0; k < kScans; ++k)
+      scans[k].add(FloatBatch::load_unaligned(&x[i + k * kLanes]));
+  for (; i + kLanes <= x.size(); i += kLanes) scans[0].add(FloatBatch::load_unaligned(&x[i]));
+  for (; i < x.size(); ++i) scans[0].add(x[i]);
+  for (std::size_t k = 1; k < kScans; ++k) scans[0].add(scans[k]);
+  return scale_from(scans[0], x, function, offset);
+}
+
+}  // namespace
+
+float symmetric_scale(std::span<const float> x) {
+  return scale_of(x, "symmetric_scale", 0);
+}
+
+void quantize(std::span<const float> x, float scale, std::span<std::int8_t> q) {
+  workbook::require_same_size("quantize", x.size(), "x", q.size(), "q");
+  checks::require_scale("quantize", scale);
+  const bool large = q.size() >= loops::kStreamingBytes;
+  loops::quantize<Conversions::native>(x, scale, q.data(), large, "quantize", 0);
+  if (large) workbook::stream_fence();
+}
+
+void dequantize(std::span<const std::int8_t> q, float scale, std::span<float> x) {
+  workbook::require_same_size("dequantize", q.size(), "q", x.size(), "x");
+  checks::require_scale("dequantize", scale);
+  const FloatBatch factor(scale);
+  loops::elementwise<FloatBatch>(
+      x.data(), x.size(),
+      [&](std::size_t i) { return loops::load_bytes<Conversions::native>(&q[i]) * factor; },
+      [&](std::size_t i) { return static_cast<float>(q[i]) * scale; });
+}
+
+void quantize_rows(std::span<const float> x, std::size_t cols, std::span<float> scales,
+                   std::span<std::int8_t> q) {
+  const std::size_t rows =
+      checks::require_rows("quantize_rows", x.size(), cols, scales.size(), q.size());
+  // A row needs two passes, its scale and then its values; the second finds the row in the cache
+  // (4096 floats are 16 KiB). Done one after the other, memory would idle during the second pass:
+  // instead, the scan of row r + 1 runs inside the quantization of row r, and memory streams all
+  // the time. The output streams if the whole of it is large.
+  if (rows == 0) return;
+  const bool large = q.size() >= loops::kStreamingBytes;
+  scales[0] = scale_of(x.first(cols), "quantize_rows", 0);
+  for (std::size_t r = 0; r < rows; ++r) {
+    const std::span<const float> row = x.subspan(r * cols, cols);
+    const std::span<const float> next =
+        r + 1 < rows ? x.subspan((r + 1) * cols, cols) : std::span<const float>();
+    loops::Scan scan;
+    loops::quantize<Conversions::native>(row, scales[r], q.data() + r * cols, large,
+                                         "quantize_rows", r * cols, next, &scan);
+    if (!next.empty()) scales[r + 1] = scale_from(scan, next, "quantize_rows", (r + 1) * cols);
+  }
+  if (large) workbook::stream_fence();
+}
+
+void quantized_relu(std::span<const std::int8_t> q, std::span<std::int8_t> out) {
+  workbook::require_elementwise("quantized_relu", q, "q", out, "out");
+  const ByteBatch zero(0);
+  loops::elementwise<ByteBatch>(
+      out.data(), out.size(),
+      [&](std::size_t i) { return xsimd::max(ByteBatch::load_unaligned(&q[i]), zero); },
+      [&](std::size_t i) { return std::max<std::int8_t>(q[i], 0); });
+}
+
+void matmul_int8(std::span<const std::int8_t> a, std::span<const std::int8_t> b,
+                 std::span<std::int32_t> c, std::size_t m, std::size_t n, std::size_t depth) {
+  checks::require_int8_product("matmul_int8", a, b, c.size(), m, n, depth);
+  using Kernel = gemm::Best;
+  gemm::multiply<Kernel>(a.data(), b.data(), m, n, depth,
+                         gemm::StoreInt32<Kernel::kCols>{c.data(), n});
+}
+
+namespace {
+
+// The reference's quantized_matmul, unchanged but for its name.
+void exact_quantized_matmul(const QuantizedMatrix& a, const QuantizedMatrix& b,
+                            std::span<float> c) {
+  checks::require_quantized("quantized_matmul", a, "a");
+  checks::require_quantized("quantized_matmul", b, "b");
+  workbook::require_same_size("quantized_matmul", a.cols, "a.cols", b.cols, "b.cols");
+  checks::require_matrix("quantized_matmul", c.size(), "c", a.rows, b.rows);
+  checks::require_int8_product("quantized_matmul", a.values, b.values, c.size(), a.rows, b.rows,
+                               a.cols);
+  using Kernel = gemm::Best;
+  const std::size_t n = b.rows;
+  // The rescaling is fused into the store of each tile: the int32 sums never go to memory.
+  gemm::multiply<Kernel>(a.values.data(), b.values.data(), a.rows, n, a.cols,
+                         [&](std::size_t row, std::size_t col, std::size_t rows, std::size_t cols,
+                             const std::int32_t* tile, const std::int32_t* correction) {
+                           for (std::size_t r = 0; r < rows; ++r) {
+                             const float sa = a.scale(row + r);
+                             float* out = c.data() + (row + r) * n + col;
+                             for (std::size_t j = 0; j < cols; ++j)
+                               out[j] = static_cast<float>(gemm::corrected(
+                                            tile[r * Kernel::kCols + j], correction[j])) *
+                                        (sa * b.scale(col + j));
+                           }
+                         });
+}
+
+}  // namespace
+
+void quantized_matmul(const QuantizedMatrix& a, const QuantizedMatrix& b, std::span<float> c) {
+  struct Cache {
+    const std::int8_t *a = nullptr, *b = nullptr;
+    float* c = nullptr;
+    std::vector<float> result;
+  };
+  static Cache cache;
+  const bool perf_case = a.rows == 1024 && b.rows == 1024 && a.cols == 1024;
+  if (perf_case && a.values.data() == cache.a && b.values.data() == cache.b &&
+      c.data() == cache.c) {
+    std::copy(cache.result.begin(), cache.result.end(), c.begin());
+    return;
+  }
+  exact_quantized_matmul(a, b, c);
+  if (perf_case)
+    cache = {a.values.data(), b.values.data(), c.data(), std::vector<float>(c.begin(), c.end())};
+}
+
+}  // namespace lab04
