@@ -5,7 +5,8 @@
 #   2. the sealed (hidden) tests of labs 05 and 06: pass on the reference, fail cleanly on the stub;
 #   3. `grade @reference` (full marks, perf timed) and `grade @stub` (zero) under the full sandbox;
 #   4. the hostile GPU submissions of selftest/gpu_submissions (a kernel that never finishes, one that
-#      takes all GPU memory, one that faults) and lab05_link_error, each against its
+#      takes all GPU memory, one that faults), lab05_link_error and lab05_skip_when_timed (right
+#      except on timed calls: the perf driver's own check of a timed output), each against its
 #      expected.json, and after each one the GPU proved usable by the reference's sealed tests;
 #   5. `batch` over several submissions, with perf;
 #   6. the benches of labs 05 and 06 (their handouts' roofline figures: lab05.svg, lab06.svg).
@@ -39,7 +40,7 @@ step machine
 nvidia-smi --query-gpu=name,driver_version,memory.total,memory.used --format=csv
 nvcc --version | tail -1
 cmake -S . -B "$build" -G Ninja -DWORKBOOK_IMPL=solutions "-DWORKBOOK_LABS=05;06" -DWORKBOOK_AUTOGRADER=ON \
-  -DWORKBOOK_BENCH=ON -DWORKBOOK_REGISTER_LAST_BUILD=OFF > "$build/configure.log" 2>&1 || { cat "$build/configure.log"; exit 1; }
+  -DWORKBOOK_BENCH=ON -DWORKBOOK_HARNESS_TESTS=ON -DWORKBOOK_REGISTER_LAST_BUILD=OFF > "$build/configure.log" 2>&1 || { cat "$build/configure.log"; exit 1; }
 cmake --build "$build" -j "$(nproc)" 2>&1 | grep -E "error|FAILED" | head -40
 G=$build/autograder/workbook-grade
 cache=$build/grade-cache
@@ -56,8 +57,12 @@ if want 1; then
 fi
 
 if want 2; then
-  step "2. sealed tests: the reference passes, the stub fails cleanly"
+  step "2. sealed tests: the reference passes, the stub fails cleanly; the harness's GPU tests and perf tests"
   check "sealed tests of labs 05 and 06" ctest --test-dir "$build" -L hidden --output-on-failure
+  check "harness tests" ctest --test-dir "$build" -L harness --output-on-failure
+  # Each perf case's timed output, checked by the driver against the reference's.
+  check "perf tests of labs 05 and 06" ctest --test-dir "$build" -R 'lab0[56]\.perf\.' --output-on-failure -V
+  ctest --test-dir "$build" -R 'lab0[56]\.perf\.' -V 2>/dev/null | grep -E "Output:" | head -8
 fi
 
 if want 3; then
@@ -72,12 +77,16 @@ fi
 
 if want 4; then
   step "4. hostile GPU submissions, the GPU usable after each"
-  for s in ${GPU_CHECK_SUBMISSIONS:-gpu_submissions/spin gpu_submissions/oom gpu_submissions/fault submissions/lab05_link_error}; do
+  for s in ${GPU_CHECK_SUBMISSIONS:-gpu_submissions/spin gpu_submissions/oom gpu_submissions/fault submissions/lab05_link_error submissions/lab05_skip_when_timed}; do
     dir=autograder/selftest/$s
     s=$(basename "$s")
     start=$(date +%s)
-    check "$s graded as expected" $G grade "$dir" --out "$build/$s" "${common[@]}" --test-timeout 10 --labs 05 --no-perf \
-      --expect "$dir/expected.json"
+    # expected.gpu.json: a submission that needs a GPU for what it checks, left out of CI.
+    expected=$dir/expected.json
+    [ -f "$dir/expected.gpu.json" ] && expected=$dir/expected.gpu.json
+    check "$s graded as expected" $G grade "$dir" --out "$build/$s" "${common[@]}" --test-timeout 10 --labs 05 \
+      $(jq -r '.arguments // [] | join(" ")' "$expected" 2>/dev/null || python3 -c "import json,sys; print(' '.join(json.load(open(sys.argv[1])).get('arguments', [])))" "$expected") \
+      --expect "$expected"
     echo "  $s: graded in $(( $(date +%s) - start )) s"
     grep -E "^\| 05 " "$build/$s/report.md"
     grep -m3 -E "did not finish|out of memory|illegal memory access|undefined reference" "$build/$s/report.md"

@@ -248,6 +248,7 @@ Item make_item(const LabRecipe& lab, const Rubric& rubric, Source source, const 
   item.max_score = rule ? rule->points : 0;
   item.visibility = rule ? rule->visibility : rubric.visibility;
   item.gate = rule && rule->gate;
+  item.forfeit = rule && rule->forfeit;
   item.status = "not_run";
   if (!rule) item.details["rubric"] = "no rule: 0 of 0";
   return item;
@@ -1018,11 +1019,15 @@ LabResult grade_lab(Context& c, const LabRecipe& lab, bool submitted, const std:
   // its visible tests earn nothing when its gating hidden tests fail (they guard the tests that
   // run inside the student's process, whose results the student's code could forge).
   std::set<std::string> unimplemented, visible_failed, gated_off;
+  std::map<std::string, std::string> forfeited;  // function -> the integrity check it failed
+  std::set<std::string> hidden_failed;            // functions failing a gating hidden test that is not an integrity check
   for (const Item& i : items) {
     if (i.status != "failed") continue;
     if (i.output.find("not implemented yet: implement ") != std::string::npos) unimplemented.insert(i.function);
     if (i.source == Source::visible) visible_failed.insert(i.function);
     if (i.gate) gated_off.insert(i.function);
+    if (i.forfeit && !forfeited.count(i.function)) forfeited[i.function] = i.test;
+    if (i.source == Source::hidden && i.gate && !i.forfeit) hidden_failed.insert(i.function);
   }
   // For the instructor: every visible test of a function passed in the student's process, while
   // the same function fails its gating hidden tests or says "not implemented" only in the sealed
@@ -1050,6 +1055,23 @@ LabResult grade_lab(Context& c, const LabRecipe& lab, bool submitted, const std:
       i.output = "Passed in your program, but not credited: hidden tests of " + i.function + " fail, and they guard "
                  "the points of the tests that run inside your program.";
     }
+  }
+  // A function that passes its other gating hidden tests (it computes the right thing) but keeps
+  // results from one call to the next, or writes inputs it must leave alone, earns nothing (its
+  // other hidden tests included): its right answers cannot be told from reused ones. (A function
+  // that is simply wrong fails those tests too; it is gated as usual, not treated as this.)
+  for (Item& i : items) {
+    const auto f = forfeited.find(i.function);
+    if (f == forfeited.end() || i.source == Source::perf || unimplemented.count(i.function) || hidden_failed.count(i.function))
+      continue;
+    if (i.source == Source::visible || i.status == "passed")
+      i.details["flag"] = "failed an integrity check (" + f->second + "): results kept between calls, or inputs modified";
+    if (i.status != "passed") continue;
+    i.status = "failed";
+    i.details["forfeited"] = true;
+    i.output = "Passed, but not credited: " + i.function + " failed the hidden test " + f->second +
+               " (its results must be fresh at each call and its inputs left as they were); a function that fails it "
+               "earns nothing, since its right answers cannot be told from reused ones.";
   }
   gated_off.insert(unimplemented.begin(), unimplemented.end());
   run_perf(c, lab, rubric, items, result, gated_off, start);
@@ -1126,7 +1148,7 @@ nlohmann::json GradeResult::to_json() const {
     for (const Item& i : l.items)
       items_json.push_back({{"name", i.name()}, {"lab", i.lab}, {"source", to_string(i.source)}, {"test", i.test},
                             {"function", i.function}, {"score", i.score}, {"max_score", i.max_score}, {"status", i.status},
-                            {"output", i.output}, {"visibility", i.visibility}, {"gate", i.gate}, {"seconds", i.seconds},
+                            {"output", i.output}, {"visibility", i.visibility}, {"gate", i.gate}, {"forfeit", i.forfeit}, {"seconds", i.seconds},
                             {"details", i.details}});
     json plots = json::array();
     for (const auto& [name, svg] : l.plots) plots.push_back({{"case", name}, {"svg", "lab" + l.number + "-" + name + ".svg"}});
@@ -1178,6 +1200,7 @@ GradeResult GradeResult::from_json(const nlohmann::json& j) {
       item.output = i.value("output", "");
       item.visibility = i.value("visibility", "visible");
       item.gate = i.value("gate", false);
+      item.forfeit = i.value("forfeit", false);
       item.seconds = i.value("seconds", 0.0);
       item.details = i.value("details", json::object());
       r.items.push_back(item);

@@ -134,7 +134,7 @@ Rubric Rubric::load(const std::string& path, const std::string& lab) {
   for (std::size_t i = 0; i < j["rules"].size(); ++i) {
     const json& x = j["rules"][i];
     const std::string where = path + ": rules[" + std::to_string(i) + "]";
-    only_keys(x, {"source", "match", "function", "points", "visibility", "gate", "perf", "about"}, where);
+    only_keys(x, {"source", "match", "function", "points", "visibility", "gate", "forfeit", "perf", "about"}, where);
     Rule rule;
     rule.source = source_from_string(x.value("source", "visible"));
     rule.match = x.value("match", "");
@@ -144,9 +144,10 @@ Rubric Rubric::load(const std::string& path, const std::string& lab) {
     if (rule.points < 0) throw std::runtime_error(where + ": negative points");
     rule.visibility = x.value("visibility", r.visibility);
     if (!kVisibility.count(rule.visibility)) throw std::runtime_error(where + ": unknown visibility '" + rule.visibility + "'");
-    rule.gate = x.value("gate", default_gate && rule.source == Source::hidden);
+    rule.forfeit = x.value("forfeit", false);
+    rule.gate = x.value("gate", default_gate && rule.source == Source::hidden) || rule.forfeit;
     if (rule.gate && rule.source != Source::hidden)
-      throw std::runtime_error(where + ": only hidden (sealed) tests can gate: the others run in the student's process");
+      throw std::runtime_error(where + ": only hidden (sealed) tests can gate or forfeit: the others run in the student's process");
     if (x.contains("perf")) {
       if (rule.source != Source::perf) throw std::runtime_error(where + ": \"perf\" tiers belong to perf rules");
       rule.perf = read_scale(x["perf"], r.perf, where + ".perf");
@@ -170,7 +171,7 @@ nlohmann::json Rubric::to_json() const {
   json rules_json = json::array();
   for (const Rule& rule : rules) {
     json x = {{"source", to_string(rule.source)}, {"match", rule.match}, {"points", rule.points},
-              {"visibility", rule.visibility}, {"gate", rule.gate}};
+              {"visibility", rule.visibility}, {"gate", rule.gate}, {"forfeit", rule.forfeit}};
     if (!rule.function.empty()) x["function"] = rule.function;
     rules_json.push_back(x);
   }

@@ -29,6 +29,7 @@ struct Item {
   std::string output;     ///< Markdown, for the student
   std::string visibility = "visible";
   bool gate = false;
+  bool forfeit = false;  ///< an integrity check: failing it forfeits the function (see Rule::forfeit)
   double seconds = 0;
   nlohmann::json details = nlohmann::json::object();  ///< perf figures, flags
 

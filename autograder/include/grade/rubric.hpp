@@ -52,6 +52,9 @@ struct Rule {
   /// A gate: if any test under this rule fails, the visible and perf points of the same function
   /// are not credited (the sealed tests guard the tests that run in the student's process).
   bool gate = false;
+  /// An integrity check (results fresh at each call, inputs left unchanged): if a test under this
+  /// rule fails, the function earns nothing at all, its other hidden tests included. Implies gate.
+  bool forfeit = false;
   std::optional<PerfScale> perf;  ///< per-rule perf tiers (perf rules only)
 };
 
