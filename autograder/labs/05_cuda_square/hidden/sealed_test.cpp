@@ -149,7 +149,10 @@ TEST(Square2d, FreshResultsEachCall) {
 // --- time_launches -----------------------------------------------------------------------------------
 
 // Work of known length (1 ms, then 3 ms, alternating, after a cold first launch) timed in the worker;
-// the durations come back here and are judged as the visible tests judge them.
+// the durations come back here. Judged with a wider band than the visible tests' 2%: the GPU is
+// shared with the grader's other work (a faulting kernel of the student's square, just before,
+// slows the next milliseconds by a few percent), and every classic mistake is off by far more
+// (half the time or less, twice or more, the cold launch's 20 ms).
 ::testing::AssertionResult times_known_work(Worker& worker) {
   const std::vector<double> lengths = {1.0, 3.0};
   const int warmup = 2, runs = 6;
@@ -166,7 +169,9 @@ TEST(Square2d, FreshResultsEachCall) {
   const lab05::timing_checks::KnownWork work(lengths);
   for (int i = 0; i < runs; ++i) {
     // Launch 0 is the cold one, launches 1 .. warmup - 1 the rest of the warm-up: timed run i is launch warmup + i.
-    if (auto r = lab05::timing_checks::close_to(ms.data()[i], work.ms_of(warmup + i)); !r) return r << " (timed run " << i << ")";
+    const double want = work.ms_of(warmup + i), got = ms.data()[i];
+    if (got >= 0.98 * want && got <= 1.1 * want + 0.05) continue;
+    return lab05::timing_checks::close_to(ms.data()[i], want) << " (timed run " << i << ")";
   }
   return ::testing::AssertionSuccess();
 }
