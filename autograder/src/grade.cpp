@@ -1064,7 +1064,7 @@ LabResult grade_lab(Context& c, const LabRecipe& lab, bool submitted, const std:
     const auto f = forfeited.find(i.function);
     if (f == forfeited.end() || i.source == Source::perf || unimplemented.count(i.function) || hidden_failed.count(i.function))
       continue;
-    if (i.source == Source::visible || i.status == "passed")
+    if (i.source == Source::visible)  // the flags list reads them from the visible tests
       i.details["flag"] = "failed an integrity check (" + f->second + "): results kept between calls, or inputs modified";
     if (i.status != "passed") continue;
     i.status = "failed";

@@ -173,11 +173,11 @@ int check_expectations(const GradeResult& r, const json& e, const std::vector<st
       continue;
     bool seen = false;
     for (const LabResult& l : r.labs) {
-      if (l.build_output.find(text.get<std::string>()) != std::string::npos) seen = true;
+      if (l.build_output.find(t) != std::string::npos) seen = true;
       for (const Item& i : l.items)
-        if (i.output.find(text.get<std::string>()) != std::string::npos) seen = true;
+        if (i.output.find(t) != std::string::npos) seen = true;
     }
-    if (!seen) problems.push_back("no output says \"" + text.get<std::string>() + "\"");
+    if (!seen) problems.push_back("no output says \"" + t + "\"");
   }
   // Texts the instructor's flags (gradebook, class summary) must contain.
   const std::vector<std::string> raised = flags(r);
