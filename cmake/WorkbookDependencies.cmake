@@ -2,7 +2,7 @@
 # configure with the apt package that provides it.
 
 set(WORKBOOK_APT_PACKAGES
-  "cmake ninja-build g++ googletest libgtest-dev libxtensor-dev xtl-dev libxsimd-dev nlohmann-json3-dev"
+  "cmake ninja-build g++ googletest libgtest-dev libxtensor-dev xtl-dev libxsimd-dev nlohmann-json3-dev libcli11-dev"
   CACHE INTERNAL "Debian packages the build needs")
 
 # workbook_require(<package> <apt package> [<find_package arguments>...])
@@ -23,6 +23,7 @@ workbook_require(xtl xtl-dev)
 workbook_require(xsimd libxsimd-dev)
 workbook_require(xtensor libxtensor-dev)
 workbook_require(nlohmann_json nlohmann-json3-dev)
+workbook_require(CLI11 libcli11-dev)
 include(GoogleTest)
 
 if(xsimd_VERSION VERSION_LESS 8 OR xsimd_VERSION VERSION_GREATER_EQUAL 9)
