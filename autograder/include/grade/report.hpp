@@ -3,7 +3,8 @@
 /// \brief What a graded submission produces: Gradescope's results.json, PrairieLearn's results,
 /// the JSON record, a Markdown and an HTML report with the roofline plots, and a CSV row.
 
-#include <grade/grade.hpp>
+#include <grade/options.hpp>
+#include <grade/result.hpp>
 
 #include <string>
 #include <vector>

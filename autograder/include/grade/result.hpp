@@ -1,0 +1,78 @@
+#pragma once
+/// \file result.hpp
+/// \brief What grading a submission produces: one Item per graded test, one LabResult per lab, and
+/// the GradeResult of the whole submission (record.json). Every stage of the pipeline fills a part of
+/// it; the reporters (report.hpp) only read it.
+
+#include <grade/rubric.hpp>
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace workbook::grade {
+
+/// One graded test: a line of results.json.
+struct Item {
+  std::string lab;        ///< "01"
+  Source source = Source::visible;
+  std::string test;       ///< "Relu.InPlace", or the perf case "relu"
+  std::string function;   ///< what it grades ("relu")
+  double score = 0;
+  double max_score = 0;
+  std::string status;     ///< passed, failed, skipped (not graded), not_run
+  std::string output;     ///< Markdown, for the student
+  std::string visibility = "visible";
+  bool gate = false;
+  bool forfeit = false;  ///< an integrity check: failing it forfeits the function (see Rule::forfeit)
+  double seconds = 0;
+  nlohmann::json details = nlohmann::json::object();  ///< perf figures, flags
+
+  std::string name() const;  ///< "lab01 Relu.InPlace", "lab01 hidden Relu.InPlace", "lab01 perf relu"
+};
+
+/// The exit code of `grade` when the submission was graded but a lab it asked for could not be
+/// graded on this machine (not buildable here, or every test skipped itself: a GPU lab without a GPU).
+inline constexpr int kExitLabsNotGraded = 3;
+
+struct LabResult {
+  std::string number, folder, title;
+  /// graded, not_graded (nothing could run here: every test skipped itself), not_submitted,
+  /// compile_error, symbol_error, link_error, unavailable, error
+  std::string status = "graded";
+  std::string build_output;  ///< the compiler's or linker's first errors, paths as the student sees them
+  double score = 0, max_score = 0;
+  std::vector<Item> items;
+  double seconds = 0;
+  std::vector<std::string> notes;
+  std::vector<std::pair<std::string, std::string>> plots;  ///< perf case -> SVG roofline
+};
+
+struct SubmittedFile {
+  std::string path;  ///< labs/01_vectorized_relu/vector_ops.cpp
+  std::uint64_t bytes = 0;
+  std::string hash;
+};
+
+struct GradeResult {
+  std::string id;
+  std::string submission;
+  std::string started_at;
+  double seconds = 0;
+  double score = 0, max_score = 0;
+  std::uint64_t seed = 0;
+  std::string cache_key;
+  nlohmann::json isolation;
+  nlohmann::json ceilings;  ///< the machine's ceilings the perf cases were judged by (for class plots)
+  std::vector<SubmittedFile> files;
+  std::vector<LabResult> labs;
+  std::vector<std::string> warnings;  ///< for the instructor (not for the student)
+
+  nlohmann::json to_json() const;
+  static GradeResult from_json(const nlohmann::json& j);
+};
+
+}  // namespace workbook::grade

@@ -1,0 +1,30 @@
+#pragma once
+// Build: a lab's student sources compiled with the trusted build's own commands, audited, and
+// linked with the trusted objects, all in the sandbox. Private to the grader.
+#include <grade/prepare.hpp>
+#include <grade/rubric.hpp>
+
+#include "workspace.hpp"
+
+#include <string>
+#include <vector>
+
+namespace workbook::grade {
+
+/// Folders a compile or link needs besides the system folders and its inputs: the compiler's own
+/// installation when it lives elsewhere (a toolchain under /sw/gcc-13, a CUDA toolkit under
+/// /sw/cuda: the folder above its bin/, for its headers, libraries and helpers, nvcc's host compiler
+/// included) and the link's -L folders.
+std::vector<std::string> tool_folders(const std::vector<std::string>& argv);
+
+/// How a lab's build went.
+struct BuildStep {
+  bool ok = false;
+  std::string status;  // compile_error, symbol_error, link_error
+  std::string output;  ///< the first errors, paths as the student sees them
+};
+
+/// Compiles, audits and links a lab's submission into the workspace's bin/labNN/.
+BuildStep build_lab(Context& c, const LabRecipe& lab, const Rubric& rubric);
+
+}  // namespace workbook::grade

@@ -1,0 +1,276 @@
+// Perf (see perf_stage.hpp): the harness's driver, with the student's worker in the sandbox.
+#include "perf_stage.hpp"
+
+#include <grade/sandbox.hpp>
+
+#include <workbook/ceilings.hpp>
+#include <workbook/perf_driver.hpp>
+#include <workbook/report.hpp>
+#include <workbook/roofline.hpp>
+#include <workbook/seed.hpp>
+#include <workbook/stats.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <regex>
+#include <sstream>
+
+namespace workbook::grade {
+namespace {
+
+using nlohmann::json;
+
+double median(std::vector<double> v) { return v.empty() ? 0 : summarize(v).median; }
+
+workbook::Work work_from_json(const json& j) {
+  workbook::Work w;
+  w.ops = j.at("ops").get<double>();
+  w.bytes = j.at("bytes").get<double>();
+  w.traffic = workbook::traffic_from_string(j.at("traffic").get<std::string>());
+  w.compute = workbook::compute_from_string(j.at("compute").get<std::string>());
+  w.threads = j.at("threads").get<unsigned>();
+  w.ops_unit = j.at("ops_unit").get<std::string>();
+  return w;
+}
+
+// The reference's sandbox user is the job's plus this: a user of its own.
+constexpr int kReferenceSlotOffset = 1000;
+
+// The two ratios of a perf record: the one the harness judged by (interleaved rounds, from the
+// times each worker reported) and the one of the grader's own clock (timed batches, round trips).
+struct PerfRatios {
+  bool valid = false;
+  bool reference_ok = false;
+  double claimed = 0, clock = 0;
+  double claimed_seconds = 0, clock_seconds = 0;
+  // Within 1.3x: noise of a shared machine. Beyond: a worker that reports faster than it runs.
+  bool agree() const { return clock <= 1.3 * claimed; }
+};
+
+PerfRatios perf_ratios(const json& record) {
+  PerfRatios r;
+  if (!record.contains("student") || !record.contains("reference") || !record.contains("ratio")) return r;
+  const double mine = median(record["student"].value("driver_timed_seconds", std::vector<double>{}));
+  const double claimed = record["student"]["timing"].value("median", 0.0);
+  double theirs = 0;
+  if (record["reference"].contains("driver_timed_seconds"))
+    theirs = median(record["reference"]["driver_timed_seconds"].get<std::vector<double>>());
+  else
+    theirs = record["reference"]["timing"].value("median", 0.0);  // expected from the profile
+  r.claimed = record["ratio"].value("median", 0.0);
+  r.reference_ok = theirs > 0 && std::isfinite(theirs);
+  if (!(r.reference_ok && mine > 0 && claimed > 0 && r.claimed > 0 && std::isfinite(claimed) && std::isfinite(r.claimed))) return r;
+  r.clock = mine / theirs;
+  r.claimed_seconds = claimed;
+  r.clock_seconds = mine;
+  r.valid = true;
+  return r;
+}
+
+}  // namespace
+
+void run_perf(Context& c, const LabRecipe& lab, const Rubric& rubric, std::vector<Item>& items, LabResult& result,
+              const std::set<std::string>& gated_off, Clock::time_point lab_start) {
+  const std::string name = lab.name();
+  const fs::path results = c.ws.priv() / "perf";
+  for (Item& item : items) {
+    if (item.source != Source::perf) continue;
+    const Rule* rule = rubric.find(Source::perf, item.test);
+    PerfScale scale = rule && rule->perf ? *rule->perf : rubric.perf;
+    if (c.options.perf_full_within) scale.full_within = *c.options.perf_full_within;
+    if (c.options.perf_zero_at) scale.zero_at = *c.options.perf_zero_at;
+    if (c.options.perf_seconds) scale.max_seconds = *c.options.perf_seconds;
+    if (item.status == "skipped") continue;  // not timed at all (no perf)
+    if (gated_off.count(item.function)) {
+      item.status = "failed";
+      item.output = "Not timed: " + item.function + " is not implemented yet, or its hidden tests fail (see them above); "
+                    "a kernel is timed only once it is right.";
+      continue;
+    }
+    if (since(lab_start) > rubric.lab_seconds) {
+      item.status = "failed";
+      item.output = "Not timed: the lab's time budget (" + fixed(rubric.lab_seconds, 0) + " s) ran out.";
+      continue;
+    }
+    // Both workers run through the same launcher, in the same kind of sandbox, so that neither
+    // gets conditions the other lacks; the reference as a user of its own (it cannot be signalled
+    // or traced from the student's), its binary executable but not readable.
+    auto launcher_for = [&](const std::string& who, const fs::path& worker, int slot, const fs::path& mount) {
+      SandboxSpec s = base_spec(c, rubric, std::max(600.0, 20 * scale.max_seconds + 3 * rubric.test_timeout_seconds));
+      s.slot = slot;
+      s.gpu = lab.gpu;
+      s.argv = {worker.string()};
+      s.mounts.push_back({mount.string(), false});
+      s.mounts.push_back({lab.lab_dir.string(), false});
+      json spec = spec_to_json(s);
+      const std::string stem = name + "-perf-" + item.test + "-" + who;
+      spec["log"] = (c.ws.priv() / (stem + ".log")).string();
+      // The driver's channel (3, 4) and the shared memory into which the worker copies the output
+      // of the timed call the driver checks (5).
+      spec["pass_fds"] = {3, 4, 5};
+      write_json(c.ws.priv() / (stem + ".json"), spec);
+      const fs::path launcher = c.ws.priv() / (stem + ".sh");
+      write_text_atomic(launcher, "#!/bin/sh\nexec " + shell_quote(self_executable().string()) + " sandbox-exec " +
+                                      shell_quote((c.ws.priv() / (stem + ".json")).string()) + " \"$@\"\n");
+      fs::permissions(launcher, fs::perms::owner_all);
+      return launcher.string();
+    };
+
+    perf::DriverOptions o;
+    o.lab = name;
+    o.case_name = item.test;
+    o.student = launcher_for("student", c.ws.bin(name) / "perf", c.options.slot, c.ws.bin(name));
+    if (!lab.perf_reference.empty())
+      o.reference = launcher_for("reference", lab.perf_reference, c.options.slot + kReferenceSlotOffset, lab.perf_reference);
+    else
+      o.profile = lab.profile;
+    o.ceilings_path = c.cache.ceilings.string();
+    o.results = results;
+    o.edit = lab.edit();
+    o.max_ratio = scale.full_within;
+    o.seed = seed_for(name + "." + item.test);
+    o.timing.max_seconds = scale.max_seconds;
+    o.timeout_seconds = c.options.test_timeout.value_or(rubric.test_timeout_seconds) * 3;
+    std::ostringstream text;
+    const auto start = Clock::now();
+    const fs::path record_path = results / name / (item.test + ".json");
+    json record;
+    PerfRatios ratios;
+    std::string md, svg;
+    for (int attempt = 1; attempt <= 2; ++attempt) {
+      std::ostringstream attempt_text;
+      {
+        std::unique_ptr<PhaseLock> alone;
+        if (c.options.perf_lock) alone = std::make_unique<PhaseLock>(c.cache.root, true);
+        try {
+          perf::drive(o, attempt_text);  // its verdict is read back from the record it writes
+        } catch (const std::exception& e) {
+          attempt_text << "ERROR: " << e.what() << "\n";
+        }
+      }
+      if (!fs::exists(record_path)) {
+        text.str(attempt_text.str());
+        break;
+      }
+      const json this_record = read_json(record_path);
+      const PerfRatios these = perf_ratios(this_record);
+      if (attempt == 1 || (these.valid && (!ratios.valid || these.clock < ratios.clock))) {
+        record = this_record;
+        ratios = these;
+        text.str(attempt_text.str());
+        const fs::path stem = results / name / item.test;
+        md = fs::exists(stem.string() + ".md") ? read_text(stem.string() + ".md") : "";
+        svg = fs::exists(stem.string() + ".svg") ? read_text(stem.string() + ".svg") : "";
+      }
+      // Measure again only when the grader's clock disagrees with what the worker reported.
+      if (!ratios.valid || ratios.agree()) break;
+      c.log << "    " << item.name() << ": the grader's clock says " << fixed(ratios.clock) << "x, the worker "
+            << fixed(ratios.claimed) << "x: measuring again\n";
+    }
+    item.seconds = since(start);
+    if (record.is_null()) {
+      item.status = "skipped";
+      item.details["grader"] = true;
+      item.output = "Not graded: the perf driver failed (a problem of the grader, not of your code):\n" + fenced(cut(text.str(), 2000));
+      result.notes.push_back("perf " + item.test + ": driver error");
+      continue;
+    }
+    const std::string verdict = record.value("verdict", "");
+    const std::string reason = record.value("reason", "");
+    md = std::regex_replace(md, std::regex(R"(\n!\[roofline\]\([^)]*\)\n?)"), "\n");
+    if (!svg.empty()) result.plots.emplace_back(item.test, svg);
+    item.details["verdict"] = verdict;
+    item.details["reason"] = reason;
+    if (verdict == "error" && reason == "mismatch") {
+      // The student's worker describes the work itself: a mismatch is its doing. Fail closed.
+      item.status = "failed";
+      item.output = "Not graded: your perf worker described different work than the reference's (" +
+                    record.value("message", std::string()) + ").";
+      item.details["grader_error"] = true;
+      continue;
+    }
+    if (verdict == "error") {
+      item.status = "skipped";
+      item.details["grader"] = true;
+      item.output = "Not graded: " + record.value("message", std::string("the reference could not be timed")) +
+                    " (a problem of the grader, not of your code).";
+      result.notes.push_back("perf " + item.test + ": " + reason);
+      continue;
+    }
+    if (verdict == "fail" && (reason == "timed_output_differs" || reason == "output_tampered")) {
+      // The driver's own check of a timed call: the output differs from the reference's on the same
+      // inputs, though the check in the student's process passed. No points, and flagged.
+      item.status = "failed";
+      item.output = "**Not credited:** " + record.value("message", std::string()) +
+                    " If you believe your kernel is right, ask your instructor to look at it.\n\nEdit " + lab.edit() + ".";
+      item.details["flag"] = "timed output differs from the reference's";
+      item.details["timed_output_differs"] = true;
+      result.notes.push_back("perf " + item.test + ": the output of a timed call differs from the reference's (flagged)");
+      c.log << "    " << item.name() << ": the output of a timed call differs from the reference's\n";
+      continue;
+    }
+    if (verdict == "fail" && reason != "too_slow") {
+      item.status = "failed";
+      item.output = fenced(cut(student_paths(record.value("message", text.str()), c.ws, c.cache), 4000)) + "Edit " + lab.edit() + ".";
+      continue;
+    }
+    if (!ratios.valid) {
+      // No usable reference time is the grader's problem; no usable time of the student's is not.
+      const bool theirs_missing = !ratios.reference_ok;
+      item.status = theirs_missing ? "skipped" : "failed";
+      if (theirs_missing) item.details["grader"] = true;
+      item.output = theirs_missing ? "Not graded: the reference's timing did not come back (a problem of the grader)."
+                                   : "Not credited: your perf worker reported no usable times.";
+      continue;
+    }
+    // The harness's ratio (interleaved rounds, medians: robust to a loaded machine) when the
+    // grader's own clock agrees with the times the worker reported; else the grader's clock, which
+    // code in the worker cannot forge, and a flag.
+    const bool agree = ratios.agree();
+    const double ratio = agree ? ratios.claimed : ratios.clock;
+    const double mine = agree ? ratios.claimed_seconds : ratios.clock_seconds;
+    const double theirs = mine / ratio;
+    const workbook::Ceilings ceilings = workbook::Ceilings::from_json(record.at("ceilings"));
+    const workbook::Analysis a = workbook::analyze(work_from_json(record.at("work")), mine, ceilings);
+    const bool implausible = ratio < scale.implausible_ratio && a.fraction_of_roof > scale.implausible_roof;
+    item.score = implausible ? 0 : item.max_score * scale.fraction(ratio);
+    item.status = item.score >= item.max_score - 1e-9 ? "passed" : "failed";
+    item.details.update({{"ratio", ratio},
+                         {"worker_reported_ratio", ratios.claimed},
+                         {"grader_clock_ratio", ratios.clock},
+                         {"clocks_agree", agree},
+                         {"seconds", mine},
+                         {"reference_seconds", theirs},
+                         {"fraction_of_roof", a.fraction_of_roof},
+                         {"gops", a.gops},
+                         {"gbs", a.gbs},
+                         {"intensity", a.intensity},
+                         {"ops_unit", record["work"].value("ops_unit", "FLOP")},
+                         {"traffic", record["work"].value("traffic", "copy")},
+                         {"full_within", scale.full_within},
+                         {"zero_at", scale.zero_at},
+                         {"implausible", implausible},
+                         {"output_checked", record.value("output_check", json::object()).value("checked", false)}});
+    std::string grading = std::string("**Graded**") + (agree ? "" : " by the grader's own clock") + ": your time is **" + fixed(ratio) + "x** the reference's" +
+                          (record["reference"].value("expected_from_profile", false) ? " (expected from its recorded fraction of the roofline)" : "") +
+                          ": " + fixed(item.score, 2) + " of " + fixed(item.max_score, 2) + " points (full within " +
+                          fixed(scale.full_within) + "x, none from " + fixed(scale.zero_at) + "x).\n";
+    if (!agree) {
+      grading += "(The times your worker reported, " + fixed(ratios.claimed) + "x, disagree with the grader's clock, " +
+                 fixed(ratios.clock) + "x, twice: graded by the grader's clock.)\n";
+      item.details["flag"] = "clocks disagree";
+    }
+    if (implausible) {
+      grading = "**Not credited:** your kernel took " + fixed(ratio) + "x the reference's time and reached " +
+                workbook::format_percent(a.fraction_of_roof) + " of the roofline this machine allows. A kernel that fast "
+                "skips work or reuses results between calls; the timing is not graded. If you believe it is genuine, "
+                "ask your instructor to look at it.\n";
+      item.details["flag"] = "implausibly fast";
+    }
+    item.output = grading + "\n" + md;
+    c.log << "    " << item.name() << ": " << fixed(ratio) << "x, " << fixed(item.score) << "/" << fixed(item.max_score) << "\n";
+  }
+}
+
+}  // namespace workbook::grade
