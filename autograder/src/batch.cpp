@@ -174,8 +174,8 @@ void write_summary(const fs::path& out, std::ostream& log) {
         scores.push_back(l.score);
         max = std::max(max, l.max_score);
         full += l.max_score > 0 && l.score >= l.max_score - 1e-6;
-        broken += l.status == "compile_error" || l.status == "link_error" || l.status == "symbol_error";
-        missing += l.status == "not_submitted";
+        broken += l.status == LabStatus::compile_error || l.status == LabStatus::link_error || l.status == LabStatus::symbol_error;
+        missing += l.status == LabStatus::not_submitted;
         for (const Item& i : l.items) {
           if (i.source != Source::perf || !i.details.contains("gops") || i.details.value("implausible", false)) continue;
           const double x = i.details.value("intensity", 0.0), y = i.details.value("gops", 0.0);

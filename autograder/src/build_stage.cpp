@@ -58,7 +58,7 @@ BuildStep build_lab(Context& c, const LabRecipe& lab, const Rubric& rubric) {
     s.mounts.push_back({c.ws.obj(name).string(), true});
     const RunResult r = run_sandboxed(s);
     if (!r.ok()) {
-      step.status = "compile_error";
+      step.status = LabStatus::compile_error;
       std::string text = r.exited ? first_errors(student_paths(r.output, c.ws, c.cache)) : r.describe() + "\n" + student_paths(r.output, c.ws, c.cache);
       step.output = "labs/" + lab.folder + "/" + compile.source + " does not compile:\n" + text;
       return step;
@@ -69,7 +69,7 @@ BuildStep build_lab(Context& c, const LabRecipe& lab, const Rubric& rubric) {
   {
     const SymbolAudit audit = audit_objects(c, lab, rubric, objects);
     if (!audit.ok()) {
-      step.status = "symbol_error";
+      step.status = LabStatus::symbol_error;
       step.output = lab.edit() + " defines symbols a submission may not define:\n";
       for (std::size_t i = 0; i < audit.problems.size() && i < 10; ++i) step.output += "  - " + audit.problems[i] + "\n";
       return step;
@@ -91,7 +91,7 @@ BuildStep build_lab(Context& c, const LabRecipe& lab, const Rubric& rubric) {
     s.mounts.push_back({c.ws.bin(name).string(), true});
     const RunResult r = run_sandboxed(s);
     if (!r.ok()) {
-      step.status = "link_error";
+      step.status = LabStatus::link_error;
       step.output = lab.edit() + " compiles but does not link (a function of the interface missing, or its "
                                  "signature changed?):\n" +
                     first_errors(student_paths(r.output, c.ws, c.cache));

@@ -2,6 +2,7 @@
 // Build: a lab's student sources compiled with the trusted build's own commands, audited, and
 // linked with the trusted objects, all in the sandbox. Private to the grader.
 #include <grade/prepare.hpp>
+#include <grade/result.hpp>
 #include <grade/rubric.hpp>
 
 #include "workspace.hpp"
@@ -20,7 +21,7 @@ std::vector<std::string> tool_folders(const std::vector<std::string>& argv);
 /// How a lab's build went.
 struct BuildStep {
   bool ok = false;
-  std::string status;  // compile_error, symbol_error, link_error
+  LabStatus status = LabStatus::graded;  ///< compile_error, symbol_error or link_error when not ok
   std::string output;  ///< the first errors, paths as the student sees them
 };
 

@@ -45,12 +45,12 @@ LabResult grade_lab(Context& c, const LabRecipe& lab, bool submitted, const std:
   result.folder = lab.folder;
   c.log << "  " << lab.name() << " (" << lab.folder << ")\n" << std::flush;
   if (!lab.available) {
-    result.status = "unavailable";
+    result.status = LabStatus::unavailable;
     result.notes.push_back(lab.unavailable);
     Item build;
     build.lab = lab.number;
     build.test = "build";
-    build.status = "skipped";
+    build.status = ItemStatus::skipped;
     build.output = "Not graded: this lab cannot be graded on this machine (" + first_errors(lab.unavailable, 5) + ").";
     result.items.push_back(build);
     return result;
@@ -62,7 +62,7 @@ LabResult grade_lab(Context& c, const LabRecipe& lab, bool submitted, const std:
     // Graded without perf: the perf cases leave the maximum for every submission alike.
     for (Item& i : items) {
       if (i.source != Source::perf) continue;
-      i.status = "skipped";
+      i.status = ItemStatus::skipped;
       i.details["grader"] = true;
       i.output = "Not timed (the grader ran without perf).";
     }
@@ -71,7 +71,7 @@ LabResult grade_lab(Context& c, const LabRecipe& lab, bool submitted, const std:
   build.lab = lab.number;
   build.test = "build";
   build.function = "";
-  build.status = "passed";
+  build.status = ItemStatus::passed;
   build.visibility = "visible";
 
   auto finish = [&] {
@@ -81,8 +81,8 @@ LabResult grade_lab(Context& c, const LabRecipe& lab, bool submitted, const std:
   };
 
   if (!submitted) {
-    result.status = "not_submitted";
-    build.status = "failed";
+    result.status = LabStatus::not_submitted;
+    build.status = ItemStatus::failed;
     build.output = "Not submitted: " + missing;
     fail_all(items, "Not graded: " + missing);
     return finish();
@@ -95,10 +95,10 @@ LabResult grade_lab(Context& c, const LabRecipe& lab, bool submitted, const std:
   if (!step.ok) {
     result.status = step.status;
     result.build_output = step.output;
-    build.status = "failed";
+    build.status = ItemStatus::failed;
     build.output = fenced(step.output) + "\nEvery test of lab " + lab.number + " counts 0 until it builds.";
     fail_all(items, "Not run: lab " + lab.number + " does not build (see " + lab.name() + " build).");
-    c.log << "    build: " << step.status << "\n";
+    c.log << "    build: " << to_string(step.status) << "\n";
     return finish();
   }
   build.output = "Built: " + lab.edit() + " compiled and linked with the lab's tests.";
@@ -178,7 +178,7 @@ GradeResult grade(const GradeOptions& o, std::ostream& log) {
     LabIntake taken = take_lab_files(c, root, lab, lab_rubric, name_count);
     result.files.insert(result.files.end(), taken.files.begin(), taken.files.end());
     LabResult lr = grade_lab(c, lab, taken.submitted, taken.missing);
-    log << "  " << lab.name() << ": " << fixed(lr.score, 1) << " / " << fixed(lr.max_score, 1) << " (" << lr.status << ", "
+    log << "  " << lab.name() << ": " << fixed(lr.score, 1) << " / " << fixed(lr.max_score, 1) << " (" << to_string(lr.status) << ", "
         << fixed(lr.seconds, 1) << " s)\n" << std::flush;
     for (const std::string& n2 : lr.notes) result.warnings.push_back(lab.name() + ": " + n2);
     for (const std::string& w : lab.rubric_warnings) result.warnings.push_back(lab.name() + " rubric: " + w);

@@ -140,8 +140,8 @@ int check_expectations(const GradeResult& r, const json& e, const std::vector<st
       problems.push_back("lab " + lab + " was not graded");
       continue;
     }
-    if (expected.contains("status") && expected["status"] != found->status)
-      problems.push_back("lab " + lab + ": status " + found->status + ", expected " + expected["status"].get<std::string>());
+    if (expected.contains("status") && expected["status"] != to_string(found->status))
+      problems.push_back("lab " + lab + ": status " + to_string(found->status) + ", expected " + expected["status"].get<std::string>());
     if (expected.contains("score") && !meets(expected["score"].get<std::string>(), found->score, found->max_score))
       problems.push_back("lab " + lab + ": score " + std::to_string(found->score) + " of " + std::to_string(found->max_score) +
                          ", expected " + expected["score"].get<std::string>());
@@ -224,10 +224,10 @@ int cmd_grade(const Args& a) {
   // does the exit code (the submission itself is graded as far as it could be).
   int ungraded = 0;
   for (const LabResult& l : r.labs) {
-    if (l.status != "unavailable" && l.status != "not_graded") continue;
+    if (l.status != LabStatus::unavailable && l.status != LabStatus::not_graded) continue;
     ++ungraded;
     std::cerr << "workbook-grade: lab " << l.number << " was not graded on this machine: "
-              << (l.notes.empty() ? l.status : first_errors(l.notes.front(), 5));
+              << (l.notes.empty() ? std::string(to_string(l.status)) : first_errors(l.notes.front(), 5));
     if (l.notes.empty() || l.notes.front().back() != '\n') std::cerr << "\n";
   }
   return ungraded == 0 ? 0 : kExitLabsNotGraded;

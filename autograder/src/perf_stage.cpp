@@ -81,15 +81,15 @@ void run_perf(Context& c, const LabRecipe& lab, const Rubric& rubric, std::vecto
     if (c.options.perf_full_within) scale.full_within = *c.options.perf_full_within;
     if (c.options.perf_zero_at) scale.zero_at = *c.options.perf_zero_at;
     if (c.options.perf_seconds) scale.max_seconds = *c.options.perf_seconds;
-    if (item.status == "skipped") continue;  // not timed at all (no perf)
+    if (item.status == ItemStatus::skipped) continue;  // not timed at all (no perf)
     if (gated_off.count(item.function)) {
-      item.status = "failed";
+      item.status = ItemStatus::failed;
       item.output = "Not timed: " + item.function + " is not implemented yet, or its hidden tests fail (see them above); "
                     "a kernel is timed only once it is right.";
       continue;
     }
     if (since(lab_start) > rubric.lab_seconds) {
-      item.status = "failed";
+      item.status = ItemStatus::failed;
       item.output = "Not timed: the lab's time budget (" + fixed(rubric.lab_seconds, 0) + " s) ran out.";
       continue;
     }
@@ -170,7 +170,7 @@ void run_perf(Context& c, const LabRecipe& lab, const Rubric& rubric, std::vecto
     }
     item.seconds = since(start);
     if (record.is_null()) {
-      item.status = "skipped";
+      item.status = ItemStatus::skipped;
       item.details["grader"] = true;
       item.output = "Not graded: the perf driver failed (a problem of the grader, not of your code):\n" + fenced(cut(text.str(), 2000));
       result.notes.push_back("perf " + item.test + ": driver error");
@@ -184,14 +184,14 @@ void run_perf(Context& c, const LabRecipe& lab, const Rubric& rubric, std::vecto
     item.details["reason"] = reason;
     if (verdict == "error" && reason == "mismatch") {
       // The student's worker describes the work itself: a mismatch is its doing. Fail closed.
-      item.status = "failed";
+      item.status = ItemStatus::failed;
       item.output = "Not graded: your perf worker described different work than the reference's (" +
                     record.value("message", std::string()) + ").";
       item.details["grader_error"] = true;
       continue;
     }
     if (verdict == "error") {
-      item.status = "skipped";
+      item.status = ItemStatus::skipped;
       item.details["grader"] = true;
       item.output = "Not graded: " + record.value("message", std::string("the reference could not be timed")) +
                     " (a problem of the grader, not of your code).";
@@ -201,7 +201,7 @@ void run_perf(Context& c, const LabRecipe& lab, const Rubric& rubric, std::vecto
     if (verdict == "fail" && (reason == "timed_output_differs" || reason == "output_tampered")) {
       // The driver's own check of a timed call: the output differs from the reference's on the same
       // inputs, though the check in the student's process passed. No points, and flagged.
-      item.status = "failed";
+      item.status = ItemStatus::failed;
       item.output = "**Not credited:** " + record.value("message", std::string()) +
                     " If you believe your kernel is right, ask your instructor to look at it.\n\nEdit " + lab.edit() + ".";
       item.details["flag"] = "timed output differs from the reference's";
@@ -211,14 +211,14 @@ void run_perf(Context& c, const LabRecipe& lab, const Rubric& rubric, std::vecto
       continue;
     }
     if (verdict == "fail" && reason != "too_slow") {
-      item.status = "failed";
+      item.status = ItemStatus::failed;
       item.output = fenced(cut(student_paths(record.value("message", text.str()), c.ws, c.cache), 4000)) + "Edit " + lab.edit() + ".";
       continue;
     }
     if (!ratios.valid) {
       // No usable reference time is the grader's problem; no usable time of the student's is not.
       const bool theirs_missing = !ratios.reference_ok;
-      item.status = theirs_missing ? "skipped" : "failed";
+      item.status = theirs_missing ? ItemStatus::skipped : ItemStatus::failed;
       if (theirs_missing) item.details["grader"] = true;
       item.output = theirs_missing ? "Not graded: the reference's timing did not come back (a problem of the grader)."
                                    : "Not credited: your perf worker reported no usable times.";
@@ -235,7 +235,7 @@ void run_perf(Context& c, const LabRecipe& lab, const Rubric& rubric, std::vecto
     const workbook::Analysis a = workbook::analyze(work_from_json(record.at("work")), mine, ceilings);
     const bool implausible = ratio < scale.implausible_ratio && a.fraction_of_roof > scale.implausible_roof;
     item.score = implausible ? 0 : item.max_score * scale.fraction(ratio);
-    item.status = item.score >= item.max_score - 1e-9 ? "passed" : "failed";
+    item.status = item.score >= item.max_score - 1e-9 ? ItemStatus::passed : ItemStatus::failed;
     item.details.update({{"ratio", ratio},
                          {"worker_reported_ratio", ratios.claimed},
                          {"grader_clock_ratio", ratios.clock},

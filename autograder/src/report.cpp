@@ -27,21 +27,23 @@ bool shown(const Item& i) { return i.visibility == "visible"; }
 
 std::string status_word(const Item& i) {
   if (i.details.value("excluded", false)) return "not graded";
-  if (i.status == "passed") return "passed";
-  if (i.status == "skipped") return "not graded";
+  if (i.status == ItemStatus::passed) return "passed";
+  if (i.status == ItemStatus::skipped) return "not graded";
   if (i.details.value("gated", false) || i.details.value("not_implemented", false)) return "not credited";
   return "failed";
 }
 
 std::string lab_status(const LabResult& l) {
-  if (l.status == "graded") return "graded";
-  if (l.status == "compile_error") return "does not compile";
-  if (l.status == "symbol_error") return "defines forbidden symbols";
-  if (l.status == "link_error") return "does not link";
-  if (l.status == "not_submitted") return "not submitted";
-  if (l.status == "unavailable") return "not gradable on this machine";
-  if (l.status == "not_graded") return "not graded on this machine (every test skipped itself)";
-  return l.status;
+  switch (l.status) {
+    case LabStatus::graded: return "graded";
+    case LabStatus::compile_error: return "does not compile";
+    case LabStatus::symbol_error: return "defines forbidden symbols";
+    case LabStatus::link_error: return "does not link";
+    case LabStatus::not_submitted: return "not submitted";
+    case LabStatus::unavailable: return "not gradable on this machine";
+    case LabStatus::not_graded: return "not graded on this machine (every test skipped itself)";
+  }
+  return to_string(l.status);
 }
 
 // Each lab's perf cases as one table: where the kernels stand on the roofline.
@@ -81,7 +83,7 @@ nlohmann::json gradescope_results(const GradeResult& r) {
   int number = 0;
   for (const LabResult& l : r.labs) {
     for (const Item& i : l.items) {
-      const bool excluded = i.status == "skipped" || i.details.value("excluded", false);
+      const bool excluded = i.status == ItemStatus::skipped || i.details.value("excluded", false);
       json t = {{"name", i.name() + (excluded ? " (not graded)" : "")},
                 {"number", std::to_string(++number)},
                 {"score", i.score},
@@ -91,7 +93,7 @@ nlohmann::json gradescope_results(const GradeResult& r) {
                 {"visibility", i.visibility},
                 {"tags", {"lab" + i.lab, to_string(i.source)}}};
       // A test not graded here reports no status: Gradescope shows it by its 0 of 0, and its name says why.
-      if (!excluded) t["status"] = i.status == "passed" ? "passed" : "failed";
+      if (!excluded) t["status"] = i.status == ItemStatus::passed ? "passed" : "failed";
       tests.push_back(t);
     }
   }
@@ -131,7 +133,7 @@ std::string markdown_report(const GradeResult& r, const std::string& plots) {
     for (const Item& i : l.items) md += "| " + i.name() + " | " + points(i.score, i.max_score) + " | " + status_word(i) + " |\n";
     md += "\n";
     for (const Item& i : l.items) {
-      if (i.output.empty() || (i.status == "passed" && i.source != Source::perf)) continue;
+      if (i.output.empty() || (i.status == ItemStatus::passed && i.source != Source::perf)) continue;
       md += "### " + i.name() + "\n\n" + (shown(i) ? i.output : std::string("(details are shown after the due date)")) + "\n\n";
       if (i.source == Source::perf)
         for (const auto& [name, svg] : l.plots)
@@ -166,7 +168,7 @@ std::string html_report(const GradeResult& r) {
     }
     h << "</table>\n";
     for (const Item& i : l.items) {
-      if (i.output.empty() || (i.status == "passed" && i.source != Source::perf)) continue;
+      if (i.output.empty() || (i.status == ItemStatus::passed && i.source != Source::perf)) continue;
       h << "<h3>" << html_escape(i.name()) << "</h3>\n<pre>"
         << html_escape(shown(i) ? i.output : std::string("(details are shown after the due date)")) << "</pre>\n";
       if (i.source == Source::perf)
@@ -214,7 +216,7 @@ std::vector<std::string> csv_row(const GradeResult& r, const std::vector<std::st
       if (l.number == n) found = &l;
     row.push_back(found ? fixed(found->score, 2) : "");
     row.push_back(found ? fixed(found->max_score, 2) : "");
-    row.push_back(found ? found->status : "not graded");
+    row.push_back(found ? to_string(found->status) : "not graded");
   }
   std::string flagged;
   for (const std::string& f : flags(r)) flagged += (flagged.empty() ? "" : "; ") + f;

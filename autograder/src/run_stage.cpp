@@ -67,21 +67,21 @@ void judge_visible(Item& item, const TestRun& t, const RunResult& r, const Conte
   const std::string output = r.output.empty() ? "" : "\nThe test printed:\n" + fenced(cut(student_paths(r.output_with_note(), c.ws, c.cache), 3000));
   const std::string replay = "\n(Inputs from WORKBOOK_SEED=" + std::to_string(c.seed) + "; replay with `WORKBOOK_SEED=" +
                              std::to_string(c.seed) + " ctest --preset lab" + lab.number + " -R '" + t.test + "'`.)";
-  item.status = "failed";
+  item.status = ItemStatus::failed;
   if (forged) {
     item.output = "Not credited: the test process wrote records to the grader's channel that the grader did not "
                   "expect (a forged result?). The grader reads results from this channel only; printing or writing "
                   "\"passed\" anywhere earns nothing.";
     item.details["forged"] = true;
   } else if (ended && result == "passed" && r.ok()) {
-    item.status = "passed";
+    item.status = ItemStatus::passed;
   } else if (ended && result == "passed") {
     item.output = "The test's checks passed, but then the test process " + r.describe() +
                   ": a crash at exit (a static object of yours?) fails the test." + output;
   } else if (ended && result == "skipped" &&
              std::any_of(rubric.skip_reasons.begin(), rubric.skip_reasons.end(),
                          [&](const std::string& why) { return skip.find(why) != std::string::npos; })) {
-    item.status = "skipped";
+    item.status = ItemStatus::skipped;
     item.output = "Not graded: the test skipped itself on this machine: " + student_paths(skip, c.ws, c.cache);
   } else if (ended && result == "skipped") {
     item.output = "The test skipped itself for a reason the lab does not allow (" + cut(skip, 300) +
@@ -115,7 +115,7 @@ void run_visible(Context& c, const LabRecipe& lab, const Rubric& rubric, std::ve
       Item& item = items[todo[next]];
       ++next;
       if (since(lab_start) > rubric.lab_seconds) {
-        item.status = "failed";
+        item.status = ItemStatus::failed;
         item.output = "Not run: the lab's time budget (" + fixed(rubric.lab_seconds, 0) + " s) ran out.";
         continue;
       }
@@ -157,7 +157,7 @@ void run_visible(Context& c, const LabRecipe& lab, const Rubric& rubric, std::ve
       read_channel(t, true);
       close(t.channel);
       judge_visible(items[it->first], t, r, c, lab, rubric);
-      c.log << "    " << items[it->first].name() << ": " << items[it->first].status << "\n";
+      c.log << "    " << items[it->first].name() << ": " << to_string(items[it->first].status) << "\n";
       it = running.erase(it);
     }
   }
@@ -192,7 +192,7 @@ void run_hidden(Context& c, const LabRecipe& lab, const Rubric& rubric, std::vec
   checker.limits.open_files = 1024;
   checker.limits.output_keep_bytes = 1 << 20;
   const RunResult r = run_sandboxed(checker);
-  std::map<std::string, std::pair<std::string, std::string>> results;  // test -> (result, failures)
+  std::map<std::string, std::pair<ItemStatus, std::string>> results;  // test -> (result, failures)
   if (fs::exists(report)) {
     try {
       const json j = read_json(report);
@@ -201,7 +201,7 @@ void run_hidden(Context& c, const LabRecipe& lab, const Rubric& rubric, std::vec
           std::string failures;
           for (const json& f : items_of(t, "failures")) failures += f.value("failure", "") + "\n";
           const std::string name = suite.value("name", "") + "." + t.value("name", "");
-          const std::string result = t.value("result", "") == "SKIPPED" ? "skipped" : failures.empty() ? "passed" : "failed";
+          const ItemStatus result = t.value("result", "") == "SKIPPED" ? ItemStatus::skipped : failures.empty() ? ItemStatus::passed : ItemStatus::failed;
           results[name] = {result, failures};
         }
       }
@@ -214,29 +214,29 @@ void run_hidden(Context& c, const LabRecipe& lab, const Rubric& rubric, std::vec
     if (item.source != Source::hidden) continue;
     const auto found = results.find(item.test);
     if (no_gpu) {
-      item.status = "skipped";
+      item.status = ItemStatus::skipped;
       item.output = "Not graded: the hidden test skipped itself on this machine: " + cut(r.output, 300);
       continue;
     }
     if (found == results.end()) {
       // Fail closed: whatever stopped the checker, its tests did not pass (they gate other points).
-      item.status = "failed";
+      item.status = ItemStatus::failed;
       item.output = "Not run: the hidden-test checker stopped early (" + r.describe() + "). If your code is not the "
                     "cause, tell your instructor: the grading is flagged for review.";
       item.details["grader_error"] = true;
       continue;
     }
     item.status = found->second.first;
-    if (item.status == "failed") {
+    if (item.status == ItemStatus::failed) {
       // The checker's own file paths mean nothing to a student; the message says what to fix.
       std::string text = student_paths(found->second.second, c.ws, c.cache);
       text = std::regex_replace(text, std::regex(R"((^|\n)[^\n]*autograder/labs/[^\n]*:\d+\n)"), "$1");
       item.output = fenced(cut(text, 5000)) + "Edit " + lab.edit() + ".\n(Hidden test; inputs from WORKBOOK_SEED=" +
                     std::to_string(c.seed) + ".)";
-    } else if (item.status == "skipped") {
+    } else if (item.status == ItemStatus::skipped) {
       item.output = "Not graded: skipped on this machine.";
     }
-    c.log << "    " << item.name() << ": " << item.status << "\n";
+    c.log << "    " << item.name() << ": " << to_string(item.status) << "\n";
   }
 }
 

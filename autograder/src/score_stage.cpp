@@ -16,7 +16,7 @@ Item make_item(const LabRecipe& lab, const Rubric& rubric, Source source, const 
   item.visibility = rule ? rule->visibility : rubric.visibility;
   item.gate = rule && rule->gate;
   item.forfeit = rule && rule->forfeit;
-  item.status = "not_run";
+  item.status = ItemStatus::not_run;
   if (!rule) item.details["rubric"] = "no rule: 0 of 0";
   return item;
 }
@@ -31,8 +31,8 @@ std::vector<Item> all_items(const LabRecipe& lab, const Rubric& rubric) {
 
 void fail_all(std::vector<Item>& items, const std::string& why) {
   for (Item& i : items) {
-    if (i.status != "not_run") continue;
-    i.status = "failed";
+    if (i.status != ItemStatus::not_run) continue;
+    i.status = ItemStatus::failed;
     i.score = 0;
     i.output = why;
   }
@@ -47,7 +47,7 @@ Gates apply_gates(std::vector<Item>& items) {
   std::map<std::string, std::string> forfeited;  // function -> the integrity check it failed
   std::set<std::string> hidden_failed;            // functions failing a gating hidden test that is not an integrity check
   for (const Item& i : items) {
-    if (i.status != "failed") continue;
+    if (i.status != ItemStatus::failed) continue;
     if (i.output.find("not implemented yet: implement ") != std::string::npos) unimplemented.insert(i.function);
     if (i.source == Source::visible) visible_failed.insert(i.function);
     if (i.gate) gated_off.insert(i.function);
@@ -65,16 +65,16 @@ Gates apply_gates(std::vector<Item>& items) {
     if (i.source == Source::visible && !visible_failed.count(i.function)) i.details["flag"] = suspect;
   };
   for (Item& i : items) {
-    if (i.status != "passed" || i.gate) continue;
+    if (i.status != ItemStatus::passed || i.gate) continue;
     if (unimplemented.count(i.function)) {
-      i.status = "failed";
+      i.status = ItemStatus::failed;
       i.details["not_implemented"] = true;
       flag_suspect(i);
       i.output = "Passed, but not credited: " + i.function + " is not implemented yet (its other tests say so); "
                  "this test passes on the stub's argument checks alone.";
     } else if (gated_off.count(i.function) && i.source == Source::visible) {
       // Hidden tests are checked outside the student's process: each counts on its own merit.
-      i.status = "failed";
+      i.status = ItemStatus::failed;
       i.details["gated"] = true;
       flag_suspect(i);
       i.output = "Passed in your program, but not credited: hidden tests of " + i.function + " fail, and they guard "
@@ -91,8 +91,8 @@ Gates apply_gates(std::vector<Item>& items) {
       continue;
     if (i.source == Source::visible)  // the flags list reads them from the visible tests
       i.details["flag"] = "failed an integrity check (" + f->second + "): results kept between calls, or inputs modified";
-    if (i.status != "passed") continue;
-    i.status = "failed";
+    if (i.status != ItemStatus::passed) continue;
+    i.status = ItemStatus::failed;
     i.details["forfeited"] = true;
     i.output = "Passed, but not credited: " + i.function + " failed the hidden test " + f->second +
                " (its results must be fresh at each call and its inputs left as they were); a function that fails it "
@@ -106,15 +106,15 @@ void total_lab(LabResult& result, std::vector<Item> items, const Item& build, co
   for (Item& i : items) {
     // Excluded: skipped here (the rubric's policy), or not the student's doing (no perf run, a
     // grader error); those always leave the maximum.
-    if (i.status == "skipped" && (rubric.skipped == SkipPolicy::exclude || i.details.value("grader", false))) {
+    if (i.status == ItemStatus::skipped && (rubric.skipped == SkipPolicy::exclude || i.details.value("grader", false))) {
       i.details["excluded"] = true;
       i.max_score = 0;
-    } else if (i.status == "skipped") {
-      i.status = "failed";
+    } else if (i.status == ItemStatus::skipped) {
+      i.status = ItemStatus::failed;
       i.output = "Counted as 0 (the rubric counts a test that cannot run here as zero). " + i.output;
     }
-    if (i.status != "passed" && i.source != Source::perf) i.score = 0;
-    if (i.status == "passed" && i.source != Source::perf) i.score = i.max_score;
+    if (i.status != ItemStatus::passed && i.source != Source::perf) i.score = 0;
+    if (i.status == ItemStatus::passed && i.source != Source::perf) i.score = i.max_score;
   }
   items.insert(items.begin(), build);
   result.items = std::move(items);
@@ -122,11 +122,11 @@ void total_lab(LabResult& result, std::vector<Item> items, const Item& build, co
   for (const Item& i : result.items) {
     result.score += i.score;
     result.max_score += i.max_score;
-    if (skipped_because.empty() && i.status == "skipped" && i.test != "build") skipped_because = i.output;
+    if (skipped_because.empty() && i.status == ItemStatus::skipped && i.test != "build") skipped_because = i.output;
   }
-  if (result.status == "graded" && result.max_score == 0) {
+  if (result.status == LabStatus::graded && result.max_score == 0) {
     // Nothing could be graded (a GPU lab on a machine without a GPU): never a 0 / 0 "success".
-    result.status = "not_graded";
+    result.status = LabStatus::not_graded;
     result.notes.push_back("nothing of lab " + lab.number + " could be graded on this machine: " +
                            (skipped_because.empty() ? std::string("no test counts") : skipped_because));
   }

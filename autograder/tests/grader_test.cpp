@@ -155,14 +155,14 @@ GradeResult example_result() {
   LabResult l;
   l.number = "01";
   l.folder = "01_vectorized_relu";
-  Item pass{.lab = "01", .source = Source::visible, .test = "Relu.Tail", .function = "relu", .score = 1, .max_score = 1, .status = "passed"};
+  Item pass{.lab = "01", .source = Source::visible, .test = "Relu.Tail", .function = "relu", .score = 1, .max_score = 1, .status = ItemStatus::passed};
   Item fail{.lab = "01", .source = Source::hidden, .test = "Relu.MatchesOracle", .function = "relu", .score = 0, .max_score = 2,
-            .status = "failed", .output = "the last 3 elements were never written", .visibility = "after_due_date"};
-  Item perf{.lab = "01", .source = Source::perf, .test = "relu", .function = "relu", .score = 2.5, .max_score = 5, .status = "failed",
+            .status = ItemStatus::failed, .output = "the last 3 elements were never written", .visibility = "after_due_date"};
+  Item perf{.lab = "01", .source = Source::perf, .test = "relu", .function = "relu", .score = 2.5, .max_score = 5, .status = ItemStatus::failed,
             .output = "2.6x the reference's time"};
   perf.details = {{"ratio", 2.6}, {"fraction_of_roof", 0.35}, {"gops", 1.2}, {"gbs", 9.6}, {"intensity", 0.125}, {"ops_unit", "FLOP"}};
   Item gpu{.lab = "01", .source = Source::visible, .test = "Cuda.Square", .function = "square", .score = 0, .max_score = 0,
-           .status = "skipped", .output = "Not graded: no CUDA device"};
+           .status = ItemStatus::skipped, .output = "Not graded: no CUDA device"};
   gpu.details["excluded"] = true;
   l.items = {pass, fail, perf, gpu};
   l.score = 3.5;
@@ -188,6 +188,27 @@ TEST(Outputs, GradescopeResultsHaveEveryTestWithItsVisibility) {
   EXPECT_FALSE(j["tests"][3].contains("status"));
   EXPECT_EQ(j["output_format"], "md");
   EXPECT_THAT(j["output"].get<std::string>(), HasSubstr("| relu | 2.60x | 35% |"));
+}
+
+TEST(Outputs, RecordKeepsStatusWordsAndReadsBackTheSame) {
+  // record.json, the batch's resume and the self-test's expected.json read statuses as words.
+  GradeResult r = example_result();
+  r.labs[0].status = LabStatus::compile_error;
+  r.files = {{"labs/01_vectorized_relu/vector_ops.cpp", 123, "00ff"}};
+  const nlohmann::json j = r.to_json();
+  EXPECT_EQ(j["labs"][0]["status"], "compile_error");
+  EXPECT_EQ(j["labs"][0]["items"][0]["status"], "passed");
+  EXPECT_EQ(j["labs"][0]["items"][0]["name"], "lab01 Relu.Tail");
+  EXPECT_EQ(j["labs"][0]["items"][1]["source"], "hidden");
+  EXPECT_EQ(j["labs"][0]["items"][3]["status"], "skipped");
+  EXPECT_EQ(j["files"][0]["bytes"], 123);
+  const GradeResult back = GradeResult::from_json(j);
+  EXPECT_EQ(back.to_json(), j);
+  EXPECT_EQ(back.labs[0].status, LabStatus::compile_error);
+  EXPECT_EQ(back.labs[0].items[1].status, ItemStatus::failed);
+  EXPECT_EQ(back.labs[0].items[2].source, Source::perf);
+  EXPECT_STREQ(to_string(LabStatus::not_graded), "not_graded");
+  EXPECT_STREQ(to_string(ItemStatus::not_run), "not_run");
 }
 
 TEST(Outputs, PrairieLearnScoreIsAFractionAndHiddenOutputsAreWithheld) {

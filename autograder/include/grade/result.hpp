@@ -15,6 +15,39 @@
 
 namespace workbook::grade {
 
+/// What became of one graded test. Serialised as today's strings ("not_run", "passed", ...):
+/// results.json, record.json and the gradebook keep them.
+enum class ItemStatus {
+  not_run,  ///< not run yet (every item starts so)
+  passed,
+  failed,
+  skipped,  ///< not graded here: the test skipped itself (no GPU), or perf did not run
+};
+NLOHMANN_JSON_SERIALIZE_ENUM(ItemStatus, {{ItemStatus::not_run, "not_run"},
+                                          {ItemStatus::passed, "passed"},
+                                          {ItemStatus::failed, "failed"},
+                                          {ItemStatus::skipped, "skipped"}})
+const char* to_string(ItemStatus status);
+
+/// What became of one lab.
+enum class LabStatus {
+  graded,
+  not_graded,     ///< nothing could run here: every test skipped itself (a GPU lab without a GPU)
+  not_submitted,  ///< a required file is missing or refused
+  compile_error,
+  symbol_error,   ///< it defines symbols a submission may not define (the audit)
+  link_error,
+  unavailable,    ///< the trusted build of this lab failed, or left it out on this machine
+};
+NLOHMANN_JSON_SERIALIZE_ENUM(LabStatus, {{LabStatus::graded, "graded"},
+                                         {LabStatus::not_graded, "not_graded"},
+                                         {LabStatus::not_submitted, "not_submitted"},
+                                         {LabStatus::compile_error, "compile_error"},
+                                         {LabStatus::symbol_error, "symbol_error"},
+                                         {LabStatus::link_error, "link_error"},
+                                         {LabStatus::unavailable, "unavailable"}})
+const char* to_string(LabStatus status);
+
 /// One graded test: a line of results.json.
 struct Item {
   std::string lab;        ///< "01"
@@ -23,7 +56,7 @@ struct Item {
   std::string function;   ///< what it grades ("relu")
   double score = 0;
   double max_score = 0;
-  std::string status;     ///< passed, failed, skipped (not graded), not_run
+  ItemStatus status = ItemStatus::not_run;
   std::string output;     ///< Markdown, for the student
   std::string visibility = "visible";
   bool gate = false;
@@ -40,9 +73,7 @@ inline constexpr int kExitLabsNotGraded = 3;
 
 struct LabResult {
   std::string number, folder, title;
-  /// graded, not_graded (nothing could run here: every test skipped itself), not_submitted,
-  /// compile_error, symbol_error, link_error, unavailable, error
-  std::string status = "graded";
+  LabStatus status = LabStatus::graded;
   std::string build_output;  ///< the compiler's or linker's first errors, paths as the student sees them
   double score = 0, max_score = 0;
   std::vector<Item> items;
@@ -56,6 +87,7 @@ struct SubmittedFile {
   std::uint64_t bytes = 0;
   std::string hash;
 };
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(SubmittedFile, path, bytes, hash)
 
 struct GradeResult {
   std::string id;
@@ -74,5 +106,11 @@ struct GradeResult {
   nlohmann::json to_json() const;
   static GradeResult from_json(const nlohmann::json& j);
 };
+
+// record.json's objects (ADL, for nlohmann::json's get<> and assignment).
+void to_json(nlohmann::json& j, const Item& item);
+void from_json(const nlohmann::json& j, Item& item);
+void to_json(nlohmann::json& j, const LabResult& lab);
+void from_json(const nlohmann::json& j, LabResult& lab);
 
 }  // namespace workbook::grade
