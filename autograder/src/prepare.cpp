@@ -1,5 +1,5 @@
 // The grader's trusted build: copy, configure, build, and read back how to compile and link a
-// submission's files (compile_commands.json, ninja -t commands), the tests, the perf cases.
+// submission's files (CMake's File API), the tests, the perf cases.
 #include <grade/prepare.hpp>
 
 #include <grade/sandbox.hpp>
@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 #include <iostream>
+#include <map>
 #include <regex>
 #include <sstream>
 #include <stdexcept>
@@ -26,7 +27,7 @@ namespace {
 
 using nlohmann::json;
 
-constexpr int kFormat = 5;  // bump when the cache layout or the recipes change
+constexpr int kFormat = 6;  // bump when the cache layout or the recipes change
 
 // Parts of a tree that are never trusted sources.
 const std::vector<std::string> kNotSources = {"build", ".git", "Testing", ".deps"};
@@ -126,6 +127,237 @@ void set_permissions(const fs::path& root, const std::vector<fs::path>& public_t
   }
 }
 
+// --- How to compile and link a submission: CMake's File API ------------------------------------------
+//
+// Before configuring, prepare asks CMake for its codemodel (every target's compile groups: flags,
+// defines, include folders; its link fragments and the objects it links) and its toolchains (each
+// language's compiler). CMake answers in .cmake/api/v1/reply/. The rule templates that turn those
+// into command lines (CMAKE_<LANG>_COMPILE_OBJECT, CMAKE_<LANG>_LINK_EXECUTABLE, the include flags)
+// are CMake variables, not part of the File API: autograder/CMakeLists.txt writes them beside the
+// manifests (grade-manifest/toolchain.json), as the build's own generator uses them.
+
+constexpr const char* kFileApiClient = "client-workbook-grade";
+
+void write_file_api_query(const fs::path& build_dir) {
+  write_json(build_dir / ".cmake" / "api" / "v1" / "query" / kFileApiClient / "query.json",
+             {{"requests", {{{"kind", "codemodel"}, {"version", 2}}, {{"kind", "toolchains"}, {"version", 1}}}}});
+}
+
+// The File API's answer for one build folder, and the rule templates of its languages.
+struct FileApi {
+  fs::path build_dir, reply;
+  std::map<std::string, json> targets;     // by target name: the codemodel's target object
+  std::map<std::string, std::string> compilers;  // by language: the compiler's path
+  json rules;                              // grade-manifest/toolchain.json "languages"
+
+  static FileApi load(const fs::path& build_dir) {
+    FileApi api;
+    api.build_dir = build_dir;
+    api.reply = build_dir / ".cmake" / "api" / "v1" / "reply";
+    // The newest index (their names sort by time) holds our client's answer.
+    std::vector<fs::path> indexes;
+    if (fs::exists(api.reply))
+      for (const auto& e : fs::directory_iterator(api.reply))
+        if (e.path().filename().string().rfind("index-", 0) == 0) indexes.push_back(e.path());
+    if (indexes.empty())
+      throw std::runtime_error("CMake wrote no File API reply in " + api.reply.string() + " (CMake 3.14 or newer is needed)");
+    std::sort(indexes.begin(), indexes.end());
+    const json index = read_json(indexes.back());
+    const json& responses = index.at("reply").at(kFileApiClient).at("query.json").at("responses");
+    for (const json& response : responses) {
+      if (response.contains("error")) throw std::runtime_error("CMake's File API: " + response["error"].get<std::string>());
+      const json object = read_json(api.reply / response.at("jsonFile").get<std::string>());
+      if (response.at("kind") == "codemodel") {
+        const json& configuration = object.at("configurations").at(0);
+        for (const json& t : configuration.at("targets"))
+          api.targets[t.at("name")] = read_json(api.reply / t.at("jsonFile").get<std::string>());
+      } else if (response.at("kind") == "toolchains") {
+        for (const json& t : object.at("toolchains"))
+          if (t.contains("compiler") && t["compiler"].contains("path")) api.compilers[t.at("language")] = t["compiler"]["path"];
+      }
+    }
+    const fs::path toolchain = build_dir / "grade-manifest" / "toolchain.json";
+    if (!fs::exists(toolchain)) throw std::runtime_error(toolchain.string() + " is missing: the trusted build did not write its rules");
+    api.rules = read_json(toolchain).at("languages");
+    return api;
+  }
+
+  const json& target(const std::string& name) const {
+    const auto t = targets.find(name);
+    if (t == targets.end()) throw std::runtime_error("CMake's codemodel has no target " + name);
+    return t->second;
+  }
+  const json& rules_of(const std::string& language) const {
+    if (!rules.contains(language)) throw std::runtime_error("the trusted build wrote no rules for " + language);
+    return rules[language];
+  }
+  std::string compiler(const std::string& language) const {
+    const auto c = compilers.find(language);
+    if (c == compilers.end()) throw std::runtime_error("CMake's toolchains name no " + language + " compiler");
+    return c->second;
+  }
+};
+
+// Fills a rule template ("<CMAKE_CXX_COMPILER> <DEFINES> <INCLUDES> <FLAGS> -o <OBJECT> -c <SOURCE>")
+// word by word: a placeholder alone in its word becomes the words given for it; any other
+// placeholder is an error (a rule this grader does not know how to fill).
+std::vector<std::string> fill_rule(const std::string& rule, const std::map<std::string, std::vector<std::string>>& values,
+                                   const std::string& what) {
+  std::vector<std::string> argv;
+  for (const std::string& word : split_command(rule)) {
+    std::string expanded = word;
+    std::vector<std::string> alone;
+    bool is_alone = false;
+    for (const auto& [name, words] : values) {
+      const std::string placeholder = "<" + name + ">";
+      if (word == placeholder) {
+        alone = words;
+        is_alone = true;
+        break;
+      }
+      // Inside a word (-ccbin=<CMAKE_CUDA_HOST_COMPILER>): one value only.
+      if (const auto at = expanded.find(placeholder); at != std::string::npos) {
+        std::string joined;
+        for (const std::string& w : words) joined += (joined.empty() ? "" : " ") + w;
+        expanded.replace(at, placeholder.size(), joined);
+      }
+    }
+    if (is_alone) {
+      argv.insert(argv.end(), alone.begin(), alone.end());
+      continue;
+    }
+    if (const auto open = expanded.find('<'); open != std::string::npos && expanded.find('>', open) != std::string::npos)
+      throw std::runtime_error("the rule of " + what + " has a placeholder the grader cannot fill: " + word + " (in " + rule + ")");
+    argv.push_back(expanded);
+  }
+  return argv;
+}
+
+std::vector<std::string> words_of(const json& fragments, const char* role = nullptr) {
+  std::vector<std::string> words;
+  for (const json& f : fragments) {
+    if (role && f.value("role", "") != role) continue;
+    for (const std::string& w : split_command(f.at("fragment").get<std::string>())) words.push_back(w);
+  }
+  return words;
+}
+
+// The compile of each student source: the compile group of the lab's implementation target that
+// holds it, through the language's compile rule, with @SRC@ and @OBJ@ for the paths.
+std::vector<CompileRecipe> compile_recipes(const FileApi& api, const fs::path& src, const std::string& lab, const LabRecipe& recipe) {
+  const json& target = api.target(lab + "_impl");
+  std::vector<CompileRecipe> out;
+  for (const std::string& source : recipe.sources) {
+    const fs::path file = recipe.lab_dir / source;
+    for (const json& s : items_of(target, "sources")) {
+      const fs::path path = fs::path(s.at("path").get<std::string>()).is_absolute() ? fs::path(s["path"].get<std::string>())
+                                                                                      : src / s["path"].get<std::string>();
+      if (path.lexically_normal() != file.lexically_normal() || !s.contains("compileGroupIndex")) continue;
+      const json& group = target.at("compileGroups").at(s["compileGroupIndex"].get<std::size_t>());
+      const std::string language = group.at("language");
+      const json& rules = api.rules_of(language);
+      CompileRecipe c;
+      c.source = source;
+      std::vector<std::string> defines, includes;
+      for (const json& d : items_of(group, "defines")) defines.push_back("-D" + d.at("define").get<std::string>());
+      for (const json& i : items_of(group, "includes")) {
+        const std::string dir = i.at("path");
+        const std::string flag = i.value("isSystem", false) ? rules.at("include_system_flag") : rules.at("include_flag");
+        // "-isystem " takes the folder as its own word; "-I" and nvcc's "-isystem=" are one word with it.
+        if (!flag.empty() && flag.back() == ' ') {
+          includes.push_back(flag.substr(0, flag.size() - 1));
+          includes.push_back(dir);
+        } else {
+          includes.push_back(flag + dir);
+        }
+        c.include_dirs.push_back(dir);
+      }
+      const std::vector<std::string> flags = words_of(items_of(group, "compileCommandFragments"));
+      // Relocatable device code needs a device-link step, which the codemodel does not describe.
+      for (const std::string& f : flags)
+        if (f == "-rdc=true" || f == "-dc" || f == "--relocatable-device-code=true")
+          throw std::runtime_error(source + " is compiled with relocatable device code (" + f +
+                                   "): the grader cannot replay its device link; compile the lab's CUDA sources whole");
+      const std::map<std::string, std::vector<std::string>> values = {
+          {"CMAKE_" + language + "_COMPILER", {api.compiler(language)}},
+          {"CMAKE_" + language + "_HOST_COMPILER", {rules.value("host_compiler", "")}},
+          {"DEFINES", defines},
+          {"INCLUDES", includes},
+          {"FLAGS", flags},
+          {"CUDA_COMPILE_MODE", {"-c"}},  // whole compilation (the labs use no separable compilation)
+          {"SOURCE", {"@SRC@"}},
+          {"OBJECT", {"@OBJ@"}}};
+      c.argv = fill_rule(rules.at("compile"), values, source);
+      out.push_back(c);
+      break;
+    }
+  }
+  return out;
+}
+
+// The link of a target with the student's objects: the link rule of its linker language, filled
+// with the codemodel's fragments; the student's archive stands as @IMPL@, the output as @OUT@.
+LinkRecipe link_recipe(const FileApi& api, const std::string& target_name, const fs::path& impl_archive) {
+  const json& target = api.target(target_name);
+  const json& link = target.at("link");
+  const std::string language = link.at("language");
+  const json& rules = api.rules_of(language);
+  std::vector<std::string> objects;
+  for (const json& s : items_of(target, "sources")) {
+    // The objects of the object libraries it links; a source compiled for the target itself would
+    // be compiled again per submission, which the grader does not do.
+    if (!s.value("isGenerated", false) || fs::path(s.at("path").get<std::string>()).extension() != ".o")
+      throw std::runtime_error(target_name + " compiles " + s.at("path").get<std::string>() +
+                               " itself: link the student's tests from object libraries only");
+    objects.push_back(s["path"]);
+  }
+  std::vector<std::string> flags;
+  for (const std::string& w : words_of(link.at("commandFragments"), "flags")) {
+    if (w.rfind("-Wl,", 0) == 0) {
+      // Newer CMake may ask the linker for a dependency file (-Wl,--dependency-file=<relative path>):
+      // the build's bookkeeping, and a path that does not exist in the grader's workspace.
+      std::string kept;
+      std::istringstream options(w.substr(4));
+      for (std::string option; std::getline(options, option, ',');)
+        if (option.rfind("--dependency-file", 0) != 0) kept += "," + option;
+      if (!kept.empty()) flags.push_back("-Wl" + kept);
+      continue;
+    }
+    flags.push_back(w);
+  }
+  std::vector<std::string> libraries = words_of(link.at("commandFragments"), "libraryPath");
+  for (const std::string& w : words_of(link.at("commandFragments"), "libraries")) libraries.push_back(w);
+  const std::map<std::string, std::vector<std::string>> values = {
+      {"CMAKE_" + language + "_COMPILER", {api.compiler(language)}},
+      {"FLAGS", flags},
+      {"CMAKE_" + language + "_LINK_FLAGS", split_command(rules.value("link_flags", ""))},
+      {"LINK_FLAGS", {}},
+      {"OBJECTS", objects},
+      {"TARGET", {"@OUT@"}},
+      {"LINK_LIBRARIES", libraries}};
+  LinkRecipe recipe;
+  bool found_impl = false;
+  const std::vector<std::string> argv = fill_rule(rules.at("link_executable"), values, target_name);
+  for (std::size_t i = 0; i < argv.size(); ++i) {
+    const std::string& w = argv[i];
+    const fs::path p = fs::path(w).is_absolute() ? fs::path(w) : api.build_dir / w;
+    if (i > 0 && !w.empty() && w[0] != '-' && w[0] != '@' && fs::is_regular_file(p)) {
+      if (fs::equivalent(p, impl_archive)) {
+        recipe.argv.push_back("@IMPL@");
+        found_impl = true;
+        continue;
+      }
+      const std::string absolute = fs::weakly_canonical(p).string();
+      recipe.argv.push_back(absolute);
+      recipe.inputs.push_back(absolute);
+      continue;
+    }
+    recipe.argv.push_back(w);
+  }
+  if (!found_impl) throw std::runtime_error("the link of " + target_name + " does not use " + impl_archive.string());
+  return recipe;
+}
+
 struct BuildDir {
   fs::path dir;
   std::vector<std::string> labs;  // numbers configured in it
@@ -133,6 +365,7 @@ struct BuildDir {
 };
 
 bool configure(const fs::path& src, BuildDir& b, const std::vector<std::string>& numbers, std::ostream& log, std::string& output) {
+  write_file_api_query(b.dir);
   std::string list;
   for (const std::string& n : numbers) list += (list.empty() ? "" : ";") + n;
   const CommandResult r = run_command({"/usr/bin/env", "cmake", "-S", src.string(), "-B", b.dir.string(), "-G", "Ninja",
@@ -145,107 +378,6 @@ bool configure(const fs::path& src, BuildDir& b, const std::vector<std::string>&
   b.labs = numbers;
   b.configured = r.code == 0;
   return b.configured;
-}
-
-// The compile of each student source, from compile_commands.json.
-std::vector<CompileRecipe> compile_recipes(const BuildDir& b, const std::string& lab, const LabRecipe& recipe) {
-  const json commands = read_json(b.dir / "compile_commands.json");
-  std::vector<CompileRecipe> out;
-  const std::string marker = "CMakeFiles/" + lab + "_impl.dir/";
-  for (const std::string& source : recipe.sources) {
-    const fs::path file = recipe.lab_dir / source;
-    for (const json& e : commands) {
-      if (fs::path(e.at("file").get<std::string>()) != file) continue;
-      std::vector<std::string> argv = e.contains("arguments") ? e["arguments"].get<std::vector<std::string>>()
-                                                              : split_command(e.at("command").get<std::string>());
-      if (std::find_if(argv.begin(), argv.end(), [&](const std::string& a) { return a.find(marker) != std::string::npos; }) == argv.end())
-        continue;
-      CompileRecipe c;
-      c.source = source;
-      for (std::size_t i = 0; i < argv.size(); ++i) {
-        const std::string& a = argv[i];
-        if (a == "-o" && i + 1 < argv.size()) {
-          c.argv.push_back("-o");
-          c.argv.push_back("@OBJ@");
-          ++i;
-        } else if (a == "-c" && i + 1 < argv.size()) {
-          c.argv.push_back("-c");
-          c.argv.push_back("@SRC@");
-          ++i;
-        } else if ((a == "-MF" || a == "-MT" || a == "-MQ") && i + 1 < argv.size()) {
-          ++i;  // dependency files: the build's business, not the grader's
-        } else if (a == "-MD" || a == "-MMD") {
-        } else {
-          c.argv.push_back(a);
-          for (const char* flag : {"-I", "-isystem", "-iquote"}) {
-            const std::string f = flag;
-            if (a == f && i + 1 < argv.size()) c.include_dirs.push_back(argv[i + 1]);
-            else if (a.rfind(f, 0) == 0 && a.size() > f.size() && f == "-I") c.include_dirs.push_back(a.substr(2));
-          }
-        }
-      }
-      if (!c.argv.empty() && c.argv[0].find('/') == std::string::npos) {
-        const CommandResult which = run_command({"/bin/sh", "-c", "command -v " + shell_quote(c.argv[0])});
-        if (which.code == 0) c.argv[0] = lines_of(which.output).front();
-      }
-      out.push_back(c);
-      break;
-    }
-  }
-  return out;
-}
-
-// The final command of a target, from ninja, with the student's archive and the output abstracted.
-LinkRecipe link_recipe(const BuildDir& b, const std::string& target, const fs::path& impl_archive, const fs::path& output) {
-  // By output path: a target's name is a phony edge, whose "final command" is none.
-  const std::string edge = fs::relative(output, b.dir).string();
-  const CommandResult r = run_command({"/usr/bin/env", "ninja", "-C", b.dir.string(), "-t", "commands", "-s", edge});
-  if (r.code != 0) throw std::runtime_error("ninja -t commands " + target + " failed:\n" + r.output);
-  std::string line;
-  for (const std::string& l : lines_of(r.output))
-    if (!l.empty() && l.find("ninja: Entering") == std::string::npos) line = l;
-  std::vector<std::string> words = split_command(line);
-  // CMake wraps links as ": && <command> && :".
-  if (words.size() >= 2 && words[0] == ":" && words[1] == "&&") words.erase(words.begin(), words.begin() + 2);
-  if (words.size() >= 2 && words[words.size() - 1] == ":" && words[words.size() - 2] == "&&") words.resize(words.size() - 2);
-  if (std::find(words.begin(), words.end(), "&&") != words.end())
-    throw std::runtime_error("the link of " + target + " is not a single command: " + line);
-  LinkRecipe link;
-  bool found_impl = false;
-  for (std::size_t i = 0; i < words.size(); ++i) {
-    const std::string& w = words[i];
-    if (w.rfind("-Wl,", 0) == 0) {
-      // Newer CMake asks the linker for a dependency file (-Wl,--dependency-file=<relative path>):
-      // the build's bookkeeping, and a path that does not exist in the grader's workspace.
-      std::string kept;
-      std::istringstream options(w.substr(4));
-      for (std::string option; std::getline(options, option, ',');)
-        if (option.rfind("--dependency-file", 0) != 0) kept += "," + option;
-      if (!kept.empty()) link.argv.push_back("-Wl" + kept);
-      continue;
-    }
-    if (w == "-o" && i + 1 < words.size()) {
-      link.argv.push_back("-o");
-      link.argv.push_back("@OUT@");
-      ++i;
-      continue;
-    }
-    const fs::path p = fs::path(w).is_absolute() ? fs::path(w) : b.dir / w;
-    if (i > 0 && !w.empty() && w[0] != '-' && fs::is_regular_file(p)) {
-      if (fs::equivalent(p, impl_archive)) {
-        link.argv.push_back("@IMPL@");
-        found_impl = true;
-        continue;
-      }
-      const std::string absolute = fs::weakly_canonical(p).string();
-      link.argv.push_back(absolute);
-      link.inputs.push_back(absolute);
-      continue;
-    }
-    link.argv.push_back(w);
-  }
-  if (!found_impl) throw std::runtime_error("the link of " + target + " does not use " + impl_archive.string() + ":\n" + line);
-  return link;
 }
 
 }  // namespace
@@ -487,13 +619,14 @@ Cache prepare(const PrepareOptions& o, std::ostream& log) {
         const Rubric rubric = Cache{root, key, "", ceilings, {}}.rubric(r);
         r.student_files = r.sources;
         for (const std::string& extra : rubric.extra_files) r.student_files.push_back(extra);
-        r.compiles = compile_recipes(b, lab, r);
-        if (r.compiles.size() != r.sources.size()) throw std::runtime_error("compile_commands.json lacks the compile of a student source");
+        const FileApi api = FileApi::load(b.dir);
+        r.compiles = compile_recipes(api, src, lab, r);
+        if (r.compiles.size() != r.sources.size()) throw std::runtime_error("CMake's codemodel lacks the compile of a student source of " + lab);
         const fs::path impl = m.at("impl_archive").get<std::string>();
         for (const auto& [name, link] : m.at("link").items()) {
           const fs::path file = link.at("file").get<std::string>();
           if (!fs::exists(file)) throw std::runtime_error(link.at("target").get<std::string>() + " did not build (see prepare.log)");
-          r.links[name] = link_recipe(b, link.at("target"), impl, file);
+          r.links[name] = link_recipe(api, link.at("target"), impl);
         }
         const json& t = m.at("trusted");
         r.perf_reference = t.value("perf_reference", "");
