@@ -3,6 +3,7 @@
 // (nonce-tagged records), the sealed checker (no student code in it), and the perf driver's clock.
 #include <grade/grade.hpp>
 
+#include <grade/archive.hpp>
 #include <grade/gpu_access.hpp>
 #include <grade/report.hpp>
 #include <grade/sandbox.hpp>
@@ -147,33 +148,18 @@ SandboxSpec base_spec(const Context& c, const Rubric& rubric, double wall) {
 
 // --- Intake: the whitelisted files of a submission ---------------------------------------------------
 
-bool is_archive(const fs::path& p) {
-  const std::string n = p.filename().string();
-  for (const char* ext : {".zip", ".tar", ".tar.gz", ".tgz", ".tar.xz", ".tar.bz2"})
-    if (n.size() > std::strlen(ext) && n.compare(n.size() - std::strlen(ext), std::strlen(ext), ext) == 0) return true;
-  return false;
-}
+bool is_archive(const fs::path& p) { return is_archive_name(p); }
 
-// Unpacks an archive in the sandbox (as the sandbox user: an archive is untrusted input too).
+// Unpacks an archive with libarchive, refusing what could reach outside the folder (archive.hpp):
+// an archive is untrusted input too.
 fs::path unpack(const Context& c, const fs::path& archive) {
   const fs::path into = c.ws.root / "intake";
   c.ws.give(into);
-  const std::string name = archive.filename().string();
-  const fs::path copy = c.ws.tmp() / ("submission-" + name);
-  fs::copy_file(archive, copy, fs::copy_options::overwrite_existing);
-  if (geteuid() == 0 && chown(copy.c_str(), c.ws.uid, static_cast<gid_t>(c.ws.uid)) != 0) {
+  try {
+    unpack_archive(archive, into);
+  } catch (const std::runtime_error& e) {
+    throw std::invalid_argument("the submission " + archive.filename().string() + " could not be unpacked: " + e.what());
   }
-  SandboxSpec s = base_spec(c, Rubric::default_for("00"), 120);
-  s.limits.file_bytes = 256ull << 20;
-  s.limits.output_keep_bytes = 8 << 10;
-  s.mounts.push_back({into.string(), true});
-  if (name.size() > 4 && name.substr(name.size() - 4) == ".zip") {
-    s.argv = {"/usr/bin/unzip", "-q", "-o", copy.string(), "-d", into.string()};
-  } else {
-    s.argv = {"/bin/tar", "-x", "--no-same-owner", "--no-same-permissions", "-f", copy.string(), "-C", into.string()};
-  }
-  const RunResult r = run_sandboxed(s);
-  if (!r.ok()) throw std::invalid_argument("the submission " + name + " could not be unpacked: " + r.describe() + "\n" + r.output);
   return into;
 }
 

@@ -377,7 +377,16 @@ int main(int argc, char** argv) {
     return app.exit(e) == 0 ? 0 : 2;  // help: 0; an unknown option, a missing or stray argument: 2
   }
   try {
-    if (*sandbox_command) return sandbox_exec(sandbox_command->remaining());
+    if (*sandbox_command) {
+      // Everything after SPEC.json is the worker's; nothing before it is ours.
+      const std::vector<std::string> rest = sandbox_command->remaining();
+      if (rest.empty() || rest.front().rfind('-', 0) == 0) {
+        std::cerr << "workbook-grade sandbox-exec: SPEC.json comes first, then the worker's arguments"
+                  << (rest.empty() ? std::string() : ", not '" + rest.front() + "'") << "\nRun with --help for more information.\n";
+        return 2;
+      }
+      return sandbox_exec(rest);
+    }
     if (*prepare_command) {
       const Cache c = prepare(prepare_options(a), std::cerr);
       int unavailable = 0;
