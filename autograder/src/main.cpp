@@ -284,6 +284,8 @@ int main(int argc, char** argv) {
                "See autograder/README.md.",
                "workbook-grade"};
   app.require_subcommand(1);
+  // An option given twice takes its last value, as scripts that add to a common list expect.
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   app.footer("`workbook-grade COMMAND --help` lists a command's options.");
 
   CLI::App* prepare_command = app.add_subcommand(

@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   CLI::App app{"Prints the GPU's measured ceilings (device copy, reads, triad, copy in L2, FMA peak), measuring them "
                "first when the cache holds none for this GPU. Exit code 77 without a GPU.",
                "workbook-gpu-probe"};
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);  // the last --cache wins
   app.add_option("--cache", cache, "the GPU ceilings cache (default: $WORKBOOK_GPU_CEILINGS, else ./workbook-gpu-ceilings.json)")
       ->capture_default_str();
   app.add_flag("--remeasure", remeasure, "measure again even if cached (close other programs first)");

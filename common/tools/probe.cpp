@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
   CLI::App app{"Prints the machine's measured ceilings (memory bandwidth, L1 loads, FMA peak), measuring them first "
                "when the cache holds none for this machine.",
                "workbook-probe"};
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);  // the last --cache wins
   app.add_option("--cache", cache, "the ceilings cache (default: $WORKBOOK_CEILINGS, else ./workbook-ceilings.json)")
       ->capture_default_str();
   app.add_flag("--remeasure", remeasure, "measure again even if cached (close other programs first)");
