@@ -368,9 +368,12 @@ int main(int argc, char** argv) {
     std::cout << app.help();
     return 0;
   }
+  // A command comes first: name what stands in its place (CLI11 would say only that one is missing).
   const std::string command = argv[1];
-  if (command.front() != '-' && app.get_subcommands([&](const CLI::App* c) { return c->get_name() == command; }).empty()) {
-    std::cerr << "workbook-grade: unknown command '" << command << "'\nRun with --help for the commands.\n";
+  if (command != "-h" && command != "--help" &&
+      app.get_subcommands([&](const CLI::App* c) { return c->get_name() == command; }).empty()) {
+    std::cerr << "workbook-grade: unknown " << (command.rfind('-', 0) == 0 ? "option" : "command") << " '" << command
+              << "' (a command comes first)\nRun with --help for the commands.\n";
     return 2;
   }
   try {
