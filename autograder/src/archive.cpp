@@ -76,7 +76,8 @@ std::string inside_path(const char* raw) {
   return s == "." ? std::string() : s;
 }
 
-constexpr std::array<const char*, 6> kArchiveExtensions = {".zip", ".tar", ".tar.gz", ".tgz", ".tar.xz", ".tar.bz2"};
+constexpr std::array<const char*, 6> kArchiveExtensions = {".zip", ".tar",    ".tar.gz",
+                                                           ".tgz", ".tar.xz", ".tar.bz2"};
 
 }  // namespace
 
@@ -85,7 +86,8 @@ std::string make_zip(const std::vector<ArchiveEntry>& entries) {
   Writer a(archive_write_new(), archive_write_free);
   if (!a) throw std::runtime_error("libarchive: out of memory");
   auto check = [&](int r, const char* step) {
-    if (r != ARCHIVE_OK) throw std::runtime_error(std::string("writing a zip: ") + step + ": " + error_of(a.get()));
+    if (r != ARCHIVE_OK)
+      throw std::runtime_error(std::string("writing a zip: ") + step + ": " + error_of(a.get()));
   };
   check(archive_write_set_format_zip(a.get()), "format");
   check(archive_write_set_bytes_in_last_block(a.get(), 1), "no padding");  // a zip is not a tape
@@ -104,7 +106,8 @@ std::string make_zip(const std::vector<ArchiveEntry>& entries) {
     archive_entry_set_uid(header.get(), 0);
     archive_entry_set_gid(header.get(), 0);
     check(archive_write_header(a.get(), header.get()), e.name.c_str());
-    if (!e.data.empty() && archive_write_data(a.get(), e.data.data(), e.data.size()) != static_cast<la_ssize_t>(e.data.size()))
+    if (!e.data.empty() && archive_write_data(a.get(), e.data.data(), e.data.size()) !=
+                               static_cast<la_ssize_t>(e.data.size()))
       throw std::runtime_error("writing a zip: " + e.name + ": " + error_of(a.get()));
   }
   check(archive_write_close(a.get()), "close");
@@ -121,7 +124,8 @@ std::vector<ArchiveEntry> read_archive(const std::string& bytes) {
     ArchiveEntry& f = files.emplace_back();
     f.name = archive_entry_pathname(e) != nullptr ? archive_entry_pathname(e) : "";
     f.executable = (archive_entry_perm(e) & 0111) != 0;
-    read_data(a.get(), "reading " + f.name, [&](const char* data, std::size_t n) { f.data.append(data, n); });
+    read_data(a.get(), "reading " + f.name,
+              [&](const char* data, std::size_t n) { f.data.append(data, n); });
   }
   return files;
 }
@@ -150,7 +154,8 @@ void unpack_archive(const fs::path& archive, const fs::path& into, const UnpackL
     const std::string shown = raw != nullptr ? raw : "";
     const std::string relative = inside_path(raw);
     if (relative.empty()) {
-      if (shown == "./" || shown == ".") continue;  // the folder itself, as `tar -C dir .` writes it
+      if (shown == "./" || shown == ".")
+        continue;  // the folder itself, as `tar -C dir .` writes it
       refuse(shown, "has an absolute path or a '..' (every path must stay inside the submission)");
     }
     if (++entries > limits.max_entries)
@@ -161,7 +166,8 @@ void unpack_archive(const fs::path& archive, const fs::path& into, const UnpackL
       // A hard link: only to a file this archive unpacked before.
       const std::string to = inside_path(link);
       if (to.empty() || !fs::is_regular_file(fs::symlink_status(into / to)))
-        refuse(shown, "is a hard link to '" + std::string(link) + "', not to a file unpacked before it");
+        refuse(shown,
+               "is a hard link to '" + std::string(link) + "', not to a file unpacked before it");
       fs::remove(target);
       fs::create_hard_link(into / to, target);
       continue;
@@ -176,7 +182,8 @@ void unpack_archive(const fs::path& archive, const fs::path& into, const UnpackL
         const char* to = archive_entry_symlink(e);
         const std::string link = to != nullptr ? to : "";
         if (link.empty() || link.front() == '/' || has_dot_dot(link))
-          refuse(shown, "is a symbolic link to '" + link + "', which could lead outside the submission");
+          refuse(shown,
+                 "is a symbolic link to '" + link + "', which could lead outside the submission");
         fs::remove(target);
         fs::create_symlink(link, target);
         break;
@@ -188,12 +195,14 @@ void unpack_archive(const fs::path& archive, const fs::path& into, const UnpackL
         read_data(a.get(), name + ": '" + shown + "'", [&](const char* data, std::size_t n) {
           bytes += n;
           if (bytes > limits.max_bytes)
-            refuse(shown, "takes the unpacked size past the limit of " + std::to_string(limits.max_bytes) + " bytes");
+            refuse(shown, "takes the unpacked size past the limit of " +
+                              std::to_string(limits.max_bytes) + " bytes");
           out.write(data, static_cast<std::streamsize>(n));
         });
         out.close();
         if (!out) throw std::runtime_error(name + ": cannot write " + target.string());
-        fs::permissions(target, (archive_entry_perm(e) & 0111) != 0 ? fs::perms(0755) : fs::perms(0644));
+        fs::permissions(target,
+                        (archive_entry_perm(e) & 0111) != 0 ? fs::perms(0755) : fs::perms(0644));
         break;
       }
       default:

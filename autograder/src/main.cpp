@@ -4,10 +4,10 @@
 #include <grade/grade.hpp>
 #include <grade/kit.hpp>
 #include <grade/package.hpp>
-#include <grade/util.hpp>
 #include <grade/prepare.hpp>
 #include <grade/report.hpp>
 #include <grade/sandbox.hpp>
+#include <grade/util.hpp>
 
 #include <workbook/report.hpp>
 
@@ -31,14 +31,15 @@ namespace {
 using namespace workbook::grade;
 using nlohmann::json;
 
-// Each command's options, bound by CLI11: an unknown option or a stray argument is an error (exit 2)
-// rather than a setting silently ignored.
+// Each command's options, bound by CLI11: an unknown option or a stray argument is an error (exit
+// 2) rather than a setting silently ignored.
 struct Options {
   std::string trusted = WORKBOOK_GRADE_SOURCE_DIR;
   std::string cache = WORKBOOK_GRADE_DEFAULT_CACHE;
   std::string labs, overlay, out, work, expect, verify_labs, submission, what;
   std::optional<int> jobs;  // absent: each command's own default
-  bool force = false, no_prepare = false, regrade = false, no_verify = false, no_perf = false, no_perf_lock = false;
+  bool force = false, no_prepare = false, regrade = false, no_verify = false, no_perf = false,
+       no_perf_lock = false;
   GradeOptions grade;  // grade's own settings, bound directly
 };
 
@@ -50,8 +51,12 @@ std::vector<std::string> split_list(const std::string& s) {
   return out;
 }
 
-fs::path trusted_of(const Options& a) { return a.trusted; }
-fs::path cache_of(const Options& a) { return fs::absolute(a.cache); }
+fs::path trusted_of(const Options& a) {
+  return a.trusted;
+}
+fs::path cache_of(const Options& a) {
+  return fs::absolute(a.cache);
+}
 
 PrepareOptions prepare_options(const Options& a) {
   PrepareOptions p;
@@ -68,7 +73,8 @@ void add_cache(CLI::App* c, Options& a) {
   c->add_option("--cache", a.cache, "the prepared grading cache")->capture_default_str();
 }
 void add_trusted(CLI::App* c, Options& a) {
-  c->add_option("--trusted", a.trusted, "the instructor's tree (solutions/, autograder/)")->capture_default_str();
+  c->add_option("--trusted", a.trusted, "the instructor's tree (solutions/, autograder/)")
+      ->capture_default_str();
 }
 // The options of `prepare`, which `grade` and `batch` run first unless --no-prepare.
 void add_prepare(CLI::App* c, Options& a, const std::string& jobs_help) {
@@ -77,24 +83,32 @@ void add_prepare(CLI::App* c, Options& a, const std::string& jobs_help) {
   c->add_option("--labs", a.labs, "the labs, by number (01,02); default: every lab");
   c->add_flag("--force", a.force, "prepare again even when the cache is up to date");
   c->add_option("--jobs", a.jobs, jobs_help);
-  c->add_option("--overlay", a.overlay, "a folder laid over the trusted tree (the self-test's extra lab)");
+  c->add_option("--overlay", a.overlay,
+                "a folder laid over the trusted tree (the self-test's extra lab)");
 }
 void add_no_prepare(CLI::App* c, Options& a) {
-  c->add_flag("--no-prepare", a.no_prepare, "use the cache as it is, without checking that it is up to date");
+  c->add_flag("--no-prepare", a.no_prepare,
+              "use the cache as it is, without checking that it is up to date");
 }
 // The grading settings `batch` passes on to each `grade`.
 void add_grading(CLI::App* c, Options& a) {
   GradeOptions& g = a.grade;
-  c->add_option("--work", a.work, "where workspaces are made (default: a folder in the system's temporary folder)");
+  c->add_option("--work", a.work,
+                "where workspaces are made (default: a folder in the system's temporary folder)");
   c->add_flag("--no-perf", a.no_perf, "grade correctness only, no timing");
-  c->add_option("--perf-seconds", g.perf_seconds, "timing budget of one perf comparison (default: the rubric's)");
-  c->add_option("--perf-full-within", g.perf_full_within, "full perf points within this ratio to the reference (default: the rubric's)");
-  c->add_option("--perf-zero-at", g.perf_zero_at, "no perf points from this ratio to the reference (default: the rubric's)");
-  c->add_option("--test-timeout", g.test_timeout, "seconds per test process (default: the rubric's)");
+  c->add_option("--perf-seconds", g.perf_seconds,
+                "timing budget of one perf comparison (default: the rubric's)");
+  c->add_option("--perf-full-within", g.perf_full_within,
+                "full perf points within this ratio to the reference (default: the rubric's)");
+  c->add_option("--perf-zero-at", g.perf_zero_at,
+                "no perf points from this ratio to the reference (default: the rubric's)");
+  c->add_option("--test-timeout", g.test_timeout,
+                "seconds per test process (default: the rubric's)");
   c->add_option("--seed", g.seed, "the tests' random seed (default: a fresh one, recorded)");
 }
 
-// --- Expectations: the self-test's check of a graded result --------------------------------------------
+// --- Expectations: the self-test's check of a graded result
+// --------------------------------------------
 
 bool meets(const std::string& want, double score, double max) {
   if (want == "any") return true;
@@ -105,13 +119,15 @@ bool meets(const std::string& want, double score, double max) {
 }
 
 // `labs`: the labs graded (empty: all); expectations of the others are not checked.
-int check_expectations(const GradeResult& r, const json& e, const std::vector<std::string>& labs, std::ostream& out) {
+int check_expectations(const GradeResult& r, const json& e, const std::vector<std::string>& labs,
+                       std::ostream& out) {
   std::vector<std::string> problems;
   for (const auto& [lab, given] : items_of(e, "labs").items()) {
     if (!labs.empty() && std::find(labs.begin(), labs.end(), lab) == labs.end()) continue;
     // A GPU lab's expectations differ where no GPU is: "without_gpu" replaces what it names.
     json expected = given;
-    if (given.contains("without_gpu") && !gpu_access().present()) expected.update(given["without_gpu"]);
+    if (given.contains("without_gpu") && !gpu_access().present())
+      expected.update(given["without_gpu"]);
     const LabResult* found = nullptr;
     for (const LabResult& l : r.labs)
       if (l.number == lab) found = &l;
@@ -120,11 +136,15 @@ int check_expectations(const GradeResult& r, const json& e, const std::vector<st
       continue;
     }
     if (expected.contains("status") && expected["status"] != found->status)
-      problems.push_back("lab " + lab + ": status " + found->status + ", expected " + expected["status"].get<std::string>());
-    if (expected.contains("score") && !meets(expected["score"].get<std::string>(), found->score, found->max_score))
-      problems.push_back("lab " + lab + ": score " + std::to_string(found->score) + " of " + std::to_string(found->max_score) +
-                         ", expected " + expected["score"].get<std::string>());
-    // Per function and source: "full", "zero", "half" or "any"; "default" for the functions not named.
+      problems.push_back("lab " + lab + ": status " + found->status + ", expected " +
+                         expected["status"].get<std::string>());
+    if (expected.contains("score") &&
+        !meets(expected["score"].get<std::string>(), found->score, found->max_score))
+      problems.push_back("lab " + lab + ": score " + std::to_string(found->score) + " of " +
+                         std::to_string(found->max_score) + ", expected " +
+                         expected["score"].get<std::string>());
+    // Per function and source: "full", "zero", "half" or "any"; "default" for the functions not
+    // named.
     std::map<std::pair<std::string, std::string>, std::pair<double, double>> sums;
     for (const Item& i : found->items)
       if (i.test != "build") {
@@ -139,7 +159,8 @@ int check_expectations(const GradeResult& r, const json& e, const std::vector<st
       if (!rules.contains(key.second)) continue;
       const std::string want = rules[key.second];
       if (!meets(want, sum.first, sum.second))
-        problems.push_back("lab " + lab + " " + key.first + " (" + key.second + "): " + workbook::format_fixed(sum.first, 2) + " of " +
+        problems.push_back("lab " + lab + " " + key.first + " (" + key.second +
+                           "): " + workbook::format_fixed(sum.first, 2) + " of " +
                            workbook::format_fixed(sum.second, 2) + ", expected " + want);
     }
   }
@@ -162,11 +183,13 @@ int check_expectations(const GradeResult& r, const json& e, const std::vector<st
   const std::vector<std::string> raised = flags(r);
   for (const json& text : items_of(e, "flags_contain")) {
     const std::string want = text.get<std::string>();
-    if (std::none_of(raised.begin(), raised.end(), [&](const std::string& f) { return f.find(want) != std::string::npos; }))
+    if (std::none_of(raised.begin(), raised.end(),
+                     [&](const std::string& f) { return f.find(want) != std::string::npos; }))
       problems.push_back("no flag says \"" + want + "\"");
   }
   if (e.contains("total") && !meets(e["total"].get<std::string>(), r.score, r.max_score))
-    problems.push_back("total " + std::to_string(r.score) + " of " + std::to_string(r.max_score) + ", expected " + e["total"].get<std::string>());
+    problems.push_back("total " + std::to_string(r.score) + " of " + std::to_string(r.max_score) +
+                       ", expected " + e["total"].get<std::string>());
   for (const std::string& p : problems) out << "EXPECTATION NOT MET: " << p << "\n";
   if (problems.empty()) out << "every expectation met\n";
   return problems.empty() ? 0 : 1;
@@ -183,10 +206,12 @@ int cmd_grade(Options& a) {
   o.jobs = a.jobs.value_or(2);
   o.perf = !a.no_perf;
   o.perf_lock = !a.no_perf_lock;
-  if (o.out.empty() && o.gradescope.empty() && o.prairielearn.empty()) o.out = fs::absolute("grade-results");
+  if (o.out.empty() && o.gradescope.empty() && o.prairielearn.empty())
+    o.out = fs::absolute("grade-results");
   if (!a.no_prepare) prepare(prepare_options(a), std::cerr);
   const GradeResult r = grade(o, std::cerr);
-  std::cout << r.id << ": " << workbook::format_fixed(r.score, 2) << " / " << workbook::format_fixed(r.max_score, 2) << "\n";
+  std::cout << r.id << ": " << workbook::format_fixed(r.score, 2) << " / "
+            << workbook::format_fixed(r.max_score, 2) << "\n";
   if (!a.expect.empty()) return check_expectations(r, read_json(a.expect), o.labs, std::cout);
   // A lab that could not be graded here is the instructor's to know: the results say so, and so
   // does the exit code (the submission itself is graded as far as it could be).
@@ -211,7 +236,8 @@ int cmd_batch(const Options& a, const CLI::App& command) {
   o.labs = split_list(a.labs);
   o.regrade = a.regrade;
   // Each submission's `grade` gets the grading options as they were written.
-  for (const char* k : {"--no-perf", "--perf-seconds", "--perf-full-within", "--perf-zero-at", "--test-timeout", "--seed", "--labs"}) {
+  for (const char* k : {"--no-perf", "--perf-seconds", "--perf-full-within", "--perf-zero-at",
+                        "--test-timeout", "--seed", "--labs"}) {
     const CLI::Option* option = command.get_option(k);
     if (option->count() == 0) continue;
     o.grade_arguments.push_back(k);
@@ -225,18 +251,22 @@ int cmd_batch(const Options& a, const CLI::App& command) {
 int cmd_labs(const Options& a) {
   const Cache cache = Cache::load(cache_of(a));
   for (const auto& [n, lab] : cache.labs) {
-    std::cout << lab.name() << " (" << lab.folder << "): " << (lab.available ? "ready" : "NOT AVAILABLE: " + lab.unavailable) << "\n";
+    std::cout << lab.name() << " (" << lab.folder
+              << "): " << (lab.available ? "ready" : "NOT AVAILABLE: " + lab.unavailable) << "\n";
     if (!lab.available) continue;
     const Rubric rubric = cache.rubric(lab);
-    std::cout << "  rubric: " << (rubric.path.empty() ? "default (no rubric.json)" : rubric.path) << "\n  student files:";
+    std::cout << "  rubric: " << (rubric.path.empty() ? "default (no rubric.json)" : rubric.path)
+              << "\n  student files:";
     for (const std::string& f : lab.student_files) std::cout << " labs/" << lab.folder << "/" << f;
     double total = 0;
-    for (const auto& [source, tests] : {std::pair{Source::visible, lab.visible_tests}, {Source::hidden, lab.hidden_tests},
+    for (const auto& [source, tests] : {std::pair{Source::visible, lab.visible_tests},
+                                        {Source::hidden, lab.hidden_tests},
                                         {Source::perf, lab.perf_cases}})
       for (const std::string& t : tests)
         if (const Rule* r = rubric.find(source, t)) total += r->points;
-    std::cout << "\n  " << lab.visible_tests.size() << " visible, " << lab.hidden_tests.size() << " hidden tests, "
-              << lab.perf_cases.size() << " perf cases; " << workbook::format_fixed(total, 1) << " points\n";
+    std::cout << "\n  " << lab.visible_tests.size() << " visible, " << lab.hidden_tests.size()
+              << " hidden tests, " << lab.perf_cases.size() << " perf cases; "
+              << workbook::format_fixed(total, 1) << " points\n";
     for (const std::string& w : lab.rubric_warnings) std::cout << "  rubric warning: " << w << "\n";
   }
   return 0;
@@ -251,9 +281,11 @@ int cmd_package(const Options& a) {
     try {
       cache = std::make_unique<Cache>(Cache::load(cache_of(a)));
     } catch (const std::exception&) {
-      std::cerr << "(no prepared cache: every lab counts 10 points; run `workbook-grade prepare` for the rubrics' points)\n";
+      std::cerr << "(no prepared cache: every lab counts 10 points; run `workbook-grade prepare` "
+                   "for the rubrics' points)\n";
     }
-    write_text_atomic(out / ".github" / "workflows" / "classroom.yml", classroom_workflow(trusted_of(a), cache.get()));
+    write_text_atomic(out / ".github" / "workflows" / "classroom.yml",
+                      classroom_workflow(trusted_of(a), cache.get()));
     std::cerr << "wrote " << (out / ".github" / "workflows" / "classroom.yml").string() << "\n";
   } else {
     package_prairielearn(trusted_of(a), out, std::cerr);
@@ -279,84 +311,130 @@ int cmd_kit(const Options& a) {
 int main(int argc, char** argv) {
   Options a;
   GradeOptions& g = a.grade;
-  CLI::App app{"The instructor's grader: prepares the trusted build, grades submissions (one, or a class in a batch), "
-               "exports the student kit and packages the grader for Gradescope, GitHub Classroom and PrairieLearn. "
-               "See autograder/README.md.",
-               "workbook-grade"};
+  CLI::App app{
+      "The instructor's grader: prepares the trusted build, grades submissions (one, or a class in "
+      "a batch), "
+      "exports the student kit and packages the grader for Gradescope, GitHub Classroom and "
+      "PrairieLearn. "
+      "See autograder/README.md.",
+      "workbook-grade"};
   app.require_subcommand(1);
   // An option given twice takes its last value, as scripts that add to a common list expect.
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   app.footer("`workbook-grade COMMAND --help` lists a command's options.");
 
-  CLI::App* prepare_command = app.add_subcommand(
-      "prepare", "Build the trusted parts once (the harness, tests, reference workers, hidden tests) and measure this "
-                 "machine's ceilings. `grade` and `batch` do it when needed. Exit 1 if a lab could not be prepared.");
+  CLI::App* prepare_command =
+      app.add_subcommand("prepare",
+                         "Build the trusted parts once (the harness, tests, reference workers, "
+                         "hidden tests) and measure this "
+                         "machine's ceilings. `grade` and `batch` do it when needed. Exit 1 if a "
+                         "lab could not be prepared.");
   add_prepare(prepare_command, a, "parallel build jobs (default 2)");
 
-  CLI::App* grade_command = app.add_subcommand(
-      "grade", "Grade one submission. Writes results.json (Gradescope), prairielearn.json, record.json, report.md, "
-               "report.html, row.csv and plots/ into --out. Exit 3 if a lab could not be graded on this machine; "
-               "with --expect, 1 if an expectation is not met.");
-  grade_command->add_option("submission", a.submission,
-                            "a folder (a repository, or flat files), an archive (.zip, .tar, .tar.gz, .tgz, .tar.xz, "
-                            ".tar.bz2), @reference or @stub")
+  CLI::App* grade_command =
+      app.add_subcommand("grade",
+                         "Grade one submission. Writes results.json (Gradescope), "
+                         "prairielearn.json, record.json, report.md, "
+                         "report.html, row.csv and plots/ into --out. Exit 3 if a lab could not be "
+                         "graded on this machine; "
+                         "with --expect, 1 if an expectation is not met.");
+  grade_command
+      ->add_option(
+          "submission", a.submission,
+          "a folder (a repository, or flat files), an archive (.zip, .tar, .tar.gz, .tgz, .tar.xz, "
+          ".tar.bz2), @reference or @stub")
       ->required();
-  add_prepare(grade_command, a, "visible tests run in parallel, and parallel build jobs of the prepare (default 2)");
+  add_prepare(grade_command, a,
+              "visible tests run in parallel, and parallel build jobs of the prepare (default 2)");
   add_no_prepare(grade_command, a);
   add_grading(grade_command, a);
-  grade_command->add_option("--out", a.out, "the outputs' folder (default: ./grade-results, unless --gradescope or --prairielearn)");
-  grade_command->add_option("--gradescope", g.gradescope, "write Gradescope's results.json here too");
-  grade_command->add_option("--prairielearn", g.prairielearn, "write PrairieLearn's results.json here too");
-  grade_command->add_option("--id", g.id, "the submission's name in the gradebook (default: its file or folder name)");
-  grade_command->add_option("--slot", g.slot, "sandbox user slot (batch jobs use 0..N-1)")->capture_default_str();
-  grade_command->add_flag("--no-perf-lock", a.no_perf_lock, "time kernels even while other grading jobs run (no machine-wide lock)");
-  grade_command->add_flag("--keep-work", g.keep_work, "keep the workspace (for debugging the grader)");
-  grade_command->add_option("--expect", a.expect, "check the result against an expected.json (the self-test)");
+  grade_command->add_option(
+      "--out", a.out,
+      "the outputs' folder (default: ./grade-results, unless --gradescope or --prairielearn)");
+  grade_command->add_option("--gradescope", g.gradescope,
+                            "write Gradescope's results.json here too");
+  grade_command->add_option("--prairielearn", g.prairielearn,
+                            "write PrairieLearn's results.json here too");
+  grade_command->add_option(
+      "--id", g.id, "the submission's name in the gradebook (default: its file or folder name)");
+  grade_command->add_option("--slot", g.slot, "sandbox user slot (batch jobs use 0..N-1)")
+      ->capture_default_str();
+  grade_command->add_flag("--no-perf-lock", a.no_perf_lock,
+                          "time kernels even while other grading jobs run (no machine-wide lock)");
+  grade_command->add_flag("--keep-work", g.keep_work,
+                          "keep the workspace (for debugging the grader)");
+  grade_command->add_option("--expect", a.expect,
+                            "check the result against an expected.json (the self-test)");
 
-  CLI::App* batch_command = app.add_subcommand(
-      "batch", "Grade every submission of a folder, N at a time, resumable; then gradebook.csv and summary.{md,html} "
-               "with the score distribution and a class roofline per lab. Exit 3 if a lab could not be graded.");
-  batch_command->add_option("submissions", a.submission, "a folder: each entry (a folder or an archive) is one submission")->required();
-  batch_command->add_option("--out", a.out, "the batch's folder (submissions/, gradebook.csv, summary.*)")->required();
-  add_prepare(batch_command, a, "submissions graded at once (default 1; the prepare's build jobs: default 2)");
+  CLI::App* batch_command =
+      app.add_subcommand("batch",
+                         "Grade every submission of a folder, N at a time, resumable; then "
+                         "gradebook.csv and summary.{md,html} "
+                         "with the score distribution and a class roofline per lab. Exit 3 if a "
+                         "lab could not be graded.");
+  batch_command
+      ->add_option("submissions", a.submission,
+                   "a folder: each entry (a folder or an archive) is one submission")
+      ->required();
+  batch_command
+      ->add_option("--out", a.out, "the batch's folder (submissions/, gradebook.csv, summary.*)")
+      ->required();
+  add_prepare(batch_command, a,
+              "submissions graded at once (default 1; the prepare's build jobs: default 2)");
   add_no_prepare(batch_command, a);
   add_grading(batch_command, a);
-  batch_command->add_flag("--regrade", a.regrade, "grade again even the submissions already graded");
+  batch_command->add_flag("--regrade", a.regrade,
+                          "grade again even the submissions already graded");
 
-  CLI::App* summary_command = app.add_subcommand("summary", "Rewrite a batch's gradebook and summary from its records.");
+  CLI::App* summary_command =
+      app.add_subcommand("summary", "Rewrite a batch's gradebook and summary from its records.");
   summary_command->add_option("out", a.out, "the batch's folder (its --out)")->required();
 
-  CLI::App* kit_command = app.add_subcommand(
-      "kit", "Export the student repository (no solutions, hidden tests or rubrics) and verify it. Exit non-zero if "
-             "the verification fails.");
-  kit_command->add_option("--out", a.out, "the kit's folder (must not exist, unless --force)")->required();
+  CLI::App* kit_command = app.add_subcommand("kit",
+                                             "Export the student repository (no solutions, hidden "
+                                             "tests or rubrics) and verify it. Exit non-zero if "
+                                             "the verification fails.");
+  kit_command->add_option("--out", a.out, "the kit's folder (must not exist, unless --force)")
+      ->required();
   add_trusted(kit_command, a);
   add_cache(kit_command, a);
   kit_command->add_flag("--force", a.force, "replace an existing --out");
   kit_command->add_flag("--no-verify", a.no_verify, "export only, without checking the kit");
-  kit_command->add_option("--verify-labs", a.verify_labs, "the labs whose build, stubs and perf feedback are checked (default: all)");
+  kit_command->add_option(
+      "--verify-labs", a.verify_labs,
+      "the labs whose build, stubs and perf feedback are checked (default: all)");
   kit_command->add_option("--jobs", a.jobs, "parallel build jobs (default 2)");
-  kit_command->add_option("--perf-seconds", g.perf_seconds, "timing budget of the perf-feedback check (default 0.5)");
+  kit_command->add_option("--perf-seconds", g.perf_seconds,
+                          "timing budget of the perf-feedback check (default 0.5)");
 
-  CLI::App* package_command = app.add_subcommand(
-      "package", "Package the grader: gradescope --out autograder.zip | classroom --out DIR | prairielearn --out DIR.");
+  CLI::App* package_command =
+      app.add_subcommand("package",
+                         "Package the grader: gradescope --out autograder.zip | classroom --out "
+                         "DIR | prairielearn --out DIR.");
   package_command->add_option("what", a.what, "gradescope, classroom or prairielearn")
       ->required()
       ->check(CLI::IsMember({"gradescope", "classroom", "prairielearn"}));
-  package_command->add_option("--out", a.out, "the zip (gradescope) or folder (classroom, prairielearn) to write")->required();
+  package_command
+      ->add_option("--out", a.out,
+                   "the zip (gradescope) or folder (classroom, prairielearn) to write")
+      ->required();
   add_trusted(package_command, a);
   add_cache(package_command, a);
 
   CLI::App* doctor_command = app.add_subcommand(
-      "doctor", "Which isolation layers this machine allows, and what GPU access the jail would give (device nodes, "
-                "driver libraries, toolkit) for the CUDA labs. Exit 1 if isolation is incomplete.");
+      "doctor",
+      "Which isolation layers this machine allows, and what GPU access the jail would give (device "
+      "nodes, "
+      "driver libraries, toolkit) for the CUDA labs. Exit 1 if isolation is incomplete.");
 
-  CLI::App* labs_command =
-      app.add_subcommand("labs", "The labs of the prepared cache, their student files, tests and rubric warnings.");
+  CLI::App* labs_command = app.add_subcommand(
+      "labs", "The labs of the prepared cache, their student files, tests and rubric warnings.");
   add_cache(labs_command, a);
 
-  // The perf driver's launcher (internal): the sandbox, then the worker with the arguments as given.
-  CLI::App* sandbox_command = app.add_subcommand("sandbox-exec", "internal: SPEC.json [worker arguments...]");
+  // The perf driver's launcher (internal): the sandbox, then the worker with the arguments as
+  // given.
+  CLI::App* sandbox_command =
+      app.add_subcommand("sandbox-exec", "internal: SPEC.json [worker arguments...]");
   sandbox_command->prefix_command()->group("");
 
   // `workbook-grade` alone prints the help and fails; `help` prints it too.
@@ -368,11 +446,13 @@ int main(int argc, char** argv) {
     std::cout << app.help();
     return 0;
   }
-  // A command comes first: name what stands in its place (CLI11 would say only that one is missing).
+  // A command comes first: name what stands in its place (CLI11 would say only that one is
+  // missing).
   const std::string command = argv[1];
   if (command != "-h" && command != "--help" &&
       app.get_subcommands([&](const CLI::App* c) { return c->get_name() == command; }).empty()) {
-    std::cerr << "workbook-grade: unknown " << (command.rfind('-', 0) == 0 ? "option" : "command") << " '" << command
+    std::cerr << "workbook-grade: unknown " << (command.rfind('-', 0) == 0 ? "option" : "command")
+              << " '" << command
               << "' (a command comes first)\nRun with --help for the commands.\n";
     return 2;
   }
@@ -386,8 +466,10 @@ int main(int argc, char** argv) {
       // Everything after SPEC.json is the worker's; nothing before it is ours.
       const std::vector<std::string> rest = sandbox_command->remaining();
       if (rest.empty() || rest.front().rfind('-', 0) == 0) {
-        std::cerr << "workbook-grade sandbox-exec: SPEC.json comes first, then the worker's arguments"
-                  << (rest.empty() ? std::string() : ", not '" + rest.front() + "'") << "\nRun with --help for more information.\n";
+        std::cerr
+            << "workbook-grade sandbox-exec: SPEC.json comes first, then the worker's arguments"
+            << (rest.empty() ? std::string() : ", not '" + rest.front() + "'")
+            << "\nRun with --help for more information.\n";
         return 2;
       }
       return sandbox_exec(rest);

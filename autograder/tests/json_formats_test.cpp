@@ -49,14 +49,16 @@ TEST(JsonFormats, ACeilingsCacheFromBeforeGpusReadsAndOneMissingAFieldDoesNot) {
 
 TEST(JsonFormats, EveryLabsRubricStillLoads) {
   int rubrics = 0;
-  for (const auto& lab : std::filesystem::directory_iterator(std::filesystem::path(WORKBOOK_TRUSTED) / "autograder" / "labs")) {
+  for (const auto& lab : std::filesystem::directory_iterator(
+           std::filesystem::path(WORKBOOK_TRUSTED) / "autograder" / "labs")) {
     const std::filesystem::path file = lab.path() / "rubric.json";
     if (!std::filesystem::exists(file)) continue;
     const std::string number = lab.path().filename().string().substr(0, 2);
     const workbook::grade::Rubric r = workbook::grade::Rubric::load(file.string(), number);
     EXPECT_FALSE(r.rules.empty()) << file;
     const nlohmann::json j = r.to_json();
-    EXPECT_EQ(j["skipped"], r.skipped == workbook::grade::SkipPolicy::zero ? "zero" : "exclude") << file;
+    EXPECT_EQ(j["skipped"], r.skipped == workbook::grade::SkipPolicy::zero ? "zero" : "exclude")
+        << file;
     for (std::size_t i = 0; i < r.rules.size(); ++i)
       EXPECT_EQ(j["rules"][i]["source"], workbook::grade::to_string(r.rules[i].source)) << file;
     ++rubrics;

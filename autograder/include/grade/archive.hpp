@@ -31,8 +31,10 @@ bool is_archive_name(const std::filesystem::path& path);
 
 /// What a submission's archive may hold once unpacked.
 struct UnpackLimits {
-  std::uint64_t max_bytes = 256ull << 20;  ///< all files together, as unpacked (a zip bomb stops here)
-  std::size_t max_entries = 20000;         ///< files, folders and links (a student repository with its .git fits)
+  std::uint64_t max_bytes = 256ull
+                            << 20;  ///< all files together, as unpacked (a zip bomb stops here)
+  std::size_t max_entries =
+      20000;  ///< files, folders and links (a student repository with its .git fits)
 };
 
 /// Unpacks a zip or a (compressed) tar archive into `into` (created if needed). Refused, with a
@@ -41,6 +43,7 @@ struct UnpackLimits {
 /// anything but a file unpacked before), a device, fifo or socket, more bytes or entries than the
 /// limits allow. Owners are not restored and modes are 0644 or 0755 (0755 if any execute bit).
 /// What was unpacked before a refusal stays in `into`.
-void unpack_archive(const std::filesystem::path& archive, const std::filesystem::path& into, const UnpackLimits& limits = {});
+void unpack_archive(const std::filesystem::path& archive, const std::filesystem::path& into,
+                    const UnpackLimits& limits = {});
 
 }  // namespace workbook::grade
