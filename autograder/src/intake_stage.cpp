@@ -1,6 +1,9 @@
 // Intake (see intake_stage.hpp): nothing the student sent is trusted, its archive included.
 #include "intake_stage.hpp"
 
+#include <grade/archive.hpp>
+#include <grade/gpu_access.hpp>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -12,14 +15,11 @@
 
 namespace workbook::grade {
 
-bool is_archive(const fs::path& p) {
-  const std::string n = p.filename().string();
-  for (const char* ext : {".zip", ".tar", ".tar.gz", ".tgz", ".tar.xz", ".tar.bz2"})
-    if (n.size() > std::strlen(ext) && n.compare(n.size() - std::strlen(ext), std::strlen(ext), ext) == 0) return true;
-  return false;
-}
+bool is_archive(const fs::path& p) { return is_archive_name(p); }
 
-// Unpacks an archive in the sandbox (as the sandbox user: an archive is untrusted input too).
+// Unpacks an archive in the sandbox, as the sandbox user: an archive is untrusted input too, and
+// its parser (libarchive, in `workbook-grade unpack`) runs with no more rights than the student's
+// code. It refuses what could reach outside the folder (archive.hpp).
 fs::path unpack(const Context& c, const fs::path& archive) {
   const fs::path into = c.ws.root / "intake";
   c.ws.give(into);
@@ -32,11 +32,9 @@ fs::path unpack(const Context& c, const fs::path& archive) {
   s.limits.file_bytes = 256ull << 20;
   s.limits.output_keep_bytes = 8 << 10;
   s.mounts.push_back({into.string(), true});
-  if (name.size() > 4 && name.substr(name.size() - 4) == ".zip") {
-    s.argv = {"/usr/bin/unzip", "-q", "-o", copy.string(), "-d", into.string()};
-  } else {
-    s.argv = {"/bin/tar", "-x", "--no-same-owner", "--no-same-permissions", "-f", copy.string(), "-C", into.string()};
-  }
+  const fs::path grader = self_executable();
+  if (!under_system_folder(grader.parent_path().string())) s.mounts.push_back({grader.parent_path().string(), false});
+  s.argv = {grader.string(), "unpack", copy.string(), into.string()};
   const RunResult r = run_sandboxed(s);
   if (!r.ok()) throw std::invalid_argument("the submission " + name + " could not be unpacked: " + r.describe() + "\n" + r.output);
   return into;

@@ -1,13 +1,14 @@
 // workbook-grade: the instructor's grader. See autograder/README.md.
+#include <grade/archive.hpp>
 #include <grade/batch.hpp>
 #include <grade/gpu_access.hpp>
 #include <grade/grade.hpp>
 #include <grade/kit.hpp>
 #include <grade/package.hpp>
-#include <grade/util.hpp>
 #include <grade/prepare.hpp>
 #include <grade/report.hpp>
 #include <grade/sandbox.hpp>
+#include <grade/util.hpp>
 
 #include <workbook/report.hpp>
 
@@ -16,12 +17,14 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 namespace {
@@ -29,69 +32,17 @@ namespace {
 using namespace workbook::grade;
 using nlohmann::json;
 
-const char* kUsage = R"(usage: workbook-grade <command> [options]
-
-  prepare   [--trusted DIR] [--cache DIR] [--labs 01,02] [--force] [--jobs N]
-            Build the trusted parts once (the harness, tests, reference workers, hidden tests) and
-            measure this machine's ceilings. `grade` and `batch` do it when needed.
-  grade     SUBMISSION [--out DIR] [--gradescope FILE] [--prairielearn FILE] [--labs 01,02]
-            [--id NAME] [--no-perf] [--perf-seconds S] [--test-timeout S] [--seed N] [--jobs N]
-            [--keep-work] [--expect FILE]
-            Grade one submission: a folder (a repository, or flat files), an archive (.zip, .tar,
-            .tar.gz, .tgz), @reference or @stub. Writes results.json (Gradescope), prairielearn.json,
-            record.json, report.md, report.html, row.csv and plots/ into --out.
-  batch     SUBMISSIONS --out DIR [--jobs N] [--regrade] [grade options]
-            Grade every submission of a folder, N at a time, resumable; then gradebook.csv and
-            summary.{md,html} with the score distribution and a class roofline per lab.
-  summary   OUT   Rewrite a batch's gradebook and summary from its records.
-  kit       --out DIR [--no-verify] [--verify-labs 01,03] [--force]
-            Export the student repository (no solutions, hidden tests or rubrics) and verify it.
-  package   gradescope --out autograder.zip | classroom --out DIR | prairielearn --out DIR
-  doctor    Which isolation layers this machine allows, and what GPU access the jail would give
-            (device nodes, driver libraries, toolkit) for the CUDA labs.
-  labs      The labs of the prepared cache, their student files, tests and rubric warnings.
-
-Common: --cache DIR (default: the build's grade-cache), --trusted DIR (default: this source tree).
-)";
-
-struct Args {
-  std::string command;
-  std::vector<std::string> positional;
-  std::map<std::string, std::string> values;
-  std::vector<std::string> flags;
-
-  bool flag(const std::string& f) const { return std::find(flags.begin(), flags.end(), f) != flags.end(); }
-  std::string value(const std::string& k, const std::string& fallback = "") const {
-    const auto it = values.find(k);
-    return it == values.end() ? fallback : it->second;
-  }
-  bool has(const std::string& k) const { return values.count(k) > 0; }
+// Each command's options, bound by CLI11: an unknown option or a stray argument is an error (exit
+// 2) rather than a setting silently ignored.
+struct Options {
+  std::string trusted = WORKBOOK_GRADE_SOURCE_DIR;
+  std::string cache = WORKBOOK_GRADE_DEFAULT_CACHE;
+  std::string labs, overlay, out, work, expect, verify_labs, submission, what;
+  std::optional<int> jobs;  // absent: each command's own default
+  bool force = false, no_prepare = false, regrade = false, no_verify = false, no_perf = false,
+       no_perf_lock = false;
+  GradeOptions grade;  // grade's own settings, bound directly
 };
-
-const std::vector<std::string> kFlags = {"--force", "--no-perf", "--keep-work", "--no-verify", "--regrade", "--no-prepare",
-                                         "--no-perf-lock", "--help", "-h"};
-
-Args parse(int argc, char** argv) {
-  Args a;
-  if (argc < 2) return a;
-  a.command = argv[1];
-  for (int i = 2; i < argc; ++i) {
-    const std::string s = argv[i];
-    if (s.rfind("--", 0) == 0 || s == "-h") {
-      if (std::find(kFlags.begin(), kFlags.end(), s) != kFlags.end()) {
-        a.flags.push_back(s);
-      } else if (const auto eq = s.find('='); eq != std::string::npos) {
-        a.values[s.substr(0, eq)] = s.substr(eq + 1);
-      } else {
-        if (i + 1 >= argc) throw std::invalid_argument(s + " needs a value");
-        a.values[s] = argv[++i];
-      }
-    } else {
-      a.positional.push_back(s);
-    }
-  }
-  return a;
-}
 
 std::vector<std::string> split_list(const std::string& s) {
   std::vector<std::string> out;
@@ -101,21 +52,64 @@ std::vector<std::string> split_list(const std::string& s) {
   return out;
 }
 
-fs::path trusted_of(const Args& a) { return a.value("--trusted", WORKBOOK_GRADE_SOURCE_DIR); }
-fs::path cache_of(const Args& a) { return fs::absolute(a.value("--cache", WORKBOOK_GRADE_DEFAULT_CACHE)); }
+fs::path trusted_of(const Options& a) {
+  return a.trusted;
+}
+fs::path cache_of(const Options& a) {
+  return fs::absolute(a.cache);
+}
 
-PrepareOptions prepare_options(const Args& a) {
+PrepareOptions prepare_options(const Options& a) {
   PrepareOptions p;
   p.trusted = trusted_of(a);
   p.cache = cache_of(a);
-  p.labs = split_list(a.value("--labs"));
-  p.force = a.flag("--force");
-  p.jobs = std::stoi(a.value("--jobs", "2"));
-  if (a.has("--overlay")) p.overlay = fs::absolute(a.value("--overlay"));
+  p.labs = split_list(a.labs);
+  p.force = a.force;
+  p.jobs = a.jobs.value_or(2);
+  if (!a.overlay.empty()) p.overlay = fs::absolute(a.overlay);
   return p;
 }
 
-// --- Expectations: the self-test's check of a graded result --------------------------------------------
+void add_cache(CLI::App* c, Options& a) {
+  c->add_option("--cache", a.cache, "the prepared grading cache")->capture_default_str();
+}
+void add_trusted(CLI::App* c, Options& a) {
+  c->add_option("--trusted", a.trusted, "the instructor's tree (solutions/, autograder/)")
+      ->capture_default_str();
+}
+// The options of `prepare`, which `grade` and `batch` run first unless --no-prepare.
+void add_prepare(CLI::App* c, Options& a, const std::string& jobs_help) {
+  add_trusted(c, a);
+  add_cache(c, a);
+  c->add_option("--labs", a.labs, "the labs, by number (01,02); default: every lab");
+  c->add_flag("--force", a.force, "prepare again even when the cache is up to date");
+  c->add_option("--jobs", a.jobs, jobs_help);
+  c->add_option("--overlay", a.overlay,
+                "a folder laid over the trusted tree (the self-test's extra lab)");
+}
+void add_no_prepare(CLI::App* c, Options& a) {
+  c->add_flag("--no-prepare", a.no_prepare,
+              "use the cache as it is, without checking that it is up to date");
+}
+// The grading settings `batch` passes on to each `grade`.
+void add_grading(CLI::App* c, Options& a) {
+  GradeOptions& g = a.grade;
+  c->add_option("--work", a.work,
+                "where workspaces are made (default: a folder in the system's temporary folder)");
+  c->add_flag("--no-perf", a.no_perf, "grade correctness only, no timing");
+  c->add_option("--perf-seconds", g.perf_seconds,
+                "timing budget of one perf comparison (default: the rubric's)");
+  c->add_option("--perf-full-within", g.perf_full_within,
+                "full perf points within this ratio to the reference (default: the rubric's)");
+  c->add_option("--perf-zero-at", g.perf_zero_at,
+                "no perf points from this ratio to the reference (default: the rubric's)");
+  c->add_option("--test-timeout", g.test_timeout,
+                "seconds per test process (default: the rubric's)");
+  c->add_option("--seed", g.seed, "the tests' random seed (default: a fresh one, recorded)");
+}
+
+// --- Expectations: the self-test's check of a graded result
+// --------------------------------------------
 
 bool meets(const std::string& want, double score, double max) {
   if (want == "any") return true;
@@ -126,13 +120,15 @@ bool meets(const std::string& want, double score, double max) {
 }
 
 // `labs`: the labs graded (empty: all); expectations of the others are not checked.
-int check_expectations(const GradeResult& r, const json& e, const std::vector<std::string>& labs, std::ostream& out) {
+int check_expectations(const GradeResult& r, const json& e, const std::vector<std::string>& labs,
+                       std::ostream& out) {
   std::vector<std::string> problems;
   for (const auto& [lab, given] : items_of(e, "labs").items()) {
     if (!labs.empty() && std::find(labs.begin(), labs.end(), lab) == labs.end()) continue;
     // A GPU lab's expectations differ where no GPU is: "without_gpu" replaces what it names.
     json expected = given;
-    if (given.contains("without_gpu") && !gpu_access().present()) expected.update(given["without_gpu"]);
+    if (given.contains("without_gpu") && !gpu_access().present())
+      expected.update(given["without_gpu"]);
     const LabResult* found = nullptr;
     for (const LabResult& l : r.labs)
       if (l.number == lab) found = &l;
@@ -141,11 +137,15 @@ int check_expectations(const GradeResult& r, const json& e, const std::vector<st
       continue;
     }
     if (expected.contains("status") && expected["status"] != to_string(found->status))
-      problems.push_back("lab " + lab + ": status " + to_string(found->status) + ", expected " + expected["status"].get<std::string>());
-    if (expected.contains("score") && !meets(expected["score"].get<std::string>(), found->score, found->max_score))
-      problems.push_back("lab " + lab + ": score " + std::to_string(found->score) + " of " + std::to_string(found->max_score) +
-                         ", expected " + expected["score"].get<std::string>());
-    // Per function and source: "full", "zero", "half" or "any"; "default" for the functions not named.
+      problems.push_back("lab " + lab + ": status " + to_string(found->status) + ", expected " +
+                         expected["status"].get<std::string>());
+    if (expected.contains("score") &&
+        !meets(expected["score"].get<std::string>(), found->score, found->max_score))
+      problems.push_back("lab " + lab + ": score " + std::to_string(found->score) + " of " +
+                         std::to_string(found->max_score) + ", expected " +
+                         expected["score"].get<std::string>());
+    // Per function and source: "full", "zero", "half" or "any"; "default" for the functions not
+    // named.
     std::map<std::pair<std::string, std::string>, std::pair<double, double>> sums;
     for (const Item& i : found->items)
       if (i.test != "build") {
@@ -160,7 +160,8 @@ int check_expectations(const GradeResult& r, const json& e, const std::vector<st
       if (!rules.contains(key.second)) continue;
       const std::string want = rules[key.second];
       if (!meets(want, sum.first, sum.second))
-        problems.push_back("lab " + lab + " " + key.first + " (" + key.second + "): " + workbook::format_fixed(sum.first, 2) + " of " +
+        problems.push_back("lab " + lab + " " + key.first + " (" + key.second +
+                           "): " + workbook::format_fixed(sum.first, 2) + " of " +
                            workbook::format_fixed(sum.second, 2) + ", expected " + want);
     }
   }
@@ -183,43 +184,36 @@ int check_expectations(const GradeResult& r, const json& e, const std::vector<st
   const std::vector<std::string> raised = flags(r);
   for (const json& text : items_of(e, "flags_contain")) {
     const std::string want = text.get<std::string>();
-    if (std::none_of(raised.begin(), raised.end(), [&](const std::string& f) { return f.find(want) != std::string::npos; }))
+    if (std::none_of(raised.begin(), raised.end(),
+                     [&](const std::string& f) { return f.find(want) != std::string::npos; }))
       problems.push_back("no flag says \"" + want + "\"");
   }
   if (e.contains("total") && !meets(e["total"].get<std::string>(), r.score, r.max_score))
-    problems.push_back("total " + std::to_string(r.score) + " of " + std::to_string(r.max_score) + ", expected " + e["total"].get<std::string>());
+    problems.push_back("total " + std::to_string(r.score) + " of " + std::to_string(r.max_score) +
+                       ", expected " + e["total"].get<std::string>());
   for (const std::string& p : problems) out << "EXPECTATION NOT MET: " << p << "\n";
   if (problems.empty()) out << "every expectation met\n";
   return problems.empty() ? 0 : 1;
 }
 
-int cmd_grade(const Args& a) {
-  if (a.positional.size() != 1) throw std::invalid_argument("grade needs one SUBMISSION");
-  GradeOptions o;
-  o.submission = a.positional[0];
+int cmd_grade(Options& a) {
+  GradeOptions& o = a.grade;
+  o.submission = a.submission;
   if (o.submission.string()[0] != '@') o.submission = fs::absolute(o.submission);
   o.cache = cache_of(a);
-  o.out = a.has("--out") ? fs::absolute(a.value("--out")) : fs::path();
-  o.work = a.has("--work") ? fs::absolute(a.value("--work")) : fs::path();
-  o.id = a.value("--id");
-  o.labs = split_list(a.value("--labs"));
-  o.slot = std::stoi(a.value("--slot", "0"));
-  o.jobs = std::stoi(a.value("--jobs", "2"));
-  o.perf = !a.flag("--no-perf");
-  o.perf_lock = !a.flag("--no-perf-lock");
-  if (a.has("--perf-seconds")) o.perf_seconds = std::stod(a.value("--perf-seconds"));
-  if (a.has("--perf-full-within")) o.perf_full_within = std::stod(a.value("--perf-full-within"));
-  if (a.has("--perf-zero-at")) o.perf_zero_at = std::stod(a.value("--perf-zero-at"));
-  if (a.has("--test-timeout")) o.test_timeout = std::stod(a.value("--test-timeout"));
-  if (a.has("--seed")) o.seed = std::stoull(a.value("--seed"));
-  o.keep_work = a.flag("--keep-work");
-  o.gradescope = a.value("--gradescope");
-  o.prairielearn = a.value("--prairielearn");
-  if (o.out.empty() && o.gradescope.empty() && o.prairielearn.empty()) o.out = fs::absolute("grade-results");
-  if (!a.flag("--no-prepare")) prepare(prepare_options(a), std::cerr);
+  o.out = a.out.empty() ? fs::path() : fs::absolute(a.out);
+  o.work = a.work.empty() ? fs::path() : fs::absolute(a.work);
+  o.labs = split_list(a.labs);
+  o.jobs = a.jobs.value_or(2);
+  o.perf = !a.no_perf;
+  o.perf_lock = !a.no_perf_lock;
+  if (o.out.empty() && o.gradescope.empty() && o.prairielearn.empty())
+    o.out = fs::absolute("grade-results");
+  if (!a.no_prepare) prepare(prepare_options(a), std::cerr);
   const GradeResult r = grade(o, std::cerr);
-  std::cout << r.id << ": " << workbook::format_fixed(r.score, 2) << " / " << workbook::format_fixed(r.max_score, 2) << "\n";
-  if (a.has("--expect")) return check_expectations(r, read_json(a.value("--expect")), o.labs, std::cout);
+  std::cout << r.id << ": " << workbook::format_fixed(r.score, 2) << " / "
+            << workbook::format_fixed(r.max_score, 2) << "\n";
+  if (!a.expect.empty()) return check_expectations(r, read_json(a.expect), o.labs, std::cout);
   // A lab that could not be graded here is the instructor's to know: the results say so, and so
   // does the exit code (the submission itself is graded as far as it could be).
   int ungraded = 0;
@@ -233,121 +227,292 @@ int cmd_grade(const Args& a) {
   return ungraded == 0 ? 0 : kExitLabsNotGraded;
 }
 
-int cmd_batch(const Args& a) {
-  if (a.positional.size() != 1 || !a.has("--out")) throw std::invalid_argument("batch needs SUBMISSIONS and --out DIR");
+int cmd_batch(const Options& a, const CLI::App& command) {
   BatchOptions o;
-  o.submissions = fs::absolute(a.positional[0]);
-  o.out = fs::absolute(a.value("--out"));
+  o.submissions = fs::absolute(a.submission);
+  o.out = fs::absolute(a.out);
   o.cache = cache_of(a);
-  o.work = a.has("--work") ? fs::absolute(a.value("--work")) : fs::path();
-  o.jobs = std::stoi(a.value("--jobs", "1"));
-  o.labs = split_list(a.value("--labs"));
-  o.regrade = a.flag("--regrade");
-  for (const char* f : {"--no-perf"})
-    if (a.flag(f)) o.grade_arguments.push_back(f);
-  for (const char* k : {"--perf-seconds", "--perf-full-within", "--perf-zero-at", "--test-timeout", "--seed", "--labs"})
-    if (a.has(k)) {
-      o.grade_arguments.push_back(k);
-      o.grade_arguments.push_back(a.value(k));
-    }
-  if (!a.flag("--no-prepare")) prepare(prepare_options(a), std::cerr);
+  o.work = a.work.empty() ? fs::path() : fs::absolute(a.work);
+  o.jobs = a.jobs.value_or(1);
+  o.labs = split_list(a.labs);
+  o.regrade = a.regrade;
+  // Each submission's `grade` gets the grading options as they were written.
+  for (const char* k : {"--no-perf", "--perf-seconds", "--perf-full-within", "--perf-zero-at",
+                        "--test-timeout", "--seed", "--labs"}) {
+    const CLI::Option* option = command.get_option(k);
+    if (option->count() == 0) continue;
+    o.grade_arguments.push_back(k);
+    if (option->get_expected_min() > 0) o.grade_arguments.push_back(option->results().back());
+  }
+  if (!a.no_prepare) prepare(prepare_options(a), std::cerr);
   const int result = batch(o, std::cerr);
   return result == 0 || result == kExitLabsNotGraded ? result : 1;
 }
 
-int cmd_labs(const Args& a) {
+int cmd_labs(const Options& a) {
   const Cache cache = Cache::load(cache_of(a));
   for (const auto& [n, lab] : cache.labs) {
-    std::cout << lab.name() << " (" << lab.folder << "): " << (lab.available ? "ready" : "NOT AVAILABLE: " + lab.unavailable) << "\n";
+    std::cout << lab.name() << " (" << lab.folder
+              << "): " << (lab.available ? "ready" : "NOT AVAILABLE: " + lab.unavailable) << "\n";
     if (!lab.available) continue;
     const Rubric rubric = cache.rubric(lab);
-    std::cout << "  rubric: " << (rubric.path.empty() ? "default (no rubric.json)" : rubric.path) << "\n  student files:";
+    std::cout << "  rubric: " << (rubric.path.empty() ? "default (no rubric.json)" : rubric.path)
+              << "\n  student files:";
     for (const std::string& f : lab.student_files) std::cout << " labs/" << lab.folder << "/" << f;
     double total = 0;
-    for (const auto& [source, tests] : {std::pair{Source::visible, lab.visible_tests}, {Source::hidden, lab.hidden_tests},
+    for (const auto& [source, tests] : {std::pair{Source::visible, lab.visible_tests},
+                                        {Source::hidden, lab.hidden_tests},
                                         {Source::perf, lab.perf_cases}})
       for (const std::string& t : tests)
         if (const Rule* r = rubric.find(source, t)) total += r->points;
-    std::cout << "\n  " << lab.visible_tests.size() << " visible, " << lab.hidden_tests.size() << " hidden tests, "
-              << lab.perf_cases.size() << " perf cases; " << workbook::format_fixed(total, 1) << " points\n";
+    std::cout << "\n  " << lab.visible_tests.size() << " visible, " << lab.hidden_tests.size()
+              << " hidden tests, " << lab.perf_cases.size() << " perf cases; "
+              << workbook::format_fixed(total, 1) << " points\n";
     for (const std::string& w : lab.rubric_warnings) std::cout << "  rubric warning: " << w << "\n";
   }
   return 0;
 }
 
-int cmd_package(const Args& a) {
-  if (a.positional.empty() || !a.has("--out")) throw std::invalid_argument("package gradescope|classroom|prairielearn --out PATH");
-  const std::string what = a.positional[0];
-  const fs::path out = fs::absolute(a.value("--out"));
-  if (what == "gradescope") {
+int cmd_package(const Options& a) {
+  const fs::path out = fs::absolute(a.out);
+  if (a.what == "gradescope") {
     package_gradescope(trusted_of(a), out, std::cerr);
-  } else if (what == "classroom") {
+  } else if (a.what == "classroom") {
     std::unique_ptr<Cache> cache;
     try {
       cache = std::make_unique<Cache>(Cache::load(cache_of(a)));
     } catch (const std::exception&) {
-      std::cerr << "(no prepared cache: every lab counts 10 points; run `workbook-grade prepare` for the rubrics' points)\n";
+      std::cerr << "(no prepared cache: every lab counts 10 points; run `workbook-grade prepare` "
+                   "for the rubrics' points)\n";
     }
-    write_text_atomic(out / ".github" / "workflows" / "classroom.yml", classroom_workflow(trusted_of(a), cache.get()));
+    write_text_atomic(out / ".github" / "workflows" / "classroom.yml",
+                      classroom_workflow(trusted_of(a), cache.get()));
     std::cerr << "wrote " << (out / ".github" / "workflows" / "classroom.yml").string() << "\n";
-  } else if (what == "prairielearn") {
-    package_prairielearn(trusted_of(a), out, std::cerr);
   } else {
-    throw std::invalid_argument("package what? gradescope, classroom or prairielearn");
+    package_prairielearn(trusted_of(a), out, std::cerr);
   }
   return 0;
+}
+
+int cmd_kit(const Options& a) {
+  KitOptions k;
+  k.trusted = trusted_of(a);
+  k.out = fs::absolute(a.out);
+  k.cache = cache_of(a);
+  k.force = a.force;
+  k.verify = !a.no_verify;
+  k.verify_labs = split_list(a.verify_labs);
+  k.jobs = a.jobs.value_or(2);
+  if (a.grade.perf_seconds) k.perf_seconds = *a.grade.perf_seconds;
+  return export_kit(k, std::cerr);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  Options a;
+  GradeOptions& g = a.grade;
+  CLI::App app{
+      "The instructor's grader: prepares the trusted build, grades submissions (one, or a class in "
+      "a batch), "
+      "exports the student kit and packages the grader for Gradescope, GitHub Classroom and "
+      "PrairieLearn. "
+      "See autograder/README.md.",
+      "workbook-grade"};
+  app.require_subcommand(1);
+  // An option given twice takes its last value, as scripts that add to a common list expect.
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  app.footer("`workbook-grade COMMAND --help` lists a command's options.");
+
+  CLI::App* prepare_command =
+      app.add_subcommand("prepare",
+                         "Build the trusted parts once (the harness, tests, reference workers, "
+                         "hidden tests) and measure this "
+                         "machine's ceilings. `grade` and `batch` do it when needed. Exit 1 if a "
+                         "lab could not be prepared.");
+  add_prepare(prepare_command, a, "parallel build jobs (default 2)");
+
+  CLI::App* grade_command =
+      app.add_subcommand("grade",
+                         "Grade one submission. Writes results.json (Gradescope), "
+                         "prairielearn.json, record.json, report.md, "
+                         "report.html, row.csv and plots/ into --out. Exit 3 if a lab could not be "
+                         "graded on this machine; "
+                         "with --expect, 1 if an expectation is not met.");
+  grade_command
+      ->add_option(
+          "submission", a.submission,
+          "a folder (a repository, or flat files), an archive (.zip, .tar, .tar.gz, .tgz, .tar.xz, "
+          ".tar.bz2), @reference or @stub")
+      ->required();
+  add_prepare(grade_command, a,
+              "visible tests run in parallel, and parallel build jobs of the prepare (default 2)");
+  add_no_prepare(grade_command, a);
+  add_grading(grade_command, a);
+  grade_command->add_option(
+      "--out", a.out,
+      "the outputs' folder (default: ./grade-results, unless --gradescope or --prairielearn)");
+  grade_command->add_option("--gradescope", g.gradescope,
+                            "write Gradescope's results.json here too");
+  grade_command->add_option("--prairielearn", g.prairielearn,
+                            "write PrairieLearn's results.json here too");
+  grade_command->add_option(
+      "--id", g.id, "the submission's name in the gradebook (default: its file or folder name)");
+  grade_command->add_option("--slot", g.slot, "sandbox user slot (batch jobs use 0..N-1)")
+      ->capture_default_str();
+  grade_command->add_flag("--no-perf-lock", a.no_perf_lock,
+                          "time kernels even while other grading jobs run (no machine-wide lock)");
+  grade_command->add_flag("--keep-work", g.keep_work,
+                          "keep the workspace (for debugging the grader)");
+  grade_command->add_option("--expect", a.expect,
+                            "check the result against an expected.json (the self-test)");
+
+  CLI::App* batch_command =
+      app.add_subcommand("batch",
+                         "Grade every submission of a folder, N at a time, resumable; then "
+                         "gradebook.csv and summary.{md,html} "
+                         "with the score distribution and a class roofline per lab. Exit 3 if a "
+                         "lab could not be graded.");
+  batch_command
+      ->add_option("submissions", a.submission,
+                   "a folder: each entry (a folder or an archive) is one submission")
+      ->required();
+  batch_command
+      ->add_option("--out", a.out, "the batch's folder (submissions/, gradebook.csv, summary.*)")
+      ->required();
+  add_prepare(batch_command, a,
+              "submissions graded at once (default 1; the prepare's build jobs: default 2)");
+  add_no_prepare(batch_command, a);
+  add_grading(batch_command, a);
+  batch_command->add_flag("--regrade", a.regrade,
+                          "grade again even the submissions already graded");
+
+  CLI::App* summary_command =
+      app.add_subcommand("summary", "Rewrite a batch's gradebook and summary from its records.");
+  summary_command->add_option("out", a.out, "the batch's folder (its --out)")->required();
+
+  CLI::App* kit_command = app.add_subcommand("kit",
+                                             "Export the student repository (no solutions, hidden "
+                                             "tests or rubrics) and verify it. Exit non-zero if "
+                                             "the verification fails.");
+  kit_command->add_option("--out", a.out, "the kit's folder (must not exist, unless --force)")
+      ->required();
+  add_trusted(kit_command, a);
+  add_cache(kit_command, a);
+  kit_command->add_flag("--force", a.force, "replace an existing --out");
+  kit_command->add_flag("--no-verify", a.no_verify, "export only, without checking the kit");
+  kit_command->add_option(
+      "--verify-labs", a.verify_labs,
+      "the labs whose build, stubs and perf feedback are checked (default: all)");
+  kit_command->add_option("--jobs", a.jobs, "parallel build jobs (default 2)");
+  kit_command->add_option("--perf-seconds", g.perf_seconds,
+                          "timing budget of the perf-feedback check (default 0.5)");
+
+  CLI::App* package_command =
+      app.add_subcommand("package",
+                         "Package the grader: gradescope --out autograder.zip | classroom --out "
+                         "DIR | prairielearn --out DIR.");
+  package_command->add_option("what", a.what, "gradescope, classroom or prairielearn")
+      ->required()
+      ->check(CLI::IsMember({"gradescope", "classroom", "prairielearn"}));
+  package_command
+      ->add_option("--out", a.out,
+                   "the zip (gradescope) or folder (classroom, prairielearn) to write")
+      ->required();
+  add_trusted(package_command, a);
+  add_cache(package_command, a);
+
+  CLI::App* doctor_command = app.add_subcommand(
+      "doctor",
+      "Which isolation layers this machine allows, and what GPU access the jail would give (device "
+      "nodes, "
+      "driver libraries, toolkit) for the CUDA labs. Exit 1 if isolation is incomplete.");
+
+  CLI::App* labs_command = app.add_subcommand(
+      "labs", "The labs of the prepared cache, their student files, tests and rubric warnings.");
+  add_cache(labs_command, a);
+
+  // The perf driver's launcher (internal): the sandbox, then the worker with the arguments as
+  // given.
+  CLI::App* sandbox_command =
+      app.add_subcommand("sandbox-exec", "internal: SPEC.json [worker arguments...]");
+  sandbox_command->prefix_command()->group("");
+
+  // The intake's unpacker (internal): run in the sandbox as the sandbox user (intake_stage.cpp).
+  std::string unpack_archive_path, unpack_into;
+  CLI::App* unpack_command = app.add_subcommand("unpack", "internal: ARCHIVE INTO");
+  unpack_command->group("");
+  unpack_command->add_option("ARCHIVE", unpack_archive_path, "the submission's archive")->required();
+  unpack_command->add_option("INTO", unpack_into, "the folder to unpack it into")->required();
+
+  // `workbook-grade` alone prints the help and fails; `help` prints it too.
+  if (argc < 2) {
+    std::cout << app.help();
+    return 2;
+  }
+  if (argc == 2 && std::string(argv[1]) == "help") {
+    std::cout << app.help();
+    return 0;
+  }
+  // A command comes first: name what stands in its place (CLI11 would say only that one is
+  // missing).
+  const std::string command = argv[1];
+  if (command != "-h" && command != "--help" &&
+      app.get_subcommands([&](const CLI::App* c) { return c->get_name() == command; }).empty()) {
+    std::cerr << "workbook-grade: unknown " << (command.rfind('-', 0) == 0 ? "option" : "command")
+              << " '" << command
+              << "' (a command comes first)\nRun with --help for the commands.\n";
+    return 2;
+  }
   try {
-    const Args a = parse(argc, argv);
-    if (a.command.empty() || a.command == "--help" || a.command == "-h" || a.command == "help" || a.flag("--help")) {
-      std::cout << kUsage;
-      return a.command.empty() ? 2 : 0;
-    }
-    if (a.command == "sandbox-exec") {
-      std::vector<std::string> rest(argv + 2, argv + argc);
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;  // help: 0; an unknown option, a missing or stray argument: 2
+  }
+  try {
+    if (*sandbox_command) {
+      // Everything after SPEC.json is the worker's; nothing before it is ours.
+      const std::vector<std::string> rest = sandbox_command->remaining();
+      if (rest.empty() || rest.front().rfind('-', 0) == 0) {
+        std::cerr
+            << "workbook-grade sandbox-exec: SPEC.json comes first, then the worker's arguments"
+            << (rest.empty() ? std::string() : ", not '" + rest.front() + "'")
+            << "\nRun with --help for more information.\n";
+        return 2;
+      }
       return sandbox_exec(rest);
     }
-    if (a.command == "prepare") {
+    if (*unpack_command) {
+      try {
+        unpack_archive(unpack_archive_path, unpack_into);
+      } catch (const std::runtime_error& e) {
+        std::cerr << e.what() << "\n";
+        return 1;
+      }
+      return 0;
+    }
+    if (*prepare_command) {
       const Cache c = prepare(prepare_options(a), std::cerr);
       int unavailable = 0;
       for (const auto& [n, lab] : c.labs) unavailable += !lab.available;
       return unavailable == 0 ? 0 : 1;
     }
-    if (a.command == "grade") return cmd_grade(a);
-    if (a.command == "batch") return cmd_batch(a);
-    if (a.command == "summary") {
-      if (a.positional.size() != 1) throw std::invalid_argument("summary OUT");
-      write_summary(fs::absolute(a.positional[0]), std::cerr);
+    if (*grade_command) return cmd_grade(a);
+    if (*batch_command) return cmd_batch(a, *batch_command);
+    if (*summary_command) {
+      write_summary(fs::absolute(a.out), std::cerr);
       return 0;
     }
-    if (a.command == "kit") {
-      if (!a.has("--out")) throw std::invalid_argument("kit --out DIR");
-      KitOptions k;
-      k.trusted = trusted_of(a);
-      k.out = fs::absolute(a.value("--out"));
-      k.cache = cache_of(a);
-      k.force = a.flag("--force");
-      k.verify = !a.flag("--no-verify");
-      k.verify_labs = split_list(a.value("--verify-labs"));
-      k.jobs = std::stoi(a.value("--jobs", "2"));
-      if (a.has("--perf-seconds")) k.perf_seconds = std::stod(a.value("--perf-seconds"));
-      return export_kit(k, std::cerr);
-    }
-    if (a.command == "package") return cmd_package(a);
-    if (a.command == "doctor") {
+    if (*kit_command) return cmd_kit(a);
+    if (*package_command) return cmd_package(a);
+    if (*doctor_command) {
       // What isolates student code here, and what a CUDA program would get in the jail.
       json report = isolation().to_json();
       report["gpu"] = gpu_access().to_json();
       std::cout << report.dump(2) << "\n";
       return isolation().complete() ? 0 : 1;
     }
-    if (a.command == "labs") return cmd_labs(a);
-    std::cerr << "unknown command '" << a.command << "'\n" << kUsage;
-    return 2;
+    return cmd_labs(a);  // the one command left
   } catch (const std::exception& e) {
     std::cerr << "workbook-grade: " << e.what() << "\n";
     return 2;

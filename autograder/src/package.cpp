@@ -4,7 +4,7 @@
 
 #include <grade/prepare.hpp>
 #include <grade/rubric.hpp>
-#include <grade/zip.hpp>
+#include <grade/archive.hpp>
 
 #include <algorithm>
 #include <iostream>
@@ -61,7 +61,7 @@ std::vector<std::string> project_files(const fs::path& root) {
 
 void package_gradescope(const fs::path& trusted, const fs::path& zip, std::ostream& log) {
   const fs::path templates = trusted / "autograder" / "packaging" / "gradescope";
-  std::vector<ZipEntry> entries;
+  std::vector<ArchiveEntry> entries;
   // Gradescope unpacks the zip into /autograder/source and runs setup.sh there once; it then runs
   // /autograder/run_autograder (a copy of ours) for every submission.
   entries.push_back({"setup.sh", read_text(templates / "setup.sh"), true});

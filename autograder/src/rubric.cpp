@@ -41,6 +41,11 @@ const std::set<std::string> kVisibility = {"visible", "hidden", "after_due_date"
 
 }  // namespace
 
+// How the enums are written. Read back through source_from_string and Rubric::load, which refuse an
+// unknown name (these macros would map it to the first value).
+NLOHMANN_JSON_SERIALIZE_ENUM(Source, {{Source::visible, "visible"}, {Source::hidden, "hidden"}, {Source::perf, "perf"}})
+NLOHMANN_JSON_SERIALIZE_ENUM(SkipPolicy, {{SkipPolicy::exclude, "exclude"}, {SkipPolicy::zero, "zero"}})
+
 const char* to_string(Source source) {
   switch (source) {
     case Source::visible: return "visible";
@@ -170,7 +175,7 @@ Rubric Rubric::default_for(const std::string& lab) {
 nlohmann::json Rubric::to_json() const {
   json rules_json = json::array();
   for (const Rule& rule : rules) {
-    json x = {{"source", to_string(rule.source)}, {"match", rule.match}, {"points", rule.points},
+    json x = {{"source", rule.source}, {"match", rule.match}, {"points", rule.points},
               {"visibility", rule.visibility}, {"gate", rule.gate}, {"forfeit", rule.forfeit}};
     if (!rule.function.empty()) x["function"] = rule.function;
     rules_json.push_back(x);
@@ -178,7 +183,7 @@ nlohmann::json Rubric::to_json() const {
   return {{"lab", lab},
           {"path", path},
           {"title", title},
-          {"skipped", skipped == SkipPolicy::zero ? "zero" : "exclude"},
+          {"skipped", skipped},
           {"timeout_seconds", test_timeout_seconds},
           {"perf", {{"full_within", perf.full_within}, {"zero_at", perf.zero_at}, {"scale", perf.logarithmic ? "log" : "linear"},
                     {"implausible_ratio", perf.implausible_ratio}, {"implausible_roof", perf.implausible_roof},

@@ -1,9 +1,8 @@
-// The grader's parts that need no build: rubrics and perf tiers, command lines and patterns, the
-// zip writer, and the outputs (Gradescope, PrairieLearn, CSV) of a made-up result.
+// The grader's parts that need no build: rubrics and perf tiers, command lines and patterns, and
+// the outputs (Gradescope, PrairieLearn, CSV) of a made-up result.
 #include <grade/report.hpp>
 #include <grade/rubric.hpp>
 #include <grade/util.hpp>
-#include <grade/zip.hpp>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -134,18 +133,6 @@ TEST(FirstErrors, ShowsTheLinkersOwnLinesNotOnlyCollect2) {
   EXPECT_FALSE(is_linker_line("build: ok"));
   EXPECT_FALSE(is_linker_line("world: hello"));
   EXPECT_FALSE(is_linker_line("collect2: error: ld returned 1 exit status"));
-}
-
-TEST(Zip, WritesAnArchiveItsReaderAndUnzipAgreeOn) {
-  EXPECT_EQ(crc32("123456789"), 0xCBF43926u);  // the standard check value
-  const std::string zip = make_zip({{"setup.sh", "#!/bin/sh\n", true}, {"labs/01/a.cpp", std::string(1000, 'x'), false}});
-  EXPECT_THAT(zip_names(zip), ElementsAre("setup.sh", "labs/01/a.cpp"));
-  const fs::path p = fs::temp_directory_path() / ("workbook-zip-" + std::to_string(getpid()) + ".zip");
-  write_text_atomic(p, zip);
-  if (access("/usr/bin/unzip", X_OK) == 0) {
-    EXPECT_EQ(std::system(("/usr/bin/unzip -tq " + p.string() + " > /dev/null").c_str()), 0) << "unzip -t rejects the archive";
-  }
-  fs::remove(p);
 }
 
 GradeResult example_result() {

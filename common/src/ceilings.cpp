@@ -12,72 +12,26 @@
 
 namespace workbook {
 
+// The cache's fields, one key per member (the keys are the members' names).
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(MachineInfo, cpu_model, logical_cpus, simd, simd_bytes, l1d_bytes, l2_bytes, l3_bytes,
+                                   hostname, compiler)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Ceilings, machine, measured_at, threads, copy_1t_gbs, copy_regular_1t_gbs,
+                                   copy_streaming_1t_gbs, copy_all_gbs, triad_1t_gbs, triad_all_gbs, read_1t_gbs,
+                                   read_all_gbs, l1_read_1t_gbs, fma_1t_gflops, fma_all_gflops, int8_dot_1t_gops,
+                                   int8_dot_all_gops, int8_dot_instruction, cache_knee_bytes, device)
+
 nlohmann::json Ceilings::to_json() const {
-  return {
-      {"format", kFormat},
-      {"machine",
-       {{"cpu_model", machine.cpu_model},
-        {"logical_cpus", machine.logical_cpus},
-        {"simd", machine.simd},
-        {"simd_bytes", machine.simd_bytes},
-        {"l1d_bytes", machine.l1d_bytes},
-        {"l2_bytes", machine.l2_bytes},
-        {"l3_bytes", machine.l3_bytes},
-        {"hostname", machine.hostname},
-        {"compiler", machine.compiler},
-        {"fingerprint", machine.fingerprint()}}},
-      {"measured_at", measured_at},
-      {"threads", threads},
-      {"copy_1t_gbs", copy_1t_gbs},
-      {"copy_regular_1t_gbs", copy_regular_1t_gbs},
-      {"copy_streaming_1t_gbs", copy_streaming_1t_gbs},
-      {"copy_all_gbs", copy_all_gbs},
-      {"triad_1t_gbs", triad_1t_gbs},
-      {"triad_all_gbs", triad_all_gbs},
-      {"read_1t_gbs", read_1t_gbs},
-      {"read_all_gbs", read_all_gbs},
-      {"l1_read_1t_gbs", l1_read_1t_gbs},
-      {"fma_1t_gflops", fma_1t_gflops},
-      {"fma_all_gflops", fma_all_gflops},
-      {"int8_dot_1t_gops", int8_dot_1t_gops},
-      {"int8_dot_all_gops", int8_dot_all_gops},
-      {"int8_dot_instruction", int8_dot_instruction},
-      {"cache_knee_bytes", cache_knee_bytes},
-      {"device", device},
-  };
+  nlohmann::json j = *this;
+  j["format"] = kFormat;
+  j["machine"]["fingerprint"] = machine.fingerprint();  // for whoever reads the file; recomputed when loaded
+  return j;
 }
 
 Ceilings Ceilings::from_json(const nlohmann::json& j) {
-  Ceilings c;
-  const auto& m = j.at("machine");
-  c.machine.cpu_model = m.at("cpu_model").get<std::string>();
-  c.machine.logical_cpus = m.at("logical_cpus").get<unsigned>();
-  c.machine.simd = m.at("simd").get<std::string>();
-  c.machine.simd_bytes = m.at("simd_bytes").get<std::size_t>();
-  c.machine.l1d_bytes = m.at("l1d_bytes").get<std::size_t>();
-  c.machine.l2_bytes = m.at("l2_bytes").get<std::size_t>();
-  c.machine.l3_bytes = m.at("l3_bytes").get<std::size_t>();
-  c.machine.hostname = m.at("hostname").get<std::string>();
-  c.machine.compiler = m.at("compiler").get<std::string>();
-  c.measured_at = j.at("measured_at").get<std::string>();
-  c.threads = j.at("threads").get<unsigned>();
-  c.copy_1t_gbs = j.at("copy_1t_gbs").get<double>();
-  c.copy_regular_1t_gbs = j.at("copy_regular_1t_gbs").get<double>();
-  c.copy_streaming_1t_gbs = j.at("copy_streaming_1t_gbs").get<double>();
-  c.copy_all_gbs = j.at("copy_all_gbs").get<double>();
-  c.triad_1t_gbs = j.at("triad_1t_gbs").get<double>();
-  c.triad_all_gbs = j.at("triad_all_gbs").get<double>();
-  c.read_1t_gbs = j.at("read_1t_gbs").get<double>();
-  c.read_all_gbs = j.at("read_all_gbs").get<double>();
-  c.l1_read_1t_gbs = j.at("l1_read_1t_gbs").get<double>();
-  c.fma_1t_gflops = j.at("fma_1t_gflops").get<double>();
-  c.fma_all_gflops = j.at("fma_all_gflops").get<double>();
-  c.int8_dot_1t_gops = j.at("int8_dot_1t_gops").get<double>();
-  c.int8_dot_all_gops = j.at("int8_dot_all_gops").get<double>();
-  c.int8_dot_instruction = j.at("int8_dot_instruction").get<std::string>();
-  c.cache_knee_bytes = j.at("cache_knee_bytes").get<std::size_t>();
-  c.device = j.value("device", "");  // absent from caches written before GPUs were measured
-  return c;
+  if (j.contains("device")) return j.get<Ceilings>();
+  nlohmann::json with_device = j;  // caches written before GPUs were measured have no "device"
+  with_device["device"] = "";
+  return with_device.get<Ceilings>();
 }
 
 std::optional<Ceilings> load_ceilings(const std::string& path, const std::function<bool(const Ceilings&)>& valid) {

@@ -6,33 +6,24 @@
 #include <iostream>
 #include <string>
 
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
-
-namespace {
-
-void usage(const char* self) {
-  std::cout << "usage: " << self << " [--cache FILE] [--remeasure] [--json]\n"
-            << "  Prints the machine's measured ceilings (memory bandwidth, L1 loads, FMA peak),\n"
-            << "  measuring them first when FILE (default $WORKBOOK_CEILINGS, else\n"
-            << "  ./workbook-ceilings.json) holds none for this machine.\n"
-            << "  --remeasure  measure again even if cached (close other programs first)\n"
-            << "  --json       print the cache's JSON instead of the table\n";
-}
-
-}  // namespace
 
 int main(int argc, char** argv) {
   std::string cache = workbook::default_ceilings_path();
   bool remeasure = false, json = false;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--cache" && i + 1 < argc) cache = argv[++i];
-    else if (a == "--remeasure") remeasure = true;
-    else if (a == "--json") json = true;
-    else {
-      usage(argv[0]);
-      return a == "--help" || a == "-h" ? 0 : 2;
-    }
+  CLI::App app{"Prints the machine's measured ceilings (memory bandwidth, L1 loads, FMA peak), measuring them first "
+               "when the cache holds none for this machine.",
+               "workbook-probe"};
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);  // the last --cache wins
+  app.add_option("--cache", cache, "the ceilings cache (default: $WORKBOOK_CEILINGS, else ./workbook-ceilings.json)")
+      ->capture_default_str();
+  app.add_flag("--remeasure", remeasure, "measure again even if cached (close other programs first)");
+  app.add_flag("--json", json, "print the cache's JSON instead of the table");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;  // help: 0; an unknown option or a stray argument: 2
   }
   try {
     const workbook::Ceilings c = workbook::load_or_measure_ceilings(cache, remeasure, [](const std::string& line) {
