@@ -10,7 +10,9 @@
 
 namespace workbook {
 
-void to_json(nlohmann::json& j, const Summary& s) { j = to_json(s); }
+void to_json(nlohmann::json& j, const Summary& s) {
+  j = to_json(s);
+}
 
 void from_json(const nlohmann::json& j, Summary& s) {
   s.count = j.at("count").get<std::size_t>();
@@ -23,7 +25,9 @@ void from_json(const nlohmann::json& j, Summary& s) {
   s.stddev = j.at("stddev").get<double>();
 }
 
-void to_json(nlohmann::json& j, const Analysis& a) { j = to_json(a); }
+void to_json(nlohmann::json& j, const Analysis& a) {
+  j = to_json(a);
+}
 
 void from_json(const nlohmann::json& j, Analysis& a) {
   a.work = {.ops = j.at("ops").get<double>(),
@@ -49,8 +53,12 @@ void from_json(const nlohmann::json& j, Analysis& a) {
   a.at_roofline = j.at("at_roofline").get<bool>();
 }
 
-void to_json(nlohmann::json& j, const Ceilings& c) { j = c.to_json(); }
-void from_json(const nlohmann::json& j, Ceilings& c) { c = Ceilings::from_json(j); }
+void to_json(nlohmann::json& j, const Ceilings& c) {
+  j = c.to_json();
+}
+void from_json(const nlohmann::json& j, Ceilings& c) {
+  c = Ceilings::from_json(j);
+}
 
 }  // namespace workbook
 
@@ -75,7 +83,8 @@ void add_row(Table& t, const std::string& label, const Summary& s, const Analysi
 
 std::string markdown_row(const std::string& label, const Summary& s, const Analysis& a) {
   const RooflineCells c = roofline_cells(s, a);
-  return "| " + label + " | " + c.median + " | " + c.gbs + " | " + c.gops + " | " + c.of_roof + " |\n";
+  return "| " + label + " | " + c.median + " | " + c.gbs + " | " + c.gops + " | " + c.of_roof +
+         " |\n";
 }
 
 std::string notes_text(const Verdict& v) {
@@ -84,7 +93,9 @@ std::string notes_text(const Verdict& v) {
   return text;
 }
 
-std::string plot_path(const Verdict& v) { return (std::filesystem::path(v.results) / (v.case_name + ".svg")).string(); }
+std::string plot_path(const Verdict& v) {
+  return (std::filesystem::path(v.results) / (v.case_name + ".svg")).string();
+}
 
 void print_fail(const Verdict& v, std::ostream& out) {
   out << "FAIL: " << v.message << "\n";
@@ -97,10 +108,14 @@ void print_fail(const Verdict& v, std::ostream& out) {
 int exit_code(const Verdict& v) {
   switch (v.outcome) {
     case Outcome::pass:
-    case Outcome::recorded: return 0;
-    case Outcome::fail: return 1;
-    case Outcome::error: return 2;
-    case Outcome::skipped: return kSkipReturnCode;
+    case Outcome::recorded:
+      return 0;
+    case Outcome::fail:
+      return 1;
+    case Outcome::error:
+      return 2;
+    case Outcome::skipped:
+      return kSkipReturnCode;
   }
   return 2;
 }
@@ -114,15 +129,16 @@ void print(const Verdict& v, std::ostream& out) {
   if (v.student && v.work) out << "  " << v.description << "\n";
   if (v.outcome == Outcome::error) {
     if (v.reason == Reason::reference_failed)
-      out << "ERROR: the reference failed, which is a bug in the workbook, not in your code:\n" << v.message << "\n";
+      out << "ERROR: the reference failed, which is a bug in the workbook, not in your code:\n"
+          << v.message << "\n";
     else
       out << "ERROR: " << v.message << "\n";
     return;
   }
   if (v.outcome == Outcome::recorded) {
-    out << "  recorded: " << v.case_name << " reaches " << format_percent(v.student->analysis.fraction_of_roof)
-        << " of its roofline (" << verdict(v.student->analysis) << ") in " << (v.profile ? v.profile->path : "")
-        << "\n";
+    out << "  recorded: " << v.case_name << " reaches "
+        << format_percent(v.student->analysis.fraction_of_roof) << " of its roofline ("
+        << verdict(v.student->analysis) << ") in " << (v.profile ? v.profile->path : "") << "\n";
     return;
   }
   if (!v.judged()) {
@@ -139,18 +155,22 @@ void print(const Verdict& v, std::ostream& out) {
   for (const ExtraResult& e : v.extras)
     out << "  " << e.label << ": " << format_fixed(e.time_over_yours, 2) << "x your time.\n";
   for (const std::string& line : v.notes) out << "  " << line << "\n";
-  out << "  Ratio: your time / the reference's = " << format_fixed(v.ratio->median, 2) << "x (" << v.ratio_note
-      << "); within " << format_fixed(v.max_ratio, 2) << "x passes.\n";
+  out << "  Ratio: your time / the reference's = " << format_fixed(v.ratio->median, 2) << "x ("
+      << v.ratio_note << "); within " << format_fixed(v.max_ratio, 2) << "x passes.\n";
   out << "  " << output_check_note(v.output_check) << "\n";
   out << "  Roofline: " << verdict(mine) << ".\n";
   if (std::max(mine.fraction_of_roof, theirs.fraction_of_roof) > 1.05)
-    out << "  (Above the roof: this machine runs faster now than when its ceilings were measured, on "
-        << (v.ceilings ? v.ceilings->measured_at : "") << ". Re-measure them with workbook-probe --remeasure --cache "
-        << v.ceilings_path << ".)\n";
+    out << "  (Above the roof: this machine runs faster now than when its ceilings were measured, "
+           "on "
+        << (v.ceilings ? v.ceilings->measured_at : "")
+        << ". Re-measure them with workbook-probe --remeasure --cache " << v.ceilings_path
+        << ".)\n";
   out << "  Next: " << v.next << "\n";
-  out << "  Plot: " << plot_path(v) << " (and " << v.case_name << ".json, " << v.case_name << ".md)\n";
+  out << "  Plot: " << plot_path(v) << " (and " << v.case_name << ".json, " << v.case_name
+      << ".md)\n";
   if (v.outcome == Outcome::pass)
-    out << "PASS: your " << v.function << " takes " << format_fixed(v.ratio->median, 2) << "x the reference's time.\n";
+    out << "PASS: your " << v.function << " takes " << format_fixed(v.ratio->median, 2)
+        << "x the reference's time.\n";
   else
     print_fail(v, out);
 }
@@ -164,8 +184,8 @@ std::string markdown(const Verdict& v, bool plot) {
      << "| | median | GB/s | G" << v.work->ops_unit << "/s | % of roof |\n|---|---|---|---|---|\n"
      << markdown_row("your " + v.function, v.student->timing, v.student->analysis)
      << markdown_row(v.reference_label, v.reference->timing, v.reference->analysis) << "\n"
-     << "Your time is **" << format_fixed(v.ratio->median, 2) << "x** the reference's (" << v.ratio_note
-     << "); within " << format_fixed(v.max_ratio, 2) << "x passes.\n\n"
+     << "Your time is **" << format_fixed(v.ratio->median, 2) << "x** the reference's ("
+     << v.ratio_note << "); within " << format_fixed(v.max_ratio, 2) << "x passes.\n\n"
      << (notes.empty() ? "" : notes + "\n") << output_check_note(v.output_check) << "\n\n"
      << "**Roofline:** " << verdict(v.student->analysis) << ".\n\n**Next:** " << v.next << "\n\n";
   if (plot) md << "![roofline](" << v.case_name << ".svg)\n";
@@ -177,13 +197,13 @@ std::string roofline_plot(const Verdict& v) {
   const Analysis& mine = v.student->analysis;
   const Analysis& theirs = v.reference->analysis;
   std::vector<PlotPoint> points = {
-      {"you: " + format_fixed(mine.gops, 2) + " G" + v.work->ops_unit + "/s", mine.intensity, mine.gops,
-       PlotPoint::Role::student},
+      {"you: " + format_fixed(mine.gops, 2) + " G" + v.work->ops_unit + "/s", mine.intensity,
+       mine.gops, PlotPoint::Role::student},
       {v.reference_label + ": " + format_fixed(theirs.gops, 2), theirs.intensity, theirs.gops,
        PlotPoint::Role::reference}};
   for (const ExtraResult& e : v.extras)
-    points.push_back({e.label + ": " + format_fixed(e.analysis.gops, 2), e.analysis.intensity, e.analysis.gops,
-                      PlotPoint::Role::other});
+    points.push_back({e.label + ": " + format_fixed(e.analysis.gops, 2), e.analysis.intensity,
+                      e.analysis.gops, PlotPoint::Role::other});
   std::vector<Traffic> drawn = {v.work->traffic};
   if (v.work->traffic != Traffic::l1) drawn.push_back(Traffic::l1);
   return roofline_svg(*v.ceilings, points,

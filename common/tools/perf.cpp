@@ -22,29 +22,41 @@ int main(int argc, char** argv) {
 #endif
   std::string results = workbook::results_dir().string();
 
-  CLI::App app{"The perf test of one case: times the student's kernel (a lab's perf executable, labNN_perf) "
-               "against the reference's, side by side, and explains the result on the roofline. Exit code 0: "
-               "within --max-ratio of the reference; 1: not (or wrong, not implemented, crashed); 2: a setup "
-               "problem; 77: cannot run here (no GPU)."};
+  CLI::App app{
+      "The perf test of one case: times the student's kernel (a lab's perf executable, labNN_perf) "
+      "against the reference's, side by side, and explains the result on the roofline. Exit code "
+      "0: "
+      "within --max-ratio of the reference; 1: not (or wrong, not implemented, crashed); 2: a "
+      "setup "
+      "problem; 77: cannot run here (no GPU)."};
   app.add_option("--lab", o.lab, "the lab, e.g. lab01")->required();
   app.add_option("--case", o.case_name, "the perf case, e.g. relu")->required();
   app.add_option("--student", o.student, "the worker built with the student's kernels")->required();
-  auto* reference = app.add_option("--reference", o.reference, "the worker built with the reference's");
-  auto* profile = app.add_option("--profile", o.profile, "judge by this reference profile (JSON) instead");
-  auto* record = app.add_option("--record-profile", o.record_profile,
-                                "time --student alone and record its fraction of the roofline in this profile");
+  auto* reference =
+      app.add_option("--reference", o.reference, "the worker built with the reference's");
+  auto* profile =
+      app.add_option("--profile", o.profile, "judge by this reference profile (JSON) instead");
+  auto* record = app.add_option(
+      "--record-profile", o.record_profile,
+      "time --student alone and record its fraction of the roofline in this profile");
   reference->excludes(profile);
-  app.add_option("--max-ratio", o.max_ratio, "passes when your time / the reference's is at most this")
+  app.add_option("--max-ratio", o.max_ratio,
+                 "passes when your time / the reference's is at most this")
       ->capture_default_str();
   app.add_option("--edit", o.edit, "the file the student edits, for messages");
-  app.add_option("--ceilings", o.ceilings_path, "the ceilings' cache (measured when missing)")->capture_default_str();
-  app.add_option("--results", results, "JSON, Markdown and SVG go to RESULTS/LAB/CASE.*")->capture_default_str();
-  app.add_option("--max-seconds", o.timing.max_seconds, "how long to time the comparison")->capture_default_str();
-  app.add_option("--timeout", o.timeout_seconds, "the longest a worker may take to answer")->capture_default_str();
+  app.add_option("--ceilings", o.ceilings_path, "the ceilings' cache (measured when missing)")
+      ->capture_default_str();
+  app.add_option("--results", results, "JSON, Markdown and SVG go to RESULTS/LAB/CASE.*")
+      ->capture_default_str();
+  app.add_option("--max-seconds", o.timing.max_seconds, "how long to time the comparison")
+      ->capture_default_str();
+  app.add_option("--timeout", o.timeout_seconds, "the longest a worker may take to answer")
+      ->capture_default_str();
   try {
     app.parse(argc, argv);
     if (reference->count() + profile->count() + record->count() == 0)
-      throw CLI::RequiredError("one of --reference, --profile and --record-profile (what to judge by)");
+      throw CLI::RequiredError(
+          "one of --reference, --profile and --record-profile (what to judge by)");
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
   }

@@ -112,22 +112,23 @@ NLOHMANN_JSON_SERIALIZE_ENUM(Reason, {{Reason::ok, "ok"},
 
 /// One worker's kernel, timed.
 struct Side {
-  Summary timing;      ///< the times the worker reported (for the reference without a worker: expected)
-  Analysis analysis;   ///< timing.median on the roofline
+  Summary timing;  ///< the times the worker reported (for the reference without a worker: expected)
+  Analysis analysis;  ///< timing.median on the roofline
   /// The driver's own clock of every batch (round trip / calls), warm-up included: the student's.
   std::vector<double> driver_seconds;
   /// The driver's clock of the timed batches only (no warm-up, not the checked batch).
   std::vector<double> driver_timed_seconds;
-  bool expected_from_profile = false;  ///< the reference's time is roofline time / recorded fraction
+  bool expected_from_profile =
+      false;  ///< the reference's time is roofline time / recorded fraction
 };
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Side, timing, analysis, driver_seconds, driver_timed_seconds,
-                                                expected_from_profile)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Side, timing, analysis, driver_seconds,
+                                                driver_timed_seconds, expected_from_profile)
 
 /// The driver's own clock, which code under test cannot forge: medians of the timed batches.
 struct DriverClock {
-  double yours = 0;      ///< the student's median, seconds (0: none)
-  double reference = 0;  ///< the reference's (its expected time in profile mode)
-  double ratio = 0;      ///< yours / reference, 0 when either is missing
+  double yours = 0;                  ///< the student's median, seconds (0: none)
+  double reference = 0;              ///< the reference's (its expected time in profile mode)
+  double ratio = 0;                  ///< yours / reference, 0 when either is missing
   std::optional<Analysis> analysis;  ///< the student's kernel at `yours` on the roofline
 };
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(DriverClock, yours, reference, ratio, analysis)
@@ -137,12 +138,12 @@ struct ExtraResult {
   std::string label;
   Summary timing;
   Analysis analysis;
-  double time_over_yours = 0;                ///< its median / the student's
-  std::optional<double> speedup;             ///< the student's kernel on one thread: its time / yours
+  double time_over_yours = 0;     ///< its median / the student's
+  std::optional<double> speedup;  ///< the student's kernel on one thread: its time / yours
   std::optional<double> parallel_efficiency;  ///< speedup / threads
 };
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ExtraResult, label, timing, analysis, time_over_yours, speedup,
-                                                parallel_efficiency)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ExtraResult, label, timing, analysis,
+                                                time_over_yours, speedup, parallel_efficiency)
 
 /// Times per item, for a case made of many items per call (tasks, images).
 struct PerItem {
@@ -150,7 +151,8 @@ struct PerItem {
   std::string item;
   double student_seconds = 0, reference_seconds = 0;
 };
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(PerItem, items, item, student_seconds, reference_seconds)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(PerItem, items, item, student_seconds,
+                                                reference_seconds)
 
 /// What the driver's comparison of a timed call's output with the reference's found.
 struct TimedOutputCheck {
@@ -162,8 +164,9 @@ struct TimedOutputCheck {
   std::optional<std::size_t> first;  ///< the first differing element
   std::optional<double> yours, expected;
 };
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(TimedOutputCheck, checked, why, elements, student_batch, reference_batch,
-                                                differing, first, yours, expected)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(TimedOutputCheck, checked, why, elements,
+                                                student_batch, reference_batch, differing, first,
+                                                yours, expected)
 
 /// The reference profile a verdict without a reference worker was judged by.
 struct ProfileUse {
@@ -176,25 +179,25 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ProfileUse, path, fraction_of_ro
 /// are empty.
 struct Verdict {
   // What was compared (the driver's options).
-  std::string lab;        ///< "lab01"
-  std::string case_name;  ///< "relu"
-  std::string edit;       ///< the file the student edits
-  std::uint64_t seed = 0;        ///< the case's inputs
-  std::uint64_t base_seed = 0;   ///< WORKBOOK_SEED, to replay the inputs
-  double max_ratio = 1.25;       ///< within this passes
-  std::string results;           ///< the folder of CASE.json, .md and .svg (results/LAB)
-  std::string ceilings_path;     ///< the ceilings' cache, to re-measure them
+  std::string lab;              ///< "lab01"
+  std::string case_name;        ///< "relu"
+  std::string edit;             ///< the file the student edits
+  std::uint64_t seed = 0;       ///< the case's inputs
+  std::uint64_t base_seed = 0;  ///< WORKBOOK_SEED, to replay the inputs
+  double max_ratio = 1.25;      ///< within this passes
+  std::string results;          ///< the folder of CASE.json, .md and .svg (results/LAB)
+  std::string ceilings_path;    ///< the ceilings' cache, to re-measure them
 
   Outcome outcome = Outcome::error;
   Reason reason = Reason::worker_error;
   std::string message;  ///< why it failed, was skipped or is an error; empty on a pass
 
-  std::optional<Ceilings> ceilings;  ///< the roofs it was judged by
+  std::optional<Ceilings> ceilings;   ///< the roofs it was judged by
   std::string function, description;  ///< as the case describes itself
-  std::optional<Work> work;            ///< one call's
+  std::optional<Work> work;           ///< one call's
 
-  int rounds = 0;                      ///< interleaved rounds of the comparison
-  std::vector<double> ratios;          ///< each round's ratio
+  int rounds = 0;                             ///< interleaved rounds of the comparison
+  std::vector<double> ratios;                 ///< each round's ratio
   std::optional<double> first_attempt_ratio;  ///< when a slow first pair was measured again
   std::optional<Side> student, reference;
   std::string reference_label;        ///< "reference", or "reference (expected)" from a profile
@@ -214,16 +217,19 @@ struct Verdict {
   /// Both kernels timed and compared: the table, the ratio and the roofline can be shown.
   bool judged() const { return student && reference && ratio && work; }
 };
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Verdict, lab, case_name, edit, seed, base_seed, max_ratio, results,
-                                                ceilings_path, outcome, reason, message, ceilings, function,
-                                                description, work, rounds, ratios, first_attempt_ratio, student,
-                                                reference, reference_label, ratio, ratio_note, clock, profile, extras,
-                                                per_item, notes, output_check, next)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Verdict, lab, case_name, edit, seed, base_seed,
+                                                max_ratio, results, ceilings_path, outcome, reason,
+                                                message, ceilings, function, description, work,
+                                                rounds, ratios, first_attempt_ratio, student,
+                                                reference, reference_label, ratio, ratio_note,
+                                                clock, profile, extras, per_item, notes,
+                                                output_check, next)
 
 /// workbook-perf's exit code: 0 pass or recorded, 1 fail, 2 error, kSkipReturnCode skipped.
 int exit_code(const Verdict& verdict);
 
-// --- Reporters: each a function of the verdict -----------------------------------------------------
+// --- Reporters: each a function of the verdict
+// -----------------------------------------------------
 
 /// The console's account of the verdict (after the lines the driver prints while it measures).
 void print(const Verdict& verdict, std::ostream& out);

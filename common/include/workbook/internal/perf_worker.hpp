@@ -17,12 +17,12 @@ namespace workbook::perf {
 
 /// What a perf worker was asked to do.
 struct WorkerOptions {
-  bool list = false;                   ///< --list: print the case names
-  bool worker = false;                 ///< --worker: serve the driver on fds 3, 4 and 5
-  std::string case_name;               ///< --case: the case the driver asks for
-  std::optional<std::uint64_t> seed;   ///< --seed: the inputs (else derived from the case's name)
-  std::string ceilings;                ///< --ceilings: the stand-alone mode's ceilings cache
-  std::vector<std::string> names;      ///< the cases to time stand-alone (none: all)
+  bool list = false;                  ///< --list: print the case names
+  bool worker = false;                ///< --worker: serve the driver on fds 3, 4 and 5
+  std::string case_name;              ///< --case: the case the driver asks for
+  std::optional<std::uint64_t> seed;  ///< --seed: the inputs (else derived from the case's name)
+  std::string ceilings;               ///< --ceilings: the stand-alone mode's ceilings cache
+  std::vector<std::string> names;     ///< the cases to time stand-alone (none: all)
 };
 
 /// Adds the worker's options to `app`; unknown options stay errors.
