@@ -4,6 +4,7 @@
 #include <grade/sandbox.hpp>
 
 #include <workbook/ceilings.hpp>
+#include <workbook/internal/perf_verdict.hpp>
 #include <workbook/perf_driver.hpp>
 #include <workbook/report.hpp>
 #include <workbook/roofline.hpp>
@@ -21,24 +22,14 @@ namespace {
 
 using nlohmann::json;
 
-double median(std::vector<double> v) { return v.empty() ? 0 : summarize(v).median; }
-
-workbook::Work work_from_json(const json& j) {
-  workbook::Work w;
-  w.ops = j.at("ops").get<double>();
-  w.bytes = j.at("bytes").get<double>();
-  w.traffic = workbook::traffic_from_string(j.at("traffic").get<std::string>());
-  w.compute = workbook::compute_from_string(j.at("compute").get<std::string>());
-  w.threads = j.at("threads").get<unsigned>();
-  w.ops_unit = j.at("ops_unit").get<std::string>();
-  return w;
-}
+// The name a verdict's reason has in the record and the instructor's notes ("too_slow").
+std::string reason_name(perf::Reason reason) { return json(reason).get<std::string>(); }
 
 // The reference's sandbox user is the job's plus this: a user of its own.
 constexpr int kReferenceSlotOffset = 1000;
 
-// The two ratios of a perf record: the one the harness judged by (interleaved rounds, from the
-// times each worker reported) and the one of the grader's own clock (timed batches, round trips).
+// The two ratios of a perf verdict: the one the harness judged by (interleaved rounds, from the
+// times each worker reported) and the one of the driver's own clock (timed batches, round trips).
 struct PerfRatios {
   bool valid = false;
   bool reference_ok = false;
@@ -48,20 +39,16 @@ struct PerfRatios {
   bool agree() const { return clock <= 1.3 * claimed; }
 };
 
-PerfRatios perf_ratios(const json& record) {
+PerfRatios perf_ratios(const perf::Verdict& v) {
   PerfRatios r;
-  if (!record.contains("student") || !record.contains("reference") || !record.contains("ratio")) return r;
-  const double mine = median(record["student"].value("driver_timed_seconds", std::vector<double>{}));
-  const double claimed = record["student"]["timing"].value("median", 0.0);
-  double theirs = 0;
-  if (record["reference"].contains("driver_timed_seconds"))
-    theirs = median(record["reference"]["driver_timed_seconds"].get<std::vector<double>>());
-  else
-    theirs = record["reference"]["timing"].value("median", 0.0);  // expected from the profile
-  r.claimed = record["ratio"].value("median", 0.0);
+  if (!v.student || !v.reference || !v.ratio || !v.clock) return r;
+  const double mine = v.clock->yours;
+  const double claimed = v.student->timing.median;
+  const double theirs = v.clock->reference;  // expected from the profile when there is no reference worker
+  r.claimed = v.ratio->median;
   r.reference_ok = theirs > 0 && std::isfinite(theirs);
   if (!(r.reference_ok && mine > 0 && claimed > 0 && r.claimed > 0 && std::isfinite(claimed) && std::isfinite(r.claimed))) return r;
-  r.clock = mine / theirs;
+  r.clock = v.clock->ratio;
   r.claimed_seconds = claimed;
   r.clock_seconds = mine;
   r.valid = true;
@@ -134,34 +121,29 @@ void run_perf(Context& c, const LabRecipe& lab, const Rubric& rubric, std::vecto
     o.timeout_seconds = c.options.test_timeout.value_or(rubric.test_timeout_seconds) * 3;
     std::ostringstream text;
     const auto start = Clock::now();
-    const fs::path record_path = results / name / (item.test + ".json");
-    json record;
+    std::optional<perf::Verdict> verdict;
     PerfRatios ratios;
-    std::string md, svg;
     for (int attempt = 1; attempt <= 2; ++attempt) {
       std::ostringstream attempt_text;
+      std::optional<perf::Verdict> this_verdict;
       {
         std::unique_ptr<PhaseLock> alone;
         if (c.options.perf_lock) alone = std::make_unique<PhaseLock>(c.cache.root, true);
         try {
-          perf::drive(o, attempt_text);  // its verdict is read back from the record it writes
+          this_verdict = perf::drive(o, attempt_text);  // the verdict, a value (its record is written too)
         } catch (const std::exception& e) {
           attempt_text << "ERROR: " << e.what() << "\n";
         }
       }
-      if (!fs::exists(record_path)) {
-        text.str(attempt_text.str());
+      if (!this_verdict) {
+        if (!verdict) text.str(attempt_text.str());
         break;
       }
-      const json this_record = read_json(record_path);
-      const PerfRatios these = perf_ratios(this_record);
+      const PerfRatios these = perf_ratios(*this_verdict);
       if (attempt == 1 || (these.valid && (!ratios.valid || these.clock < ratios.clock))) {
-        record = this_record;
+        verdict = std::move(this_verdict);
         ratios = these;
         text.str(attempt_text.str());
-        const fs::path stem = results / name / item.test;
-        md = fs::exists(stem.string() + ".md") ? read_text(stem.string() + ".md") : "";
-        svg = fs::exists(stem.string() + ".svg") ? read_text(stem.string() + ".svg") : "";
       }
       // Measure again only when the grader's clock disagrees with what the worker reported.
       if (!ratios.valid || ratios.agree()) break;
@@ -169,40 +151,38 @@ void run_perf(Context& c, const LabRecipe& lab, const Rubric& rubric, std::vecto
             << fixed(ratios.claimed) << "x: measuring again\n";
     }
     item.seconds = since(start);
-    if (record.is_null()) {
+    if (!verdict) {
       item.status = ItemStatus::skipped;
       item.details["grader"] = true;
       item.output = "Not graded: the perf driver failed (a problem of the grader, not of your code):\n" + fenced(cut(text.str(), 2000));
       result.notes.push_back("perf " + item.test + ": driver error");
       continue;
     }
-    const std::string verdict = record.value("verdict", "");
-    const std::string reason = record.value("reason", "");
-    md = std::regex_replace(md, std::regex(R"(\n!\[roofline\]\([^)]*\)\n?)"), "\n");
-    if (!svg.empty()) result.plots.emplace_back(item.test, svg);
-    item.details["verdict"] = verdict;
+    const perf::Verdict& v = *verdict;
+    const std::string reason = reason_name(v.reason);
+    if (const std::string svg = perf::roofline_plot(v); !svg.empty()) result.plots.emplace_back(item.test, svg);
+    item.details["verdict"] = v.outcome;
     item.details["reason"] = reason;
-    if (verdict == "error" && reason == "mismatch") {
+    if (v.outcome == perf::Outcome::error && v.reason == perf::Reason::mismatch) {
       // The student's worker describes the work itself: a mismatch is its doing. Fail closed.
       item.status = ItemStatus::failed;
-      item.output = "Not graded: your perf worker described different work than the reference's (" +
-                    record.value("message", std::string()) + ").";
+      item.output = "Not graded: your perf worker described different work than the reference's (" + v.message + ").";
       item.details["grader_error"] = true;
       continue;
     }
-    if (verdict == "error") {
+    if (v.outcome == perf::Outcome::error) {
       item.status = ItemStatus::skipped;
       item.details["grader"] = true;
-      item.output = "Not graded: " + record.value("message", std::string("the reference could not be timed")) +
-                    " (a problem of the grader, not of your code).";
+      item.output = "Not graded: " + v.message + " (a problem of the grader, not of your code).";
       result.notes.push_back("perf " + item.test + ": " + reason);
       continue;
     }
-    if (verdict == "fail" && (reason == "timed_output_differs" || reason == "output_tampered")) {
+    if (v.outcome == perf::Outcome::fail &&
+        (v.reason == perf::Reason::timed_output_differs || v.reason == perf::Reason::output_tampered)) {
       // The driver's own check of a timed call: the output differs from the reference's on the same
       // inputs, though the check in the student's process passed. No points, and flagged.
       item.status = ItemStatus::failed;
-      item.output = "**Not credited:** " + record.value("message", std::string()) +
+      item.output = "**Not credited:** " + v.message +
                     " If you believe your kernel is right, ask your instructor to look at it.\n\nEdit " + lab.edit() + ".";
       item.details["flag"] = "timed output differs from the reference's";
       item.details["timed_output_differs"] = true;
@@ -210,9 +190,9 @@ void run_perf(Context& c, const LabRecipe& lab, const Rubric& rubric, std::vecto
       c.log << "    " << item.name() << ": the output of a timed call differs from the reference's\n";
       continue;
     }
-    if (verdict == "fail" && reason != "too_slow") {
+    if (v.outcome == perf::Outcome::fail && v.reason != perf::Reason::too_slow) {
       item.status = ItemStatus::failed;
-      item.output = fenced(cut(student_paths(record.value("message", text.str()), c.ws, c.cache), 4000)) + "Edit " + lab.edit() + ".";
+      item.output = fenced(cut(student_paths(v.message, c.ws, c.cache), 4000)) + "Edit " + lab.edit() + ".";
       continue;
     }
     if (!ratios.valid) {
@@ -231,8 +211,8 @@ void run_perf(Context& c, const LabRecipe& lab, const Rubric& rubric, std::vecto
     const double ratio = agree ? ratios.claimed : ratios.clock;
     const double mine = agree ? ratios.claimed_seconds : ratios.clock_seconds;
     const double theirs = mine / ratio;
-    const workbook::Ceilings ceilings = workbook::Ceilings::from_json(record.at("ceilings"));
-    const workbook::Analysis a = workbook::analyze(work_from_json(record.at("work")), mine, ceilings);
+    // The driver placed both times on the roofline: the worker's (the student's analysis) and its own clock's.
+    const workbook::Analysis& a = agree ? v.student->analysis : *v.clock->analysis;
     const bool implausible = ratio < scale.implausible_ratio && a.fraction_of_roof > scale.implausible_roof;
     item.score = implausible ? 0 : item.max_score * scale.fraction(ratio);
     item.status = item.score >= item.max_score - 1e-9 ? ItemStatus::passed : ItemStatus::failed;
@@ -246,14 +226,14 @@ void run_perf(Context& c, const LabRecipe& lab, const Rubric& rubric, std::vecto
                          {"gops", a.gops},
                          {"gbs", a.gbs},
                          {"intensity", a.intensity},
-                         {"ops_unit", record["work"].value("ops_unit", "FLOP")},
-                         {"traffic", record["work"].value("traffic", "copy")},
+                         {"ops_unit", v.work->ops_unit},
+                         {"traffic", v.work->traffic},
                          {"full_within", scale.full_within},
                          {"zero_at", scale.zero_at},
                          {"implausible", implausible},
-                         {"output_checked", record.value("output_check", json::object()).value("checked", false)}});
+                         {"output_checked", v.output_check && v.output_check->checked}});
     std::string grading = std::string("**Graded**") + (agree ? "" : " by the grader's own clock") + ": your time is **" + fixed(ratio) + "x** the reference's" +
-                          (record["reference"].value("expected_from_profile", false) ? " (expected from its recorded fraction of the roofline)" : "") +
+                          (v.reference->expected_from_profile ? " (expected from its recorded fraction of the roofline)" : "") +
                           ": " + fixed(item.score, 2) + " of " + fixed(item.max_score, 2) + " points (full within " +
                           fixed(scale.full_within) + "x, none from " + fixed(scale.zero_at) + "x).\n";
     if (!agree) {
@@ -268,9 +248,11 @@ void run_perf(Context& c, const LabRecipe& lab, const Rubric& rubric, std::vecto
                 "ask your instructor to look at it.\n";
       item.details["flag"] = "implausibly fast";
     }
-    item.output = grading + "\n" + md;
+    item.output = grading + "\n" + perf::markdown(v, false);
     c.log << "    " << item.name() << ": " << fixed(ratio) << "x, " << fixed(item.score) << "/" << fixed(item.max_score) << "\n";
   }
 }
+
+// --- One lab ------------------------------------------------------------------------------------------
 
 }  // namespace workbook::grade

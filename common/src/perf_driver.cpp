@@ -6,6 +6,7 @@
 #include <workbook/roofline.hpp>
 #include <workbook/seed.hpp>
 #include <workbook/skip.hpp>
+#include <workbook/stats.hpp>
 #include <workbook/subprocess.hpp>
 
 #include <algorithm>
@@ -33,23 +34,11 @@ namespace {
 
 using nlohmann::json;
 
-// Why a worker could not be timed. The kind becomes the record's "reason".
+// Why a worker could not be timed: the verdict's reason.
 struct WorkerFailure : std::runtime_error {
-  WorkerFailure(std::string kind, const std::string& message)
-      : std::runtime_error(message), kind(std::move(kind)) {}
-  std::string kind;  // not_implemented, wrong, crashed, timeout, error
+  WorkerFailure(Reason reason, const std::string& message) : std::runtime_error(message), reason(reason) {}
+  Reason reason;
 };
-
-Work work_from_json(const json& j) {
-  Work w;
-  w.ops = j.at("ops").get<double>();
-  w.bytes = j.at("bytes").get<double>();
-  w.traffic = traffic_from_string(j.at("traffic").get<std::string>());
-  w.compute = compute_from_string(j.at("compute").get<std::string>());
-  w.threads = j.at("threads").get<unsigned>();
-  w.ops_unit = j.at("ops_unit").get<std::string>();
-  return w;
-}
 
 // A read-only view of a worker's shared memory, unmapped when it goes.
 class Mapping {
@@ -121,12 +110,12 @@ class Worker {
     json m = receive("setting up and checking");
     const std::string type = m.value("type", "");
     if (type == "ready") return m;
-    if (type == "not_implemented") throw WorkerFailure("not_implemented", m.at("message").get<std::string>());
-    if (type == "skipped") throw WorkerFailure("skipped", m.at("message").get<std::string>());
+    if (type == "not_implemented") throw WorkerFailure(Reason::not_implemented, m.at("message").get<std::string>());
+    if (type == "skipped") throw WorkerFailure(Reason::skipped, m.at("message").get<std::string>());
     if (type == "wrong")
-      throw WorkerFailure("wrong", who_ + " gives wrong results, so its speed is not measured:\n" +
+      throw WorkerFailure(Reason::wrong, who_ + " gives wrong results, so its speed is not measured:\n" +
                                        m.at("report").get<std::string>());
-    throw WorkerFailure("error", who_ + ": " + m.value("message", m.dump()));
+    throw WorkerFailure(Reason::worker_error, who_ + ": " + m.value("message", m.dump()));
   }
 
   // Runs `count` timed calls in the worker (of the kernel, or of extra number `extra`). Also keeps
@@ -148,7 +137,7 @@ class Worker {
   void await_verify() {
     json m = receive("checking the output of the timed runs");
     if (!m.value("ok", false))
-      throw WorkerFailure("wrong", who_ + " was right once but wrong after the timed runs (a race, a "
+      throw WorkerFailure(Reason::wrong, who_ + " was right once but wrong after the timed runs (a race, a "
                                           "stale output, or a result cached between calls?):\n" +
                                       m.value("report", ""));
   }
@@ -165,13 +154,13 @@ class Worker {
     send(command);
     json m = receive("running");
     if (m.value("type", "") != "times")
-      throw WorkerFailure("error", who_ + " failed while timed: " + m.value("message", m.dump()));
+      throw WorkerFailure(Reason::worker_error, who_ + " failed while timed: " + m.value("message", m.dump()));
     if (checked) {
-      if (!m.value("snapshot", false)) throw WorkerFailure("error", who_ + " did not copy its output as asked");
+      if (!m.value("snapshot", false)) throw WorkerFailure(Reason::worker_error, who_ + " did not copy its output as asked");
       // Frozen as it is now: the worker keeps its descriptor, but can write no more. Sealing fails
       // while a writable mapping remains, which the harness's copy does not leave.
       if (fcntl(memfd_, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0)
-        throw WorkerFailure("output_tampered",
+        throw WorkerFailure(Reason::output_tampered,
                             who_ + " kept the shared memory of its output mapped for writing after copying "
                                    "the output of a timed call (" + std::strerror(errno) +
                                    "): code in your kernel's process could change the output after the "
@@ -184,7 +173,7 @@ class Worker {
     send(json{{"cmd", "run_extra"}, {"index", extra}, {"count", count}});
     json m = receive("running");
     if (m.value("type", "") != "times")
-      throw WorkerFailure("error", who_ + " failed while timed: " + m.value("message", m.dump()));
+      throw WorkerFailure(Reason::worker_error, who_ + " failed while timed: " + m.value("message", m.dump()));
     return m;
   }
   void send(const json& m) {
@@ -197,11 +186,11 @@ class Worker {
         try {
           return json::parse(line);
         } catch (const json::exception&) {
-          throw WorkerFailure("error", who_ + " sent a malformed reply: " + line);
+          throw WorkerFailure(Reason::worker_error, who_ + " sent a malformed reply: " + line);
         }
       case Subprocess::Read::timeout:
         process_->kill();
-        throw WorkerFailure("timeout", who_ + " did not answer within " + format_fixed(timeout_, 0) +
+        throw WorkerFailure(Reason::timeout, who_ + " did not answer within " + format_fixed(timeout_, 0) +
                                            " s while " + doing + ": an endless loop, or far too slow");
       case Subprocess::Read::end:
         break;
@@ -210,7 +199,7 @@ class Worker {
   }
   WorkerFailure died(const std::string& doing) {
     const auto exit = process_->wait(10);
-    return WorkerFailure("crashed", who_ + " crashed " + doing + " (" +
+    return WorkerFailure(Reason::crashed, who_ + " crashed " + doing + " (" +
                                         (exit ? exit->describe() : std::string("no exit status")) +
                                         "). Run the correctness tests first; a crash there is easier to debug.");
   }
@@ -339,26 +328,6 @@ double profile_fraction(const std::string& path, const std::string& case_name) {
   return f;
 }
 
-// --- Output --------------------------------------------------------------------------------------
-
-std::string row_label(const std::string& who, const std::string& function) { return who + " " + function; }
-
-// What the driver's check of a timed call found, in a line of the feedback.
-std::string output_check_note(const json& check) {
-  if (check.value("checked", false))
-    return "Output: the output of a timed call, chosen at random, is the reference's (" +
-           std::to_string(check.value("elements", std::size_t{0})) + " elements compared).";
-  if (check.value("why", "") == "the perf case declares no output")
-    return "Output: not compared with the reference's (the perf case declares no output).";
-  return "Output: not compared with the reference's here (no reference: profile mode); the grader "
-         "compares the output of a timed call with the reference's.";
-}
-
-void add_row(Table& t, const std::string& label, const Summary& s, const Analysis& a) {
-  t.add({label, format_seconds(s.median), "+-" + format_percent(s.rel_iqr() / 2), format_fixed(a.gbs),
-         format_fixed(a.gops, a.gops < 10 ? 2 : 1), format_percent(a.fraction_of_roof)});
-}
-
 }  // namespace
 
 std::optional<OutputDifference> compare_outputs(const OutputCheck& check, std::span<const std::byte> yours,
@@ -392,23 +361,21 @@ std::string describe(const OutputCheck& check, const OutputDifference& d) {
          "chosen at random, with the reference's.";
 }
 
-int drive(const DriverOptions& o, std::ostream& out) {
-  const std::string test = o.lab + ".perf." + o.case_name;
-  const std::filesystem::path folder = o.results / o.lab;
-  json record = {{"lab", o.lab}, {"case", o.case_name}, {"seed", o.seed}, {"max_ratio", o.max_ratio},
-                 {"edit", o.edit}};
-  auto finish = [&](const std::string& verdict, const std::string& reason, const std::string& message, int code) {
-    record["verdict"] = verdict;
-    record["reason"] = reason;
-    record["message"] = message;
-    write_file(folder / (o.case_name + ".json"), record.dump(2) + "\n");
-    return code;
-  };
-  auto fail = [&](const std::string& reason, const std::string& message) {
-    out << "FAIL: " << message << "\n";
-    if (!o.edit.empty()) out << "  Edit " << o.edit << ".\n";
-    out << "  (inputs from WORKBOOK_SEED=" << base_seed() << ")\n";
-    return finish("fail", reason, message, 1);
+Verdict judge(const DriverOptions& o, std::ostream& out) {
+  Verdict v;
+  v.lab = o.lab;
+  v.case_name = o.case_name;
+  v.edit = o.edit;
+  v.seed = o.seed;
+  v.base_seed = base_seed();
+  v.max_ratio = o.max_ratio;
+  v.results = (o.results / o.lab).string();
+  v.ceilings_path = o.ceilings_path;
+  auto finish = [&](Outcome outcome, Reason reason, std::string message) {
+    v.outcome = outcome;
+    v.reason = reason;
+    v.message = std::move(message);
+    return v;
   };
 
   const Progress progress = [&](const std::string& line) { out << "  ceilings: " << line << "\n"; };
@@ -416,18 +383,19 @@ int drive(const DriverOptions& o, std::ostream& out) {
   try {
     ceilings = o.load_ceilings ? o.load_ceilings(progress) : load_or_measure_ceilings(o.ceilings_path, false, progress);
   } catch (const Skipped& e) {
-    out << test << ": " << e.what() << "\n";
-    return finish("skipped", "skipped", e.what(), kSkipReturnCode);
+    return finish(Outcome::skipped, Reason::skipped, e.what());
   }
-  record["ceilings"] = ceilings.to_json();
-  out << test << "\n";
+  v.ceilings = ceilings;
+  out << v.test() << "\n";
 
   // One measurement: a fresh pair of workers, set up in parallel, timed in alternation.
   struct Session {
     json ready;
     Summary student, reference, ratio;
     std::string ratio_note;
-    json rounds_record;
+    int rounds = 0;
+    std::vector<double> ratios;
+    std::optional<TimedOutputCheck> output_check;
     std::vector<double> driver_seconds;
     std::vector<double> student_timed, reference_timed;  // the driver's clock, timed batches only
     struct ExtraTime {
@@ -439,6 +407,8 @@ int drive(const DriverOptions& o, std::ostream& out) {
     std::vector<ExtraTime> extras;
   };
   bool reference_failed = false;
+  // The session whose worker failed keeps what it found of the timed output (the verdict shows it).
+  std::optional<TimedOutputCheck> failed_check;
   auto measure = [&]() -> Session {
     Session session;
     std::optional<Worker> student, reference;
@@ -455,8 +425,8 @@ int drive(const DriverOptions& o, std::ostream& out) {
       }
       if (theirs.at("work") != session.ready.at("work") ||
           theirs.value("output", json()) != session.ready.value("output", json()))
-        throw WorkerFailure("mismatch", "the two workers describe different work or outputs for " + o.case_name +
-                                            ": they were built from different perf cases. Rebuild.");
+        throw WorkerFailure(Reason::mismatch, "the two workers describe different work or outputs for " + o.case_name +
+                                                  ": they were built from different perf cases. Rebuild.");
       // The check of a timed call: in one of the first two rounds (at least two run), one batch of
       // each worker, picked here where the code under test cannot see it.
       const std::optional<OutputCheck> check = output_check_of(theirs);
@@ -493,28 +463,33 @@ int drive(const DriverOptions& o, std::ostream& out) {
         const std::optional<OutputDifference> d =
             compare_outputs(*check, yours.bytes(0, bytes), ref.bytes(0, bytes),
                             {reinterpret_cast<const float*>(scales.data()), scales.size() / sizeof(float)});
-        record["output_check"] = {{"checked", true},
-                                  {"elements", check->count},
-                                  {"student_batch", student->checked_batch()},
-                                  {"reference_batch", reference->checked_batch()},
-                                  {"differing", d ? d->differing : 0}};
+        session.output_check = TimedOutputCheck{.checked = true,
+                                                .elements = check->count,
+                                                .student_batch = student->checked_batch(),
+                                                .reference_batch = reference->checked_batch(),
+                                                .differing = d ? d->differing : 0};
         if (d) {
-          record["output_check"].update({{"first", d->first}, {"yours", d->yours}, {"expected", d->reference}});
-          throw WorkerFailure("timed_output_differs", describe(*check, *d));
+          session.output_check->first = d->first;
+          session.output_check->yours = d->yours;
+          session.output_check->expected = d->reference;
+          failed_check = session.output_check;
+          throw WorkerFailure(Reason::timed_output_differs, describe(*check, *d));
         }
       } else {
-        record["output_check"] = {{"checked", false}, {"why", "the perf case declares no output"}};
+        session.output_check = TimedOutputCheck{.checked = false, .why = "the perf case declares no output"};
       }
       session.student = c.a.summary;
       session.reference = c.b.summary;
       session.ratio = c.ratio;
       session.ratio_note = "over " + std::to_string(c.rounds) + " interleaved rounds, quartiles " +
                            format_fixed(c.ratio.q1, 2) + "x to " + format_fixed(c.ratio.q3, 2) + "x";
-      session.rounds_record = {{"rounds", c.rounds}, {"ratios", c.ratios}};
+      session.rounds = c.rounds;
+      session.ratios = c.ratios;
       session.student_timed = timed_batches(student->driver_seconds, c.a.warmup_runs, student->checked_batch());
       session.reference_timed = timed_batches(reference->driver_seconds, c.b.warmup_runs, reference->checked_batch());
       reference->request_verify();
       student->request_verify();
+      failed_check = session.output_check;
       try {
         reference->await_verify();
       } catch (const WorkerFailure&) {
@@ -522,7 +497,8 @@ int drive(const DriverOptions& o, std::ostream& out) {
         throw;
       }
     } else {
-      record["output_check"] = {{"checked", false}, {"why", "no reference worker here (profile mode)"}};
+      session.output_check = TimedOutputCheck{.checked = false, .why = "no reference worker here (profile mode)"};
+      failed_check = session.output_check;
       const Timing t = time_runs(student->runner(), o.timing);
       session.student = t.summary;
       session.student_timed = timed_batches(student->driver_seconds, t.warmup_runs, -1);
@@ -536,7 +512,7 @@ int drive(const DriverOptions& o, std::ostream& out) {
     for (std::size_t k = 0; k < extras.size(); ++k) {
       const Extra::Side side = extras[k].at("side") == "library" ? Extra::Side::library : Extra::Side::yours;
       Worker& where = side == Extra::Side::library && reference ? *reference : *student;
-      session.extras.push_back({extras[k].at("label").get<std::string>(), side, work_from_json(extras[k].at("work")),
+      session.extras.push_back({extras[k].at("label").get<std::string>(), side, extras[k].at("work").get<Work>(),
                                 time_runs(where.runner(static_cast<int>(k)), o.timing).summary});
     }
     return session;
@@ -549,155 +525,110 @@ int drive(const DriverOptions& o, std::ostream& out) {
     // neighbour): before calling a kernel too slow, measure again with a fresh pair of processes.
     if (!o.reference.empty() && session.ratio.median > o.max_ratio) {
       out << "  " << format_fixed(session.ratio.median, 2) << "x the reference's time: confirming with a fresh pair of processes ...\n";
+      failed_check.reset();
       Session again = measure();
-      record["first_attempt_ratio"] = session.ratio.median;
+      v.first_attempt_ratio = session.ratio.median;
       if (again.ratio.median < session.ratio.median) session = std::move(again);
     }
   } catch (const WorkerFailure& e) {
-    if (e.kind == "skipped") {  // nothing to run on here: not a failure, and not a pass either
-      out << test << ": " << e.what() << "\n";
-      return finish("skipped", "skipped", e.what(), kSkipReturnCode);
-    }
-    if (reference_failed) {
-      out << "ERROR: the reference failed, which is a bug in the workbook, not in your code:\n" << e.what() << "\n";
-      return finish("error", "reference_failed", e.what(), 2);
-    }
-    if (e.kind == "mismatch") {
-      out << "ERROR: " << e.what() << "\n";
-      return finish("error", "mismatch", e.what(), 2);
-    }
-    return fail(e.kind, e.what());
+    v.output_check = failed_check;
+    if (e.reason == Reason::skipped)  // nothing to run on here: not a failure, and not a pass either
+      return finish(Outcome::skipped, Reason::skipped, e.what());
+    if (reference_failed) return finish(Outcome::error, Reason::reference_failed, e.what());
+    if (e.reason == Reason::mismatch) return finish(Outcome::error, Reason::mismatch, e.what());
+    return finish(Outcome::fail, e.reason, e.what());
   }
   const json& ready = session.ready;
-  const Work work = work_from_json(ready.at("work"));
-  const std::string function = ready.value("function", o.case_name);
-  std::vector<Hint> hints;
-  for (const json& h : ready.at("hints")) hints.push_back({h.at("below").get<double>(), h.at("text").get<std::string>()});
-  out << "  " << ready.value("description", "") << "\n";
-  record["function"] = function;
-  record["description"] = ready.value("description", "");
-  if (!session.rounds_record.is_null()) record.update(session.rounds_record);
-  const Summary student_time = session.student;
-  Summary reference_time = session.reference, ratio = session.ratio;
-  std::string ratio_note = session.ratio_note;
-
-  const Analysis mine = analyze(work, student_time.median, ceilings);
-  record["work"] = ready.at("work");
-  record["student"] = {{"timing", to_json(student_time)}, {"analysis", to_json(mine)},
-                       {"driver_seconds", session.driver_seconds},
-                       {"driver_timed_seconds", session.student_timed}};
+  const Work work = ready.at("work").get<Work>();
+  const std::vector<Hint> hints = ready.at("hints").get<std::vector<Hint>>();
+  v.function = ready.value("function", o.case_name);
+  v.description = ready.value("description", "");
+  v.work = work;
+  v.rounds = session.rounds;
+  v.ratios = session.ratios;
+  v.output_check = session.output_check;
+  const Analysis mine = analyze(work, session.student.median, ceilings);
+  v.student = Side{.timing = session.student,
+                   .analysis = mine,
+                   .driver_seconds = session.driver_seconds,
+                   .driver_timed_seconds = session.student_timed};
 
   if (!o.record_profile.empty()) {
     record_profile(o.record_profile, o.lab, o.case_name, mine, ceilings);
-    out << "  recorded: " << o.case_name << " reaches " << format_percent(mine.fraction_of_roof)
-        << " of its roofline (" << verdict(mine) << ") in " << o.record_profile << "\n";
-    return finish("recorded", "profile", "", 0);
+    v.profile = ProfileUse{.path = o.record_profile, .fraction_of_roof = mine.fraction_of_roof};
+    return finish(Outcome::recorded, Reason::profile, "");
   }
 
-  std::string reference_label = "reference";
+  Summary reference_time = session.reference, ratio = session.ratio;
+  v.reference_label = "reference";
+  v.ratio_note = session.ratio_note;
   if (o.reference.empty()) {
     // No reference here: expect the time at the reference's recorded fraction of the roofline.
     double fraction = 0;
     try {
       fraction = profile_fraction(o.profile, o.case_name);
     } catch (const std::exception& e) {
-      out << "ERROR: " << e.what() << "\n";
-      return finish("error", "profile", e.what(), 2);
+      return finish(Outcome::error, Reason::profile, e.what());
     }
     const double expected = roofline_seconds(work, ceilings) / fraction;
     reference_time = Summary{.count = 1, .min = expected, .q1 = expected, .median = expected,
                              .q3 = expected, .max = expected, .mean = expected, .stddev = 0};
-    ratio = student_time;
-    for (double* v : {&ratio.min, &ratio.q1, &ratio.median, &ratio.q3, &ratio.max, &ratio.mean, &ratio.stddev}) *v /= expected;
-    reference_label = "reference (expected)";
-    ratio_note = "against the reference's recorded " + format_percent(fraction) +
-                 " of the roofline, from " + o.profile;
-    record["profile"] = {{"path", o.profile}, {"fraction_of_roof", fraction}};
+    ratio = session.student;
+    for (double* x : {&ratio.min, &ratio.q1, &ratio.median, &ratio.q3, &ratio.max, &ratio.mean, &ratio.stddev}) *x /= expected;
+    v.reference_label = "reference (expected)";
+    v.ratio_note = "against the reference's recorded " + format_percent(fraction) + " of the roofline, from " + o.profile;
+    v.profile = ProfileUse{.path = o.profile, .fraction_of_roof = fraction};
   }
-  const Analysis theirs = analyze(work, reference_time.median, ceilings);
-  record["reference"] = {{"timing", to_json(reference_time)}, {"analysis", to_json(theirs)},
-                         {"expected_from_profile", o.reference.empty()}};
-  if (!o.reference.empty()) record["reference"]["driver_timed_seconds"] = session.reference_timed;
-  record["ratio"] = to_json(ratio);
+  v.reference = Side{.timing = reference_time,
+                     .analysis = analyze(work, reference_time.median, ceilings),
+                     .driver_timed_seconds = session.reference_timed,
+                     .expected_from_profile = o.reference.empty()};
+  v.ratio = ratio;
 
-  Table table({"", "median", "spread", "GB/s", "G" + work.ops_unit + "/s", "% of roof"});
-  add_row(table, row_label("your", function), student_time, mine);
-  add_row(table, reference_label, reference_time, theirs);
-  json extras_record = json::array();
-  std::vector<PlotPoint> extra_points;
-  std::string notes;  // per item and speedups, shown under the table and in the Markdown
-  for (const auto& e : session.extras) {
-    const Analysis a = analyze(e.work, e.time.median, ceilings);
-    add_row(table, e.label, e.time, a);
-    extras_record.push_back({{"label", e.label}, {"timing", to_json(e.time)}, {"analysis", to_json(a)},
-                             {"time_over_yours", e.time.median / student_time.median}});
-    if (is_one_thread_run(work, e.side, e.work)) {
-      const double speedup = e.time.median / student_time.median;
-      extras_record.back()["speedup"] = speedup;
-      extras_record.back()["parallel_efficiency"] = speedup / work.threads;
-      notes += "Yours: " + speedup_note(e.time.median, student_time.median, work.threads) + " (against " + e.label + ").\n";
-    }
-    extra_points.push_back({e.label + ": " + format_fixed(a.gops, 2), a.intensity, a.gops, PlotPoint::Role::other});
+  // The driver's own clock: medians of the timed batches (the reference's expected time without one).
+  DriverClock clock;
+  clock.yours = session.student_timed.empty() ? 0 : summarize(session.student_timed).median;
+  clock.reference = o.reference.empty() ? reference_time.median
+                                        : (session.reference_timed.empty() ? 0 : summarize(session.reference_timed).median);
+  if (clock.yours > 0 && clock.reference > 0 && std::isfinite(clock.reference)) {
+    clock.ratio = clock.yours / clock.reference;
+    clock.analysis = analyze(work, clock.yours, ceilings);
   }
-  record["extras"] = extras_record;
+  v.clock = clock;
+
+  const double yours = session.student.median;
   if (ready.contains("per_item")) {
     const double items = ready["per_item"].at("items").get<double>();
     const std::string item = ready["per_item"].at("item").get<std::string>();
-    record["per_item"] = {{"items", items}, {"item", item}, {"student_seconds", student_time.median / items},
-                          {"reference_seconds", reference_time.median / items}};
-    notes = "Per " + item + " (" + format_fixed(items, 0) + " per call): yours " +
-            format_seconds(student_time.median / items) + ", " + reference_label + " " +
-            format_seconds(reference_time.median / items) + ".\n" + notes;
+    v.per_item = PerItem{.items = items, .item = item, .student_seconds = yours / items,
+                         .reference_seconds = reference_time.median / items};
+    v.notes.push_back("Per " + item + " (" + format_fixed(items, 0) + " per call): yours " +
+                      format_seconds(yours / items) + ", " + v.reference_label + " " +
+                      format_seconds(reference_time.median / items) + ".");
   }
-  out << table.str();
-  for (const auto& e : session.extras)
-    out << "  " << e.label << ": " << format_fixed(e.time.median / student_time.median, 2) << "x your time.\n";
-  std::istringstream note_lines(notes);
-  for (std::string line; std::getline(note_lines, line);) out << "  " << line << "\n";
-  out << "  Ratio: your time / the reference's = " << format_fixed(ratio.median, 2) << "x (" << ratio_note
-      << "); within " << format_fixed(o.max_ratio, 2) << "x passes.\n";
-  const std::string output_note = output_check_note(record.value("output_check", json()));
-  out << "  " << output_note << "\n";
-  out << "  Roofline: " << verdict(mine) << ".\n";
-  if (std::max(mine.fraction_of_roof, theirs.fraction_of_roof) > 1.05)
-    out << "  (Above the roof: this machine runs faster now than when its ceilings were measured, on "
-        << ceilings.measured_at << ". Re-measure them with workbook-probe --remeasure --cache " << o.ceilings_path << ".)\n";
-  const std::string next = next_step(mine, hints);
-  out << "  Next: " << next << "\n";
-
-  // Files next to the test results.
-  const std::string title = o.lab + " " + o.case_name + ": " + ready.value("description", "");
-  std::vector<PlotPoint> points = {
-      {"you: " + format_fixed(mine.gops, 2) + " G" + work.ops_unit + "/s", mine.intensity, mine.gops, PlotPoint::Role::student},
-      {reference_label + ": " + format_fixed(theirs.gops, 2), theirs.intensity, theirs.gops, PlotPoint::Role::reference}};
-  const std::filesystem::path svg = folder / (o.case_name + ".svg");
-  points.insert(points.end(), extra_points.begin(), extra_points.end());
-  std::vector<Traffic> drawn = {work.traffic};
-  if (work.traffic != Traffic::l1) drawn.push_back(Traffic::l1);
-  write_file(svg, roofline_svg(ceilings, points, {.title = title, .bandwidths = drawn, .compute = work.compute}));
-  const bool pass = ratio.median <= o.max_ratio;
-  std::ostringstream md;
-  md << "### " << test << ": " << (pass ? "pass" : "too slow") << "\n\n"
-     << ready.value("description", "") << "\n\n"
-     << "| | median | GB/s | G" << work.ops_unit << "/s | % of roof |\n|---|---|---|---|---|\n"
-     << "| your " << function << " | " << format_seconds(student_time.median) << " | " << format_fixed(mine.gbs)
-     << " | " << format_fixed(mine.gops, 2) << " | " << format_percent(mine.fraction_of_roof) << " |\n"
-     << "| " << reference_label << " | " << format_seconds(reference_time.median) << " | " << format_fixed(theirs.gbs)
-     << " | " << format_fixed(theirs.gops, 2) << " | " << format_percent(theirs.fraction_of_roof) << " |\n\n"
-     << "Your time is **" << format_fixed(ratio.median, 2) << "x** the reference's (" << ratio_note
-     << "); within " << format_fixed(o.max_ratio, 2) << "x passes.\n\n"
-     << (notes.empty() ? "" : notes + "\n") << output_note << "\n\n"
-     << "**Roofline:** " << verdict(mine) << ".\n\n**Next:** " << next << "\n\n"
-     << "![roofline](" << o.case_name << ".svg)\n";
-  write_file(folder / (o.case_name + ".md"), md.str());
-  out << "  Plot: " << svg.string() << " (and " << o.case_name << ".json, " << o.case_name << ".md)\n";
-
-  if (pass) {
-    out << "PASS: your " << function << " takes " << format_fixed(ratio.median, 2) << "x the reference's time.\n";
-    return finish("pass", "ok", "", 0);
+  for (const auto& e : session.extras) {
+    ExtraResult x{.label = e.label, .timing = e.time, .analysis = analyze(e.work, e.time.median, ceilings),
+                  .time_over_yours = e.time.median / yours};
+    if (is_one_thread_run(work, e.side, e.work)) {
+      x.speedup = e.time.median / yours;
+      x.parallel_efficiency = *x.speedup / work.threads;
+      v.notes.push_back("Yours: " + speedup_note(e.time.median, yours, work.threads) + " (against " + e.label + ").");
+    }
+    v.extras.push_back(std::move(x));
   }
-  return fail("too_slow", "your " + function + " takes " + format_fixed(ratio.median, 2) +
-                              "x the reference's time; within " + format_fixed(o.max_ratio, 2) + "x passes.");
+  v.next = next_step(mine, hints);
+
+  if (ratio.median <= o.max_ratio) return finish(Outcome::pass, Reason::ok, "");
+  return finish(Outcome::fail, Reason::too_slow,
+                "your " + v.function + " takes " + format_fixed(ratio.median, 2) + "x the reference's time; within " +
+                    format_fixed(o.max_ratio, 2) + "x passes.");
+}
+
+Verdict drive(const DriverOptions& o, std::ostream& out) {
+  const Verdict v = judge(o, out);
+  write_results(v);
+  print(v, out);
+  return v;
 }
 
 }  // namespace workbook::perf

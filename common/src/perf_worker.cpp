@@ -1,6 +1,9 @@
 // The worker side of perf cases: the case registry, the driver protocol, and the stand-alone mode.
 #include <workbook/perf.hpp>
 
+#include <workbook/internal/perf_verdict.hpp>
+#include <workbook/internal/perf_worker.hpp>
+
 #include <workbook/ceilings.hpp>
 #include <workbook/not_implemented.hpp>
 #include <workbook/report.hpp>
@@ -98,15 +101,6 @@ Registration::Registration(const char* name, CaseFunction function) {
 
 namespace {
 
-nlohmann::json work_json(const Work& w) {
-  return {{"ops", w.ops},
-          {"bytes", w.bytes},
-          {"traffic", to_string(w.traffic)},
-          {"compute", to_string(w.compute)},
-          {"threads", w.threads},
-          {"ops_unit", w.ops_unit}};
-}
-
 // --- The driver protocol: JSON lines on fds 3 (commands in) and 4 (replies out) ------------------
 
 class Channel {
@@ -179,18 +173,17 @@ class WorkerCase : public Case {
       channel_.send({{"type", "wrong"}, {"report", r.report()}});
       return;
     }
-    nlohmann::json hints = nlohmann::json::array();
-    for (const Hint& h : this->hints()) hints.push_back({{"below", h.below}, {"text", h.text}});
+    const nlohmann::json hints = this->hints();
     nlohmann::json extras = nlohmann::json::array();
     for (const Extra& e : this->extras())
       extras.push_back({{"label", e.label},
                         {"side", e.side == Extra::Side::yours ? "yours" : "library"},
-                        {"work", work_json(e.work)}});
+                        {"work", e.work}});
     nlohmann::json ready = {{"type", "ready"},
                             {"case", name()},
                             {"function", function()},
                             {"description", description()},
-                            {"work", work_json(work())},
+                            {"work", work()},
                             {"hints", hints},
                             {"extras", extras}};
     if (items_per_call() > 0) ready["per_item"] = {{"items", items_per_call()}, {"item", item()}};
@@ -286,17 +279,13 @@ class LocalCase : public Case {
       return;
     }
     const Analysis a = analyze(work(), t.summary.median, ceilings_);
-    table_.add({name(), format_seconds(t.summary.median), "+-" + format_percent(t.summary.rel_iqr() / 2),
-                format_fixed(a.gbs), format_fixed(a.gops), format_percent(a.fraction_of_roof),
-                a.memory_bound_model ? "memory" : "compute"});
+    add_row(name(), t.summary, a);
     notes_ += "  " + name() + ": " + verdict(a) + "\n";
     if (items_per_call() > 0) notes_ += "    " + per_item_note(t.summary.median, items_per_call(), item()) + "\n";
     for (const Extra& e : extras()) {
       const Timing te = time_runs(runner_of(e));
       const Analysis ae = analyze(e.work, te.summary.median, ceilings_);
-      table_.add({"  " + e.label, format_seconds(te.summary.median), "+-" + format_percent(te.summary.rel_iqr() / 2),
-                  format_fixed(ae.gbs), format_fixed(ae.gops), format_percent(ae.fraction_of_roof),
-                  ae.memory_bound_model ? "memory" : "compute"});
+      add_row("  " + e.label, te.summary, ae);
       if (is_one_thread_run(work(), e.side, e.work))
         notes_ += "    " + speedup_note(te.summary.median, t.summary.median, work().threads) + "\n";
     }
@@ -304,6 +293,11 @@ class LocalCase : public Case {
   }
 
  private:
+  void add_row(const std::string& label, const Summary& time, const Analysis& a) {
+    const RooflineCells c = roofline_cells(time, a);
+    table_.add({label, c.median, c.spread, c.gbs, c.gops, c.of_roof, a.memory_bound_model ? "memory" : "compute"});
+  }
+
   const Ceilings& ceilings_;
   Table& table_;
   std::string& notes_;
@@ -354,41 +348,38 @@ int run_local(std::vector<std::string> names, const std::string& ceilings_path,
 
 }  // namespace
 
-int worker_main(int argc, char** argv, const std::function<Ceilings(const std::string&)>& load_ceilings) {
-  std::vector<std::string> args(argv + 1, argv + argc);
-  std::string case_name, ceilings = default_ceilings_path();
-  std::uint64_t seed = 0;
-  bool worker = false, seed_given = false;
-  std::vector<std::string> names;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    auto value = [&]() -> const std::string& {
-      if (i + 1 >= args.size()) throw std::invalid_argument(a + " needs a value");
-      return args[++i];
-    };
-    if (a == "--list") {
-      for (const Registered& r : registry()) std::cout << r.name << "\n";
-      return 0;
-    } else if (a == "--worker") {
-      worker = true;
-    } else if (a == "--case") {
-      case_name = value();
-    } else if (a == "--seed") {
-      seed = std::stoull(value());
-      seed_given = true;
-    } else if (a == "--ceilings") {
-      ceilings = value();
-    } else if (a == "--help" || a == "-h") {
-      std::cout << "usage: " << argv[0] << " [case...] [--ceilings FILE]   time this build's kernels\n"
-                << "       " << argv[0] << " --list                         list the perf cases\n"
-                << "(workbook-perf runs this as a worker to compare with the reference)\n";
-      return 0;
-    } else {
-      names.push_back(a);
-    }
+void add_worker_options(CLI::App& app, WorkerOptions& o) {
+  app.add_flag("--list", o.list, "list the perf cases");
+  auto* worker = app.add_flag("--worker", o.worker, "serve the perf driver (workbook-perf) on fds 3, 4 and 5");
+  app.add_option("--case", o.case_name, "the case to serve (with --worker)")->needs(worker);
+  app.add_option_function<std::uint64_t>(
+         "--seed", [&o](const std::uint64_t& seed) { o.seed = seed; },
+         "the inputs' seed (with --worker; default: derived from the case's name)")
+      ->needs(worker);
+  app.add_option("--ceilings", o.ceilings, "the ceilings' cache of the stand-alone mode")->capture_default_str();
+  app.add_option("case", o.names, "the cases to time here, on the roofline (default: all)");
+}
+
+int run_worker_options(const WorkerOptions& o, const std::function<Ceilings(const std::string&)>& load_ceilings) {
+  if (o.list) {
+    for (const Registered& r : registry()) std::cout << r.name << "\n";
+    return 0;
   }
-  if (worker) return run_worker(case_name, seed_given ? seed : seed_for(case_name));
-  return run_local(names, ceilings, load_ceilings);
+  if (o.worker) return run_worker(o.case_name, o.seed ? *o.seed : seed_for(o.case_name));
+  return run_local(o.names, o.ceilings, load_ceilings);
+}
+
+int worker_main(int argc, char** argv, const std::function<Ceilings(const std::string&)>& load_ceilings) {
+  WorkerOptions o{.ceilings = default_ceilings_path()};
+  CLI::App app{"Times this build's perf cases on the roofline; workbook-perf runs it as a worker (--worker) to "
+               "compare the student's kernel with the reference's."};
+  add_worker_options(app, o);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  return run_worker_options(o, load_ceilings);
 }
 
 }  // namespace workbook::perf

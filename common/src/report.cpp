@@ -30,6 +30,14 @@ std::string format_fixed(double value, int digits) {
 
 std::string format_percent(double fraction) { return format_fixed(100 * fraction, 0) + "%"; }
 
+RooflineCells roofline_cells(const Summary& time, const Analysis& a) {
+  return {.median = format_seconds(time.median),
+          .spread = "+-" + format_percent(time.rel_iqr() / 2),
+          .gbs = format_fixed(a.gbs),
+          .gops = format_fixed(a.gops, a.gops < 10 ? 2 : 1),
+          .of_roof = format_percent(a.fraction_of_roof)};
+}
+
 Table::Table(std::vector<std::string> header) { rows_.push_back(std::move(header)); }
 
 void Table::add(std::vector<std::string> row) {

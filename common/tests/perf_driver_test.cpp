@@ -2,6 +2,7 @@
 // workers report fixed times per call (see perf_test_worker.cpp), so that every decision asserted
 // here is the same on any machine, however loaded.
 #include <workbook/ceilings.hpp>
+#include <workbook/internal/perf_verdict.hpp>
 #include <workbook/perf.hpp>
 #include <workbook/perf_driver.hpp>
 #include <workbook/skip.hpp>
@@ -13,6 +14,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <span>
 #include <sstream>
 #include <vector>
@@ -67,7 +69,8 @@ class PerfDriver : public ::testing::Test {
   }
   int run(const workbook::perf::DriverOptions& o) {
     output.str("");
-    return workbook::perf::drive(o, output);
+    verdict = workbook::perf::drive(o, output);
+    return workbook::perf::exit_code(verdict);
   }
   nlohmann::json record(const std::string& case_name) {
     std::ifstream in(folder / "results" / "lab00" / (case_name + ".json"));
@@ -76,6 +79,7 @@ class PerfDriver : public ::testing::Test {
 
   fs::path folder;
   std::ostringstream output;
+  workbook::perf::Verdict verdict;  // the last run's
 };
 
 TEST_F(PerfDriver, PassesAKernelAsFastAsTheReference) {
@@ -85,7 +89,7 @@ TEST_F(PerfDriver, PassesAKernelAsFastAsTheReference) {
   EXPECT_THAT(output.str(), HasSubstr("memcpy baseline: "));
   EXPECT_EQ(record("good")["extras"][0]["label"], "memcpy baseline");
   const auto r = record("good");
-  EXPECT_EQ(r["verdict"], "pass");
+  EXPECT_EQ(r["outcome"], "pass");
   EXPECT_DOUBLE_EQ(r["ratio"]["median"].get<double>(), 1.0);
   EXPECT_EQ(r["rounds"].get<int>(), 3);  // equal times: converged after the minimum of three rounds
   EXPECT_FALSE(r["student"]["driver_seconds"].empty());
@@ -107,6 +111,29 @@ TEST_F(PerfDriver, RecordsItsOwnClockOfBothWorkersTimedBatches) {
   EXPECT_EQ(mine.size(), 2 * r["rounds"].get<std::size_t>() - 1);
   EXPECT_EQ(theirs.size(), 2 * r["rounds"].get<std::size_t>() - 1);
   for (double s : mine) EXPECT_GT(s, 0.0);
+}
+
+TEST_F(PerfDriver, TheRecordIsTheVerdictAndEveryReportRendersIt) {
+  // One value, written once: the record reads back as the verdict the driver returned, and the
+  // Markdown and SVG written next to it are its reporters' output.
+  ASSERT_EQ(run(options("parallel", WORKBOOK_TEST_WORKER_GOOD)), 0) << output.str();
+  const nlohmann::json r = record("parallel");
+  EXPECT_EQ(nlohmann::json(r.get<workbook::perf::Verdict>()), r);
+  EXPECT_EQ(r, nlohmann::json(verdict));
+  EXPECT_EQ(verdict.outcome, workbook::perf::Outcome::pass);
+  EXPECT_EQ(verdict.reason, workbook::perf::Reason::ok);
+  std::ifstream md(folder / "results" / "lab00" / "parallel.md");
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(md), {}), workbook::perf::markdown(verdict));
+  EXPECT_THAT(workbook::perf::markdown(verdict, false), ::testing::Not(HasSubstr("![roofline]")));
+  EXPECT_THAT(workbook::perf::markdown(verdict, false), ::testing::EndsWith("**Next:** " + verdict.next + "\n\n"));
+  // The driver's own clock, with the student's kernel placed on the roofline at its time.
+  ASSERT_TRUE(verdict.clock && verdict.clock->analysis);
+  EXPECT_GT(verdict.clock->ratio, 0);
+  EXPECT_DOUBLE_EQ(verdict.clock->analysis->seconds, verdict.clock->yours);
+  // The console account is a function of the verdict too.
+  std::ostringstream again;
+  workbook::perf::print(verdict, again);
+  EXPECT_THAT(output.str(), HasSubstr(again.str()));
 }
 
 TEST_F(PerfDriver, ReportsSpeedupEfficiencyAndTimePerItem) {
@@ -209,7 +236,7 @@ TEST_F(PerfDriver, FailsAKernelThatFakesItsOwnCheckWhenTimed) {
   EXPECT_THAT(output.str(), HasSubstr("65536 of 65536 elements differ"));
   EXPECT_THAT(output.str(), HasSubstr("Your kernel skips or fakes work when timed"));
   const auto r = record("faked");
-  EXPECT_EQ(r["verdict"], "fail");
+  EXPECT_EQ(r["outcome"], "fail");
   EXPECT_EQ(r["reason"], "timed_output_differs");
   EXPECT_EQ(r["output_check"]["first"], 0);
   EXPECT_DOUBLE_EQ(r["output_check"]["yours"].get<double>(), r["output_check"]["expected"].get<double>() + 1.0);
@@ -322,7 +349,7 @@ TEST_F(PerfDriver, ACaseThatCannotRunHereIsSkippedNotFailed) {
   EXPECT_EQ(run(options("skipped", WORKBOOK_TEST_WORKER_GOOD)), 77) << output.str();
   EXPECT_THAT(output.str(), HasSubstr("no CUDA device: skipped (a test of the skip)"));
   EXPECT_THAT(output.str(), ::testing::Not(HasSubstr("FAIL")));
-  EXPECT_EQ(record("skipped")["verdict"], "skipped");
+  EXPECT_EQ(record("skipped")["outcome"], "skipped");
 }
 
 TEST_F(PerfDriver, SkipsWhenTheCeilingsCannotBeMeasuredHere) {
@@ -331,7 +358,7 @@ TEST_F(PerfDriver, SkipsWhenTheCeilingsCannotBeMeasuredHere) {
     throw workbook::Skipped("no CUDA device: skipped (no GPU to measure)");
   };
   EXPECT_EQ(run(o), 77) << output.str();
-  EXPECT_EQ(record("good")["verdict"], "skipped");
+  EXPECT_EQ(record("good")["outcome"], "skipped");
 }
 
 TEST_F(PerfDriver, TimesACaseWithItsOwnRunner) {

@@ -1,6 +1,7 @@
 // Roofline arithmetic, the ceilings cache, and the report formats.
 #include <workbook/bench.hpp>
 #include <workbook/ceilings.hpp>
+#include <workbook/internal/perf_verdict.hpp>
 #include <workbook/report.hpp>
 #include <workbook/roofline.hpp>
 
@@ -136,6 +137,36 @@ TEST(Report, FormatsTimesAndPercentages) {
   EXPECT_EQ(workbook::format_seconds(4.5e-8), "45 ns");
   EXPECT_EQ(workbook::format_percent(0.794), "79%");
   EXPECT_EQ(workbook::format_fixed(3.14159, 2), "3.14");
+}
+
+TEST(Report, OneFormatterForAKernelsRooflineRow) {
+  // 40 GB/s and 5 GFLOP/s, 80% of the roof, in 0.2 s with a spread of +-5%.
+  const workbook::Analysis a = workbook::analyze({.ops = 1e9, .bytes = 8e9}, 0.2, example_ceilings());
+  const workbook::Summary s{.count = 9, .min = 0.18, .q1 = 0.19, .median = 0.2, .q3 = 0.21, .max = 0.3};
+  const workbook::RooflineCells c = workbook::roofline_cells(s, a);
+  EXPECT_EQ(c.median, "200 ms");
+  EXPECT_EQ(c.spread, "+-5%");
+  EXPECT_EQ(c.gbs, "40.0");
+  EXPECT_EQ(c.gops, "5.00");  // two decimals under 10
+  EXPECT_EQ(c.of_roof, "80%");
+  EXPECT_EQ(workbook::roofline_cells(s, workbook::analyze({.ops = 1e10, .bytes = 8e9}, 0.2, example_ceilings())).gops,
+            "50.0");
+}
+
+TEST(Report, AnalysisSummaryAndWorkReadBackFromTheirRecords) {
+  const workbook::Work work{.ops = 1e9, .bytes = 8e9, .traffic = workbook::Traffic::triad, .threads = 2,
+                            .compute = workbook::Compute::int8, .ops_unit = "OP"};
+  const workbook::Analysis a = workbook::analyze(work, 0.2, example_ceilings());
+  const nlohmann::json record = workbook::to_json(a);
+  const auto back = record.get<workbook::Analysis>();
+  EXPECT_EQ(workbook::to_json(back), record);
+  EXPECT_EQ(back.work.traffic, workbook::Traffic::triad);
+  EXPECT_EQ(back.roofs.bandwidth_name, a.roofs.bandwidth_name);
+  EXPECT_EQ(back.bound, a.bound);
+  EXPECT_EQ(nlohmann::json(work)["traffic"], "triad");
+  EXPECT_EQ(nlohmann::json(work).get<workbook::Work>().ops_unit, "OP");
+  const workbook::Summary s{.count = 3, .min = 1, .q1 = 1.5, .median = 2, .q3 = 2.5, .max = 3, .mean = 2, .stddev = 1};
+  EXPECT_EQ(workbook::to_json(workbook::to_json(s).get<workbook::Summary>()), workbook::to_json(s));
 }
 
 TEST(Report, TableAlignsColumns) {

@@ -1,6 +1,7 @@
 // workbook-perf: the perf test of one case. Times the student's kernel against the reference's in
 // two worker processes, interleaved, and prints where the kernel stands on the roofline.
 // Built twice: workbook-gpu-perf (WORKBOOK_PERF_GPU=1) judges GPU cases against the GPU's roofs.
+#include <workbook/internal/perf_verdict.hpp>
 #include <workbook/perf_driver.hpp>
 #include <workbook/report.hpp>
 #include <workbook/seed.hpp>
@@ -11,21 +12,7 @@
 #include <iostream>
 #include <string>
 
-namespace {
-
-int usage(const char* self, int code) {
-  (code == 0 ? std::cout : std::cerr)
-      << "usage: " << self << " --lab LAB --case NAME --student WORKER\n"
-      << "           (--reference WORKER | --profile PROFILE.json | --record-profile PROFILE.json)\n"
-      << "           [--max-ratio 1.25] [--edit FILE] [--ceilings FILE] [--results DIR]\n"
-      << "           [--max-seconds S] [--timeout S]\n"
-      << "  WORKER: a lab's perf executable (labNN_perf); the student's and the reference's are\n"
-      << "  run side by side. Exit code 0: within max-ratio of the reference; 1: not (or wrong,\n"
-      << "  not implemented, crashed); 2: a setup problem.\n";
-  return code;
-}
-
-}  // namespace
+#include <CLI/CLI.hpp>
 
 int main(int argc, char** argv) {
   workbook::perf::DriverOptions o;
@@ -33,36 +20,55 @@ int main(int argc, char** argv) {
 #if WORKBOOK_PERF_GPU
   o.ceilings_path = workbook::cuda::default_ceilings_path();
 #endif
-  o.results = workbook::results_dir();
+  std::string results = workbook::results_dir().string();
+
+  CLI::App app{
+      "The perf test of one case: times the student's kernel (a lab's perf executable, labNN_perf) "
+      "against the reference's, side by side, and explains the result on the roofline. Exit code "
+      "0: "
+      "within --max-ratio of the reference; 1: not (or wrong, not implemented, crashed); 2: a "
+      "setup "
+      "problem; 77: cannot run here (no GPU)."};
+  app.add_option("--lab", o.lab, "the lab, e.g. lab01")->required();
+  app.add_option("--case", o.case_name, "the perf case, e.g. relu")->required();
+  app.add_option("--student", o.student, "the worker built with the student's kernels")->required();
+  auto* reference =
+      app.add_option("--reference", o.reference, "the worker built with the reference's");
+  auto* profile =
+      app.add_option("--profile", o.profile, "judge by this reference profile (JSON) instead");
+  auto* record = app.add_option(
+      "--record-profile", o.record_profile,
+      "time --student alone and record its fraction of the roofline in this profile");
+  reference->excludes(profile);
+  app.add_option("--max-ratio", o.max_ratio,
+                 "passes when your time / the reference's is at most this")
+      ->capture_default_str();
+  app.add_option("--edit", o.edit, "the file the student edits, for messages");
+  app.add_option("--ceilings", o.ceilings_path, "the ceilings' cache (measured when missing)")
+      ->capture_default_str();
+  app.add_option("--results", results, "JSON, Markdown and SVG go to RESULTS/LAB/CASE.*")
+      ->capture_default_str();
+  app.add_option("--max-seconds", o.timing.max_seconds, "how long to time the comparison")
+      ->capture_default_str();
+  app.add_option("--timeout", o.timeout_seconds, "the longest a worker may take to answer")
+      ->capture_default_str();
   try {
-    for (int i = 1; i < argc; ++i) {
-      const std::string a = argv[i];
-      if (a == "--help" || a == "-h") return usage(argv[0], 0);
-      if (i + 1 >= argc) return usage(argv[0], 2);
-      const std::string v = argv[++i];
-      if (a == "--lab") o.lab = v;
-      else if (a == "--case") o.case_name = v;
-      else if (a == "--student") o.student = v;
-      else if (a == "--reference") o.reference = v;
-      else if (a == "--profile") o.profile = v;
-      else if (a == "--record-profile") o.record_profile = v;
-      else if (a == "--max-ratio") o.max_ratio = std::stod(v);
-      else if (a == "--edit") o.edit = v;
-      else if (a == "--ceilings") o.ceilings_path = v;
-      else if (a == "--results") o.results = v;
-      else if (a == "--max-seconds") o.timing.max_seconds = std::stod(v);
-      else if (a == "--timeout") o.timeout_seconds = std::stod(v);
-      else return usage(argv[0], 2);
-    }
-    const bool judged = !o.reference.empty() || !o.profile.empty() || !o.record_profile.empty();
-    if (o.lab.empty() || o.case_name.empty() || o.student.empty() || !judged) return usage(argv[0], 2);
+    app.parse(argc, argv);
+    if (reference->count() + profile->count() + record->count() == 0)
+      throw CLI::RequiredError(
+          "one of --reference, --profile and --record-profile (what to judge by)");
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  try {
+    o.results = results;
     o.seed = workbook::seed_for(o.lab + "." + o.case_name);
 #if WORKBOOK_PERF_GPU
     o.load_ceilings = [&o](const workbook::Progress& progress) {
       return workbook::cuda::load_or_measure_ceilings(o.ceilings_path, false, progress);
     };
 #endif
-    return workbook::perf::drive(o, std::cout);
+    return workbook::perf::exit_code(workbook::perf::drive(o, std::cout));
   } catch (const std::exception& e) {
     std::cerr << "workbook-perf: " << e.what() << "\n";
     return 2;

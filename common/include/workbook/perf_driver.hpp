@@ -8,6 +8,7 @@
 /// machine, the reference's expected time is roofline_seconds(work) / fraction.
 
 #include <workbook/ceilings.hpp>
+#include <workbook/internal/perf_verdict.hpp>
 #include <workbook/perf.hpp>
 #include <workbook/timing.hpp>
 
@@ -74,9 +75,15 @@ std::optional<OutputDifference> compare_outputs(const OutputCheck& check, std::s
 /// The failure a difference means, for the student: what differs, and what it says about the kernel.
 std::string describe(const OutputCheck& check, const OutputDifference& difference);
 
-/// Runs the perf test and prints its feedback to `out`. Returns the exit code: 0 pass, 1 fail
-/// (too slow, wrong, not implemented, crashed, timed out), 2 a problem of the setup itself,
+/// Runs the perf test and returns its verdict; prints to `out` only what it does while it measures
+/// (the test's name, the ceilings, a second attempt). Writes no file: the reporters of
+/// perf_verdict.hpp show the verdict.
+Verdict judge(const DriverOptions& options, std::ostream& out);
+
+/// The perf test as workbook-perf runs it: judge(), then the verdict's files (write_results) and
+/// its account on `out` (print). exit_code(verdict) is the test's exit code: 0 pass, 1 fail (too
+/// slow, wrong, not implemented, crashed, timed out), 2 a problem of the setup itself,
 /// kSkipReturnCode (77) when the case cannot run on this machine (no GPU).
-int drive(const DriverOptions& options, std::ostream& out);
+Verdict drive(const DriverOptions& options, std::ostream& out);
 
 }  // namespace workbook::perf

@@ -23,6 +23,18 @@ std::string format_fixed(double value, int digits = 1);
 /// "79%".
 std::string format_percent(double fraction);
 
+/// A timed kernel's cells in every roofline table (the perf test's console table and Markdown, a
+/// worker's stand-alone table, the bench), formatted in this one place.
+struct RooflineCells {
+  std::string median;  ///< "11.2 ms"
+  std::string spread;  ///< "+-3%": half the interquartile range over the median
+  std::string gbs;     ///< achieved GB/s, one decimal
+  std::string gops;    ///< achieved GFLOP/s (GOP/s), two decimals under 10, else one
+  std::string of_roof;  ///< "79%" of the roofline time
+};
+/// The cells of a kernel that took `time` (its median on the roofline: `analysis`).
+RooflineCells roofline_cells(const Summary& time, const Analysis& analysis);
+
 /// Text made safe inside XML, SVG and HTML: & < > " escaped.
 std::string xml_escape(std::string_view text);
 

@@ -6,6 +6,7 @@
 #include <workbook/cuda/device.hpp>
 #include <workbook/cuda/ncu.hpp>
 #include <workbook/cuda/timer.hpp>
+#include <workbook/internal/perf_worker.hpp>
 #include <workbook/perf.hpp>
 #include <workbook/report.hpp>
 #include <workbook/skip.hpp>
@@ -23,6 +24,7 @@
 
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 namespace {
@@ -98,7 +100,7 @@ struct NcuOptions {
   std::string lab = "gpu";
   int runs = 5;
   std::string ceilings = cuda::default_ceilings_path();
-  fs::path results = results_dir();
+  std::string results = results_dir().string();
 };
 
 std::string read_text(const fs::path& path) {
@@ -205,7 +207,7 @@ int ncu_case(const std::string& self, const std::string& name, const NcuOptions&
                            {"registers", all.registers}}},
                            {"harness_over_ncu", difference}, {"bound", to_string(v.bound)}, {"at_roofline", v.at_roofline},
                            {"verdict", v.text}};
-  write_file(o.results / o.lab / (name + ".ncu.json"), record.dump(2) + "\n");
+  write_file(fs::path(o.results) / o.lab / (name + ".ncu.json"), record.dump(2) + "\n");
   return 0;
 }
 
@@ -235,40 +237,32 @@ std::string self_path(const char* argv0) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  perf::WorkerOptions worker{.ceilings = cuda::default_ceilings_path()};  // the GPU's, cached apart from the CPU's
+  NcuOptions ncu;
+  bool with_ncu = false;
+  std::string child;
+  CLI::App app{"Times this build's GPU perf cases on the GPU's roofline; workbook-gpu-perf runs it as a worker "
+               "(--worker). --ncu [case...] times each case with the harness and under Nsight Compute, side by side."};
+  perf::add_worker_options(app, worker);
+  auto* ncu_flag = app.add_flag("--ncu", with_ncu, "time the cases under Nsight Compute too");
+  auto* child_option = app.add_option("--ncu-child", child, "(internal) the program ncu profiles: runs this case");
+  app.add_option("--runs", ncu.runs, "kernel runs profiled by ncu")->check(CLI::PositiveNumber)->capture_default_str();
+  app.add_option("--lab", ncu.lab, "the lab, for the record's folder (with --ncu)")->needs(ncu_flag);
+  app.add_option("--results", ncu.results, "the ncu record goes to RESULTS/LAB/CASE.ncu.json")->needs(ncu_flag);
+  child_option->excludes(ncu_flag);
   try {
-    std::vector<std::string> args(argv + 1, argv + argc);
-    auto has = [&](const char* flag) { return std::find(args.begin(), args.end(), flag) != args.end(); };
-    if (has("--ncu") || has("--ncu-child")) {
-      NcuOptions o;
-      std::string child;
-      for (std::size_t i = 0; i < args.size(); ++i) {
-        const std::string& a = args[i];
-        auto value = [&]() -> const std::string& {
-          if (i + 1 >= args.size()) throw std::invalid_argument(a + " needs a value");
-          return args[++i];
-        };
-        if (a == "--ncu") continue;
-        if (a == "--ncu-child") child = value();
-        else if (a == "--runs") o.runs = std::max(1, std::stoi(value()));
-        else if (a == "--lab") o.lab = value();
-        else if (a == "--ceilings") o.ceilings = value();
-        else if (a == "--results") o.results = value();
-        else o.cases.push_back(a);
-      }
-      if (!child.empty()) return ncu_child(child, o.runs);
-      return ncu_main(self_path(argv[0]), o);
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  try {
+    if (!child.empty()) return ncu_child(child, ncu.runs);
+    if (with_ncu) {
+      ncu.cases = worker.names;
+      ncu.ceilings = worker.ceilings;
+      return ncu_main(self_path(argv[0]), ncu);
     }
-    if (has("--help") || has("-h"))
-      std::cout << "GPU worker: also `" << argv[0] << " --ncu [case...] [--runs 5] [--lab labNN]` times each case with "
-                   "the harness and under Nsight Compute, side by side.\n";
-    // The stand-alone mode measures against the GPU's ceilings, cached apart from the CPU's.
-    if (!has("--ceilings")) {
-      args.push_back("--ceilings");
-      args.push_back(cuda::default_ceilings_path());
-    }
-    std::vector<char*> with_ceilings = {argv[0]};
-    for (std::string& a : args) with_ceilings.push_back(a.data());
-    return perf::worker_main(static_cast<int>(with_ceilings.size()), with_ceilings.data(), [](const std::string& path) {
+    return perf::run_worker_options(worker, [](const std::string& path) {
       return cuda::load_or_measure_ceilings(path, false, [](const std::string& line) { std::cerr << "  " << line << "\n"; });
     });
   } catch (const Skipped& e) {
