@@ -32,6 +32,17 @@ std::vector<Analysis> Bench::compare(const std::string& group, const Work& work,
   return analyses;
 }
 
+const Analysis& Bench::analysis(const std::string& group, const std::string& label) const {
+  for (const Entry& e : entries_)
+    if (e.group == group && e.label == label) return e.analysis;
+  throw std::out_of_range("the bench timed no '" + label + "' in '" + group + "'");
+}
+
+bool Bench::has(const std::string& group, const std::string& label) const {
+  return std::any_of(entries_.begin(), entries_.end(),
+                     [&](const Entry& e) { return e.group == group && e.label == label; });
+}
+
 void Bench::describe(const std::string& group, const std::string& text) { descriptions_.emplace_back(group, text); }
 
 namespace {
@@ -167,7 +178,8 @@ class BenchCase : public perf::Case {
     };
     std::vector<Bench::Version> rows;
     // Checks a version once (the case's verify, after poisoning the output), then adds its row.
-    auto add = [&](const std::string& label, const std::function<void()>& choose, bool checked, bool reference) {
+    auto add = [&](const std::string& label, const std::function<void()>& choose, bool checked, bool reference,
+                   const std::optional<Work>& own_work) {
       clear();
       choose();
       if (checked) {
@@ -177,17 +189,19 @@ class BenchCase : public perf::Case {
           throw std::runtime_error("the bench's " + label + " gave a wrong result in case " + name() + ":\n" +
                                    check.report() + "Edit the version in solutions/.");
       }
-      rows.push_back({label, kernel.run, reference, [base, clear, choose](int count) {
+      rows.push_back({label, kernel.run, reference,
+                      [base, clear, choose](int count) {
                         clear();
                         choose();
                         return base(count);
-                      }});
+                      },
+                      own_work});
     };
-    add(reference_label, [] {}, true, Bench::kReference);
+    add(reference_label, [] {}, true, Bench::kReference, std::nullopt);
     for (const LabBench::Versions* v : used_)
       for (const LabBench::Row& row : v->rows)
         if (row.cases.empty() || std::find(row.cases.begin(), row.cases.end(), name()) != row.cases.end())
-          add(row.label, row.choose, row.checked, false);
+          add(row.label, row.choose, row.checked, false, row.work);
     // The case's extras: library baselines, and its own kernel run otherwise (on one thread), which
     // here is the reference's.
     for (const perf::Extra& extra : extras()) {
@@ -263,8 +277,8 @@ int LabBench::main(int argc, char** argv, const std::function<Ceilings(const std
       std::cout << skipped << "\n";
       return kSkipReturnCode;
     }
-    if (more) more(bench, options);
     bench.finish(std::cout, options.results, options.markdown);
+    if (more) more(bench, options);
     return 0;
   } catch (const Skipped& e) {
     std::cout << e.what() << "\n";

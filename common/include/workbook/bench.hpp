@@ -77,6 +77,12 @@ class Bench {
   /// given over its group's reference's. Throws std::runtime_error when a file cannot be written.
   void finish(std::ostream& out, const std::filesystem::path& results, bool markdown = false) const;
 
+  /// Where `label` of `group` landed (as compare() returned it); throws std::out_of_range when no
+  /// such row was timed.
+  const Analysis& analysis(const std::string& group, const std::string& label) const;
+  /// True when `group` has a row `label`.
+  bool has(const std::string& group, const std::string& label) const;
+
   /// The roofs given at construction, for a bench that sizes its work by them (`threads`).
   const Ceilings& ceilings() const { return ceilings_; }
 
@@ -132,6 +138,9 @@ class LabBench {
     bool checked = true;
     /// Only in these cases (their registered names); empty: every case that times the kernel.
     std::vector<std::string> cases;
+    /// Its own work, for a baseline that does other work than the case's (an fp32 product beside
+    /// int8 ones, a copy of other bytes); empty: the case's.
+    std::optional<Work> work;
   };
 
   /// Times `versions` wherever a case times `function` (perf.timed(function)), beside `function`
@@ -142,8 +151,8 @@ class LabBench {
   /// main() of the bench: parses the command line (parse_bench_arguments), loads the ceilings
   /// (`load_ceilings`; empty: the CPU's), runs the cases and finishes the table, records and plot.
   /// A case that throws workbook::Skipped (no GPU here) is left out with its message; when every
-  /// case was, returns kSkipReturnCode. `more`, when given, runs after the cases, before the table,
-  /// with the bench's own measurements that are no case of the lab's.
+  /// case was, returns kSkipReturnCode. `more`, when given, runs after the table: the bench's own
+  /// measurements that are no case of the lab's, and figures drawn from the table's rows.
   int main(int argc, char** argv, const std::function<Ceilings(const std::string& path)>& load_ceilings = {},
            const std::function<void(Bench&, const BenchOptions&)>& more = {}) const;
 
@@ -153,6 +162,7 @@ class LabBench {
     bool checked = true;
     std::vector<std::string> cases;
     std::function<void()> choose;  ///< puts this version in the kernel's place
+    std::optional<Work> work;      ///< its own work, or the case's
   };
   /// The versions of one function, their type erased.
   struct Versions {
@@ -175,7 +185,7 @@ void LabBench::versions(R (*function)(Args...), std::string label, std::vector<V
   Versions erased{typeid(R(Args...)), std::move(label), slot, {}, [slot] { *slot = nullptr; }};
   for (Version<R(Args...)>& v : versions)
     erased.rows.push_back({std::move(v.label), v.checked, std::move(v.cases),
-                           [slot, f = std::move(v.function)] { *slot = f; }});
+                           [slot, f = std::move(v.function)] { *slot = f; }, v.work});
   functions_.insert_or_assign(reinterpret_cast<void (*)()>(function), std::move(erased));
 }
 

@@ -31,11 +31,22 @@ constexpr std::size_t kBinary = std::size_t{32} << 20;  // 32 Mi floats: 3 array
 constexpr std::size_t kInCache = 4096;
 constexpr int kCallsPerRun = 512;
 
-void relu(workbook::perf::Case& perf) {
-  AlignedVector<float> x(kStream);
+// Times relu on n uniform floats, `calls` calls per timed run (the caller describes the case).
+void measure_relu(workbook::perf::Case& perf, std::size_t n, int calls) {
+  AlignedVector<float> x(n);
   workbook::fill_uniform(x, perf.rng());
-  GuardedBuffer<float> y(kStream);
+  GuardedBuffer<float> y(n);
   const auto relu = perf.timed(lab01::relu);
+  perf.measure({.run =
+                    [&] {
+                      for (int i = 0; i < calls; ++i) relu(x, y.span());
+                    },
+                .poison = [&] { y.poison(); },
+                .verify = [&] { return lab01::oracle::check_relu(x, y); },
+                .output = workbook::perf::output_of(y, workbook::Tolerance::exact())});
+}
+
+void relu(workbook::perf::Case& perf) {
   perf.describe("relu", "ReLU of 64 Mi floats (256 MiB in, 256 MiB out)");
   // One max per element; each element read once (4 B) and written once (4 B).
   perf.work({.ops = double(kStream), .bytes = 8.0 * kStream});
@@ -45,29 +56,16 @@ void relu(workbook::perf::Case& perf) {
                   "a third more traffic than the 8 bytes per element counted. Streaming stores "
                   "(workbook::store_streaming, on an aligned output address) write around the cache; "
                   "compare the probe's two copy figures.");
-  perf.measure({.run = [&] { relu(x, y.span()); },
-                .poison = [&] { y.poison(); },
-                .verify = [&] { return lab01::oracle::check_relu(x, y); },
-                .output = workbook::perf::output_of(y, workbook::Tolerance::exact())});
+  measure_relu(perf, kStream, 1);
 }
 WORKBOOK_PERF_CASE(relu);
 
 // For the bench only (no perf test): the same kernel on 4096 floats that stay in L1, where the
 // core's load and store ports bind instead of memory. The handout's table shows both.
 void relu_in_l1(workbook::perf::Case& perf) {
-  AlignedVector<float> x(kInCache);
-  workbook::fill_uniform(x, perf.rng());
-  GuardedBuffer<float> y(kInCache);
-  const auto relu = perf.timed(lab01::relu);
   perf.describe("relu", "ReLU of 4096 floats, in L1, 512 calls per timed run");
   perf.work({.ops = double(kInCache) * kCallsPerRun, .bytes = 8.0 * kInCache * kCallsPerRun, .traffic = Traffic::l1});
-  perf.measure({.run =
-                    [&] {
-                      for (int i = 0; i < kCallsPerRun; ++i) relu(x, y.span());
-                    },
-                .poison = [&] { y.poison(); },
-                .verify = [&] { return lab01::oracle::check_relu(x, y); },
-                .output = workbook::perf::output_of(y, workbook::Tolerance::exact())});
+  measure_relu(perf, kInCache, kCallsPerRun);
 }
 WORKBOOK_BENCH_CASE(relu_in_l1);
 
