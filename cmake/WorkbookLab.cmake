@@ -195,6 +195,8 @@ endfunction()
 # TESTS become labNN_versions_tests, one CTest test per GoogleTest test (labels correctness and
 # versions; GPU: gpu, skipped without a GPU), with the lab's tests/ folder on the include path.
 # BENCH becomes labNN_bench, registered as the test labNN.bench (label bench) with WORKBOOK_BENCH.
+# It links the lab's perf cases (tests/perf_cases.cpp): the bench times those cases, with the
+# solution's numbered versions in the kernel's place (workbook::LabBench in bench.hpp).
 function(workbook_add_solution_extras)
   cmake_parse_arguments(PARSE_ARGV 0 arg "GPU" "BENCH" "TESTS;LIBRARIES")
   set(lab ${WORKBOOK_LAB})
@@ -223,6 +225,9 @@ function(workbook_add_solution_extras)
     add_executable(${lab}_bench ${arg_BENCH})
     target_include_directories(${lab}_bench PRIVATE "${WORKBOOK_LAB_DIR}/tests")
     target_link_libraries(${lab}_bench PRIVATE ${arg_LIBRARIES} workbook::bench)
+    if(TARGET ${lab}_perf_cases)
+      target_link_libraries(${lab}_bench PRIVATE ${lab}_perf_cases)
+    endif()
     workbook_target_defaults(${lab}_bench)
     if(WORKBOOK_BENCH)
       add_test(NAME ${lab}.bench COMMAND ${lab}_bench --ceilings "${ceilings}" --results "${WORKBOOK_RESULTS_DIR}")

@@ -1,10 +1,17 @@
 #include <workbook/bench.hpp>
 
+#include <workbook/internal/work_json.hpp>
 #include <workbook/report.hpp>
+#include <workbook/seed.hpp>
+#include <workbook/skip.hpp>
 
 #include <algorithm>
 #include <iostream>
+#include <set>
+#include <sstream>
+#include <stdexcept>
 
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 namespace workbook {
@@ -25,8 +32,48 @@ std::vector<Analysis> Bench::compare(const std::string& group, const Work& work,
   return analyses;
 }
 
-void Bench::finish(std::ostream& out, const std::filesystem::path& results) const {
-  Table table({"kernel", "version", "median", "spread", "GB/s", "G op/s", "% of roof", "roof"});
+const Analysis& Bench::analysis(const std::string& group, const std::string& label) const {
+  for (const Entry& e : entries_)
+    if (e.group == group && e.label == label) return e.analysis;
+  throw std::out_of_range("the bench timed no '" + label + "' in '" + group + "'");
+}
+
+bool Bench::has(const std::string& group, const std::string& label) const {
+  return std::any_of(entries_.begin(), entries_.end(),
+                     [&](const Entry& e) { return e.group == group && e.label == label; });
+}
+
+void Bench::describe(const std::string& group, const std::string& text) { descriptions_.emplace_back(group, text); }
+
+namespace {
+
+// A group's reference's median, or 0 when the group has none.
+double reference_seconds(const std::vector<std::pair<std::string, double>>& references, const std::string& group) {
+  for (const auto& [g, seconds] : references)
+    if (g == group) return seconds;
+  return 0;
+}
+
+// "1.00x", "3.41x": a row's time over its reference's (above 1: slower).
+std::string ratio_text(double seconds, double reference) {
+  return reference > 0 ? format_fixed(seconds / reference, 2) + "x" : "";
+}
+
+}  // namespace
+
+void Bench::finish(std::ostream& out, const std::filesystem::path& results, bool markdown) const {
+  const std::vector<std::string> header = {"kernel", "version", "median", "spread",    "GB/s",
+                                           "G op/s", "% of roof", "roof", "time / ref"};
+  std::vector<std::pair<std::string, double>> references;
+  for (const Entry& e : entries_)
+    if (e.reference && reference_seconds(references, e.group) == 0) references.emplace_back(e.group, e.timing.summary.median);
+  Table table(header);
+  std::ostringstream md;
+  md << "|";
+  for (const std::string& h : header) md << " " << h << " |";
+  md << "\n|";
+  for (const std::string& h : header) md << (h == "kernel" || h == "version" || h == "roof" ? "---|" : "--:|");
+  md << "\n";
   nlohmann::json records = nlohmann::json::array();
   std::vector<PlotPoint> points;
   std::vector<Traffic> drawn;
@@ -34,48 +81,209 @@ void Bench::finish(std::ostream& out, const std::filesystem::path& results) cons
   std::string previous;
   for (const Entry& e : entries_) {
     const Analysis& a = e.analysis;
-    table.add({e.group == previous ? "" : e.group, e.label + (e.reference ? " *" : ""),
-               format_seconds(e.timing.summary.median), "+-" + format_percent(e.timing.summary.rel_iqr() / 2),
-               format_fixed(a.gbs), format_fixed(a.gops), format_percent(a.fraction_of_roof),
-               a.memory_bound_model ? a.roofs.bandwidth_name : a.roofs.compute_name});
+    const double reference = reference_seconds(references, e.group);
+    const std::vector<std::string> row = {
+        e.group == previous ? "" : e.group,
+        e.label + (e.reference ? " *" : ""),
+        format_seconds(e.timing.summary.median),
+        "+-" + format_percent(e.timing.summary.rel_iqr() / 2),
+        format_fixed(a.gbs),
+        format_fixed(a.gops),
+        format_percent(a.fraction_of_roof),
+        a.memory_bound_model ? a.roofs.bandwidth_name : a.roofs.compute_name,
+        ratio_text(e.timing.summary.median, reference)};
+    table.add(row);
+    md << "|";
+    for (const std::string& cell : row) md << " " << cell << " |";
+    md << "\n";
     previous = e.group;
-    records.push_back({{"group", e.group},
-                       {"version", e.label},
-                       {"reference", e.reference},
-                       {"timing", to_json(e.timing.summary)},
-                       {"converged", e.timing.converged},
-                       {"analysis", to_json(a)}});
+    nlohmann::json record = {{"group", e.group},
+                             {"version", e.label},
+                             {"reference", e.reference},
+                             {"work", a.work},
+                             {"timing", to_json(e.timing.summary)},
+                             {"converged", e.timing.converged},
+                             {"analysis", to_json(a)}};
+    if (reference > 0) record["time_over_reference"] = e.timing.summary.median / reference;
+    records.push_back(std::move(record));
     if (std::find(drawn.begin(), drawn.end(), a.work.traffic) == drawn.end()) drawn.push_back(a.work.traffic);
     if (a.work.compute == Compute::int8) compute = Compute::int8;
     points.push_back({e.group + ": " + e.label, a.intensity, a.gops,
                       e.reference ? PlotPoint::Role::reference : PlotPoint::Role::other});
   }
-  out << lab_ << " bench on "
-      << (ceilings_.device.empty() ? ceilings_.machine.cpu_model + " (" + ceilings_.machine.simd + ")" : ceilings_.device)
-      << "; * = the reference solution\n"
-      << table.str();
+  const std::string machine = ceilings_.device.empty()
+                                  ? ceilings_.machine.cpu_model + " (" + ceilings_.machine.simd + ")"
+                                  : ceilings_.device;
+  nlohmann::json groups = nlohmann::json::object();
+  for (const auto& [group, text] : descriptions_) groups[group] = text;
+  if (markdown) {
+    out << "Measured by `" << lab_ << "_bench --markdown` on " << machine
+        << "; * = the reference solution, time / ref = its time over the reference's.\n\n"
+        << md.str();
+    if (!descriptions_.empty()) out << "\n";
+    for (const auto& [group, text] : descriptions_) out << "- `" << group << "`: " << text << "\n";
+  } else {
+    out << lab_ << " bench on " << machine << "; * = the reference solution\n" << table.str();
+    for (const auto& [group, text] : descriptions_) out << "  " << group << ": " << text << "\n";
+  }
   const std::filesystem::path folder = results / "bench";
-  write_file(folder / (lab_ + ".json"),
-             nlohmann::json{{"lab", lab_}, {"ceilings", ceilings_.to_json()}, {"results", records}}.dump(2) + "\n");
-  write_file(folder / (lab_ + ".svg"), roofline_svg(ceilings_, points, {.title = lab_ + " bench: every version on the roofline", .bandwidths = drawn, .compute = compute}));
-  out << "Records: " << (folder / (lab_ + ".json")).string() << "; plot: " << (folder / (lab_ + ".svg")).string() << "\n";
+  write_file(folder / (lab_ + ".json"), nlohmann::json{{"lab", lab_},
+                                                       {"ceilings", ceilings_.to_json()},
+                                                       {"groups", groups},
+                                                       {"results", records}}
+                                                .dump(2) +
+                                            "\n");
+  write_file(folder / (lab_ + ".svg"),
+             roofline_svg(ceilings_, points,
+                          {.title = lab_ + " bench: every version on the roofline", .bandwidths = drawn, .compute = compute}));
+  // In Markdown the table alone goes to `out`, ready to paste; where the files went, to stderr.
+  (markdown ? std::cerr : out) << "Records: " << (folder / (lab_ + ".json")).string()
+                               << "; plot: " << (folder / (lab_ + ".svg")).string() << "\n";
 }
 
-bool parse_bench_arguments(int argc, char** argv, std::string& ceilings, std::filesystem::path& results) {
-  ceilings = default_ceilings_path();
-  results = results_dir();
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--ceilings" && i + 1 < argc) {
-      ceilings = argv[++i];
-    } else if (a == "--results" && i + 1 < argc) {
-      results = argv[++i];
-    } else {
-      std::cerr << "usage: " << argv[0] << " [--ceilings FILE] [--results DIR]\n";
-      return false;
-    }
+std::optional<int> parse_bench_arguments(int argc, char** argv, BenchOptions& options) {
+  CLI::App app("Times the lab's perf cases with each numbered version of the kernel in its place, beside "
+               "library baselines, against the measured ceilings.");
+  app.add_option("--ceilings", options.ceilings, "the machine's ceilings (measured into it if missing)");
+  app.add_option("--results", options.results, "where results/bench/LAB.json and LAB.svg go");
+  app.add_flag("--markdown", options.markdown, "print the handout's table, in Markdown");
+  app.add_option("--max-seconds", options.max_seconds, "the timing cap of each case (shorter: rougher figures)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("cases", options.cases, "the cases to time (default: all)");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? 0 : 2;
   }
-  return true;
+  return std::nullopt;
+}
+
+namespace {
+
+// A case as the bench runs it: the kernel timed as the case states it, and in its place each
+// version the bench lists for the function the case times.
+class BenchCase : public perf::Case {
+ public:
+  BenchCase(std::string name, const std::map<void (*)(), LabBench::Versions>& functions, Bench& bench,
+            const TimingOptions& timing)
+      : Case(name, seed_for(name)), functions_(functions), bench_(bench), timing_(timing) {}
+
+  void measure(const perf::Kernel& kernel) override {
+    const BatchRunner base = perf::runner_of(kernel);
+    std::string reference_label = "reference";
+    for (const LabBench::Versions* v : used_) reference_label = v->reference_label;
+    auto clear = [this] {
+      for (const LabBench::Versions* v : used_) v->clear();
+    };
+    std::vector<Bench::Version> rows;
+    // Checks a version once (the case's verify, after poisoning the output), then adds its row.
+    auto add = [&](const std::string& label, const std::function<void()>& choose, bool checked, bool reference,
+                   const std::optional<Work>& own_work) {
+      clear();
+      choose();
+      if (checked) {
+        if (kernel.poison) kernel.poison();
+        kernel.run();
+        if (const CheckResult check = kernel.verify(); !check)
+          throw std::runtime_error("the bench's " + label + " gave a wrong result in case " + name() + ":\n" +
+                                   check.report() + "Edit the version in solutions/.");
+      }
+      rows.push_back({label, kernel.run, reference,
+                      [base, clear, choose](int count) {
+                        clear();
+                        choose();
+                        return base(count);
+                      },
+                      own_work});
+    };
+    add(reference_label, [] {}, true, Bench::kReference, std::nullopt);
+    for (const LabBench::Versions* v : used_)
+      for (const LabBench::Row& row : v->rows)
+        if (row.cases.empty() || std::find(row.cases.begin(), row.cases.end(), name()) != row.cases.end())
+          add(row.label, row.choose, row.checked, false, row.work);
+    // The case's extras: library baselines, and its own kernel run otherwise (on one thread), which
+    // here is the reference's.
+    for (const perf::Extra& extra : extras()) {
+      std::string label = extra.label;
+      if (extra.side == perf::Extra::Side::yours)
+        label = "the reference's " + (label.starts_with("your ") ? label.substr(5) : label);
+      const BatchRunner runner = perf::runner_of(extra);
+      rows.push_back({label, extra.run, false, [runner, clear](int count) {
+                        clear();
+                        return runner(count);
+                      },
+                      extra.work});
+    }
+    bench_.describe(name(), description());
+    bench_.compare(name(), work(), rows, timing_);
+    clear();
+  }
+
+ protected:
+  const void* stand_in(void (*function)(), const std::type_info& signature) override {
+    const auto found = functions_.find(function);
+    if (found == functions_.end()) return nullptr;
+    if (found->second.signature != std::type_index(signature))
+      throw std::logic_error("case " + name() + " times a function whose versions in bench.cpp have another type");
+    if (std::find(used_.begin(), used_.end(), &found->second) == used_.end()) used_.push_back(&found->second);
+    return found->second.slot.get();
+  }
+
+ private:
+  const std::map<void (*)(), LabBench::Versions>& functions_;
+  Bench& bench_;
+  TimingOptions timing_;
+  std::vector<const LabBench::Versions*> used_;
+};
+
+}  // namespace
+
+LabBench::LabBench(std::string lab, double max_seconds) : lab_(std::move(lab)), max_seconds_(max_seconds) {}
+
+int LabBench::main(int argc, char** argv, const std::function<Ceilings(const std::string& path)>& load_ceilings,
+                   const std::function<void(Bench&, const BenchOptions&)>& more) const {
+  BenchOptions options{.ceilings = default_ceilings_path(), .results = results_dir(), .max_seconds = max_seconds_};
+  if (const std::optional<int> stop = parse_bench_arguments(argc, argv, options)) return *stop;
+  std::vector<perf::Registered> cases = perf::registry();
+  for (const perf::Registered& r : perf::bench_registry()) cases.push_back(r);
+  for (const std::string& wanted : options.cases)
+    if (std::none_of(cases.begin(), cases.end(), [&](const perf::Registered& r) { return r.name == wanted; })) {
+      std::cerr << lab_ << "_bench: no case named '" << wanted << "'; the cases are those of the lab's "
+                << "tests/perf_cases.cpp\n";
+      return 2;
+    }
+  try {
+    Bench bench(lab_, load_ceilings ? load_ceilings(options.ceilings)
+                                    : load_or_measure_ceilings(options.ceilings, false, [](const std::string& line) {
+                                        std::cerr << "  " << line << "\n";
+                                      }));
+    const TimingOptions timing{.max_seconds = options.max_seconds};
+    std::size_t run = 0;
+    std::string skipped;  // the last skip's message ("no CUDA device: skipped")
+    for (const perf::Registered& r : cases) {
+      if (!options.cases.empty() && std::find(options.cases.begin(), options.cases.end(), r.name) == options.cases.end())
+        continue;
+      try {
+        BenchCase c(r.name, functions_, bench, timing);
+        r.function(c);
+        ++run;
+      } catch (const Skipped& e) {
+        std::cerr << "  " << r.name << ": " << e.what() << "\n";
+        skipped = e.what();
+      }
+    }
+    if (run == 0 && !skipped.empty()) {
+      std::cout << skipped << "\n";
+      return kSkipReturnCode;
+    }
+    bench.finish(std::cout, options.results, options.markdown);
+    if (more) more(bench, options);
+    return 0;
+  } catch (const Skipped& e) {
+    std::cout << e.what() << "\n";
+    return kSkipReturnCode;
+  }
 }
 
 }  // namespace workbook

@@ -1,52 +1,56 @@
-// Lab 05 bench: every version of square against the GPU's measured ceilings, interleaved, each
-// run timed with CUDA events after an L2 flush. Run: cmake --workflow --preset bench (on a GPU).
+// Lab 05 bench: the lab's perf cases (labs/05_cuda_square/tests/perf_cases.cpp: shapes, inputs,
+// work model) timed with every version of square in its place, interleaved, each run timed with
+// CUDA events after an L2 flush, against the GPU's measured ceilings. Run: cmake --workflow
+// --preset bench (on a GPU), or `lab05_bench --markdown` for the handout's table.
 #include "square.hpp"
 #include "versions.hpp"
 
 #include <workbook/cuda/ceilings.hpp>
-#include <workbook/cuda/memory.hpp>
+#include <workbook/cuda/check.hpp>
 #include <workbook/cuda/perf.hpp>
-#include <workbook/tensor.hpp>
+
+#include <cstddef>
 
 namespace {
 
 namespace cuda = workbook::cuda;
 namespace v = lab05::versions;
-using workbook::Bench;
-using cuda::bench_version;
 
-void shape(Bench& bench, std::size_t rows, std::size_t cols) {
-  const std::size_t n = rows * cols;
-  workbook::Rng rng(workbook::seed_for("lab05.bench"));
-  const auto x = cuda::uniform_on_device(n, rng, -2.0, 2.0);
-  cuda::DeviceBuffer<float> y(n);
-  const float* in = x.data();
-  float* out = y.data();
-  std::vector<Bench::Version> versions = {
-      bench_version("v1 seed, 16 x 16 blocks", [=] { v::square_v1_seed_16x16(in, out, rows, cols); }),
-      bench_version("v2 1-D, one per thread", [=] { v::square_v2_one_per_thread(in, out, n); }),
-      bench_version("v3 grid-stride", [=] { v::square_v3_grid_stride(in, out, n); }),
-      bench_version("v4 float4 grid-stride", [=] { v::square_v4_float4_grid_stride(in, out, n, 1); }),
-      bench_version("v5 float4 covering grid", [=] { lab05::square(in, out, n); }, Bench::kReference),
-      bench_version("copy kernel (the probe's)", [=] { cuda::copy(in, out, n); }),
-      bench_version("cudaMemcpy device to device", [=] {
-        WORKBOOK_CUDA_CHECK(cudaMemcpyAsync(out, in, n * sizeof(float), cudaMemcpyDeviceToDevice));
-      }),
-      // The knobs of v4 and v5, either way.
-      bench_version("v4 with 4 float4 in flight", [=] { v::square_v4_float4_grid_stride(in, out, n, 4); }),
-      bench_version("v5 with 1 float4 per thread", [=] { v::square_v5_covering_grid(in, out, n, 1); }),
-      bench_version("v5 with 4 float4 per thread", [=] { v::square_v5_covering_grid(in, out, n, 4); }),
-  };
-  bench.compare("square " + std::to_string(rows) + " x " + std::to_string(cols), {.ops = double(n), .bytes = 8.0 * n},
-                versions);
+// The seed's kernel covers a matrix with 16 x 16 blocks, and square() is given only n: the seed gets
+// the n floats as rows of the widest divisor of n up to 16384 (rows of 12500 for 10000 x 10000, of
+// 16384 for 4096 x 4096, of 1823 for 1823 x 781). Its blocks cover any rows several blocks wide as
+// they would the case's own: half of each warp's loads in another row.
+void seed_kernel(const float* x, float* y, std::size_t n) {
+  std::size_t cols = 1;
+  for (std::size_t c = 16384; c > 1; --c)
+    if (n % c == 0) {
+      cols = c;
+      break;
+    }
+  v::square_v1_seed_16x16(x, y, n / cols, cols);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  return cuda::bench_main("lab05", argc, argv, [](Bench& bench) {
-    shape(bench, 10000, 10000);
-    shape(bench, 4096, 4096);
-    shape(bench, 1823, 781);
-  });
+  workbook::LabBench bench("lab05");
+  bench.versions(
+      lab05::square, "v5 float4 covering grid",
+      {{"v1 seed, 16 x 16 blocks", seed_kernel},
+       {"v2 1-D, one per thread", v::square_v2_one_per_thread},
+       {"v3 grid-stride", v::square_v3_grid_stride},
+       {"v4 float4 grid-stride", [](const float* x, float* y, std::size_t n) { v::square_v4_float4_grid_stride(x, y, n, 1); }},
+       {"copy kernel (the probe's)", cuda::copy, workbook::kBaseline},
+       {"cudaMemcpy device to device",
+        [](const float* x, float* y, std::size_t n) {
+          WORKBOOK_CUDA_CHECK(cudaMemcpyAsync(y, x, n * sizeof(float), cudaMemcpyDeviceToDevice));
+        },
+        workbook::kBaseline},
+       // The knobs of v4 and v5, either way.
+       {"v4 with 4 float4 in flight",
+        [](const float* x, float* y, std::size_t n) { v::square_v4_float4_grid_stride(x, y, n, 4); }},
+       {"v5 with 1 float4 per thread", [](const float* x, float* y, std::size_t n) { v::square_v5_covering_grid(x, y, n, 1); }},
+       {"v5 with 4 float4 per thread",
+        [](const float* x, float* y, std::size_t n) { v::square_v5_covering_grid(x, y, n, 4); }}});
+  return cuda::bench_main(bench, argc, argv);
 }

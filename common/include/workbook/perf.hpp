@@ -9,10 +9,11 @@
 ///   workbook::AlignedVector<float> x(n);
 ///   workbook::fill_uniform(x, perf.rng());
 ///   workbook::GuardedBuffer<float> y(n);
+///   const auto relu = perf.timed(lab01::relu);       // the function timed (see timed())
 ///   perf.describe("relu", "ReLU of 64 Mi floats");
 ///   perf.work({.ops = double(n), .bytes = 8.0 * double(n)});
 ///   perf.measure({
-///       .run = [&] { lab01::relu(x, y.span()); },
+///       .run = [&] { relu(x, y.span()); },
 ///       .poison = [&] { y.poison(); },
 ///       .verify = [&] { return check_relu(x, y); },
 ///       .output = workbook::perf::output_of(y, workbook::Tolerance::exact()),
@@ -26,7 +27,8 @@
 /// Each worker checks its own outputs (verify), and the driver also checks one timed call itself:
 /// after a batch it picks at random, both workers copy the declared output into shared memory and
 /// the driver compares yours with the reference's, element by element (see Output).
-/// Run a worker by hand to time your kernels alone: `lab01_perf [case...]`.
+/// Run a worker by hand to time your kernels alone: `lab01_perf [case...]`. The lab's bench runs the
+/// same cases with the handout's numbered versions in the timed function's place (bench.hpp).
 
 #include <workbook/check.hpp>
 #include <workbook/roofline.hpp>
@@ -41,6 +43,8 @@
 #include <span>
 #include <string>
 #include <type_traits>
+#include <typeinfo>
+#include <utility>
 #include <vector>
 
 /// Perf cases and the perf test: a lab's performance spec, the workers that time it, and the
@@ -147,6 +151,28 @@ struct Extra {
   BatchRunner runner = {};    ///< how to time it; empty: the host clock (see Kernel::runner)
 };
 
+/// The function a case times, as Case::timed hands it back: call it as you would the function.
+/// In the perf tests it is the function itself (yours in your worker, the reference's in the
+/// other); the lab's bench puts each numbered version of it in its place in turn, on the same
+/// inputs (solutions/NN/bench.cpp lists them).
+template <class Signature>
+class Timed;
+template <class R, class... Args>
+class Timed<R(Args...)> {
+ public:
+  /// `own`, unless `instead` (the bench's choice, switched between runs) holds a function.
+  Timed(R (*own)(Args...), const std::function<R(Args...)>* instead) : own_(own), instead_(instead) {}
+  /// One call: the version the bench chose, else the function given to Case::timed.
+  R operator()(Args... args) const {
+    if (instead_ != nullptr && *instead_) return (*instead_)(std::forward<Args>(args)...);
+    return own_(std::forward<Args>(args)...);
+  }
+
+ private:
+  R (*own_)(Args...);
+  const std::function<R(Args...)>* instead_;
+};
+
 /// What a case function talks to.
 class Case {
  public:
@@ -173,6 +199,15 @@ class Case {
   /// reference 0.80 us".
   void per_item(double items_per_call, std::string item);
 
+  /// The function this case times, to be called through what this returns: `function` itself in
+  /// the perf tests; the bench calls each numbered version of it in its place, on the same inputs.
+  /// `auto relu = perf.timed(lab01::relu);` then `.run = [&] { relu(x, y.span()); }`.
+  template <class R, class... Args>
+  Timed<R(Args...)> timed(R (*function)(Args...)) {
+    const void* instead = stand_in(reinterpret_cast<void (*)()>(function), typeid(R(Args...)));
+    return {function, static_cast<const std::function<R(Args...)>*>(instead)};
+  }
+
   /// Hands the kernel to the harness, which checks it once, then times it and checks again.
   /// Returns when the harness is done.
   virtual void measure(const Kernel& kernel) = 0;
@@ -185,6 +220,15 @@ class Case {
   const std::vector<Extra>& extras() const { return extras_; }  ///< every extra(), in order
   double items_per_call() const { return items_per_call_; }  ///< 0 unless per_item() was called
   const std::string& item() const { return item_; }          ///< what an item is ("task"), or empty
+
+ protected:
+  /// The bench's hook behind timed(): where it keeps the version it times in place of `function`
+  /// (a std::function<Signature>, `signature` its typeid, switched between runs), or null for
+  /// `function` itself, as in the perf tests (this default).
+  virtual const void* stand_in(void (*function)(), const std::type_info& signature) {
+    (void)function, (void)signature;
+    return nullptr;
+  }
 
  private:
   std::string name_;
@@ -227,6 +271,19 @@ struct Registration {
   Registration(const char* name, CaseFunction function);
 };
 
+/// The cases only the lab's bench times (WORKBOOK_BENCH_CASE): the other sizes its handout's
+/// table shows (in L1, from memory), which are no perf test. Inline, so that the perf workers,
+/// which never run them, need nothing more to link.
+inline std::vector<Registered>& bench_registry() {
+  static std::vector<Registered> cases;
+  return cases;
+}
+/// Adds a case to bench_registry() (use WORKBOOK_BENCH_CASE).
+struct BenchRegistration {
+  /// Appends {name, function} to bench_registry(); runs before main(), from a static object.
+  BenchRegistration(const char* name, CaseFunction function) { bench_registry().push_back({name, function}); }
+};
+
 /// main() of a perf worker: `--list`, the driver's `--worker` protocol, or, with case names (or
 /// none: all), times the kernels in this process and prints them against the ceilings. A case
 /// that throws workbook::Skipped (no GPU here) is reported as skipped, exit code kSkipReturnCode.
@@ -248,3 +305,8 @@ inline BatchRunner runner_of(const Extra& extra) { return extra.runner ? extra.r
 /// build system finds these lines and makes one test of each: `labNN.perf.relu` for `relu`.
 #define WORKBOOK_PERF_CASE(function) \
   static const ::workbook::perf::Registration workbook_perf_case_##function(#function, &function)
+
+/// Registers `function` as a case that only the lab's bench times (see bench_registry): no perf
+/// test is made of it, and the perf workers do not list it.
+#define WORKBOOK_BENCH_CASE(function) \
+  static const ::workbook::perf::BenchRegistration workbook_bench_case_##function(#function, &function)

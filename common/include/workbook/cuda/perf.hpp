@@ -1,7 +1,7 @@
 #pragma once
 /// \file cuda/perf.hpp
 /// \brief GPU perf cases and benches: kernels handed to the harness with the GPU's event timer,
-/// and main() of a GPU lab's bench.
+/// and main() of a GPU lab's bench (the lab's perf cases, see bench.hpp).
 ///
 /// \code
 /// perf.measure(workbook::cuda::gpu_kernel([&] { lab05::square(x, y.data(), n); },
@@ -17,7 +17,6 @@
 #include <workbook/skip.hpp>
 
 #include <cstring>
-#include <filesystem>
 #include <functional>
 #include <iostream>
 #include <string>
@@ -46,31 +45,13 @@ inline perf::Kernel gpu_kernel(std::function<void()> launch, std::function<void(
   return {std::move(launch), std::move(poison), std::move(verify), std::move(output), std::move(runner)};
 }
 
-/// One version of a GPU bench, timed like gpu_kernel.
-inline Bench::Version bench_version(std::string label, std::function<void()> launch, bool reference = false) {
-  BatchRunner runner = gpu_runner(launch);
-  return {std::move(label), std::move(launch), reference, std::move(runner)};
-}
-
-/// main() of a GPU lab's bench: the GPU's ceilings (`--ceilings FILE`, default the GPU's cache),
-/// `body` adds the groups, then the table, the JSON records and the plot (`--results DIR`).
-/// Without a GPU: "no CUDA device: skipped" and kSkipReturnCode.
-inline int bench_main(const std::string& lab, int argc, char** argv, const std::function<void(Bench&)>& body) {
-  std::string ceilings_path;
-  std::filesystem::path results;
-  if (!parse_bench_arguments(argc, argv, ceilings_path, results)) return 2;
-  if (ceilings_path == workbook::default_ceilings_path()) ceilings_path = default_ceilings_path();
-  try {
-    Bench bench(lab, load_or_measure_ceilings(ceilings_path, false, [](const std::string& line) {
-                  std::cerr << "  " << line << "\n";
-                }));
-    body(bench);
-    bench.finish(std::cout, results);
-    return 0;
-  } catch (const Skipped& e) {
-    std::cout << e.what() << "\n";
-    return kSkipReturnCode;
-  }
+/// main() of a GPU lab's bench: LabBench::main with the GPU's ceilings (`--ceilings FILE`, default
+/// the GPU's cache). Without a GPU: "no CUDA device: skipped" and kSkipReturnCode.
+inline int bench_main(const LabBench& bench, int argc, char** argv) {
+  return bench.main(argc, argv, [](const std::string& path) {
+    return load_or_measure_ceilings(path == workbook::default_ceilings_path() ? default_ceilings_path() : path, false,
+                                    [](const std::string& line) { std::cerr << "  " << line << "\n"; });
+  });
 }
 
 }  // namespace workbook::cuda
