@@ -1,5 +1,5 @@
 #pragma once
-/// \file perf_verdict.hpp
+/// \file internal/perf_verdict.hpp
 /// \brief The result of one perf test as a value: what the driver measured and judged, computed
 /// once (workbook::perf::drive), written once as JSON (results/LAB/CASE.json), and rendered only at
 /// the edges by reporters: the console, Markdown, the SVG roofline, and the grader's feedback.
@@ -8,6 +8,7 @@
 /// report, re-reads the workload or recomputes the roofline; it reads these fields.
 
 #include <workbook/ceilings.hpp>
+#include <workbook/internal/work_json.hpp>
 #include <workbook/roofline.hpp>
 #include <workbook/stats.hpp>
 
@@ -42,15 +43,10 @@ struct adl_serializer<std::optional<T>> {
 
 namespace workbook {
 
-NLOHMANN_JSON_SERIALIZE_ENUM(Traffic, {{Traffic::copy, "copy"},
-                                       {Traffic::triad, "triad"},
-                                       {Traffic::read, "read"},
-                                       {Traffic::l1, "l1"}})
-NLOHMANN_JSON_SERIALIZE_ENUM(Compute, {{Compute::fp32, "fp32"}, {Compute::int8, "int8"}})
+// Work, Traffic and Compute: internal/work_json.hpp.
 NLOHMANN_JSON_SERIALIZE_ENUM(Bound, {{Bound::memory, "memory"},
                                      {Bound::compute, "compute"},
                                      {Bound::underutilized, "underutilized"}})
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Work, ops, bytes, traffic, threads, compute, ops_unit)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Hint, below, text)
 
 // The records' shapes of Summary (with rel_iqr and cv), Analysis (flat, the roofs named) and
