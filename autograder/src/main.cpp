@@ -8,6 +8,7 @@
 #include <grade/prepare.hpp>
 #include <grade/report.hpp>
 #include <grade/sandbox.hpp>
+#include <grade/slurm.hpp>
 
 #include <workbook/report.hpp>
 
@@ -43,6 +44,9 @@ const char* kUsage = R"(usage: workbook-grade <command> [options]
   batch     SUBMISSIONS --out DIR [--jobs N] [--regrade] [grade options]
             Grade every submission of a folder, N at a time, resumable; then gradebook.csv and
             summary.{md,html} with the score distribution and a class roofline per lab.
+            --slurm [--partition P] [--gpu-partition G] [--account A] [--cpus-per-task N]
+            [--exclusive] [--prepared-cache] [--time MIN] [--max-parallel N] [--poll-seconds S] [--no-wait]: grade on a
+            Slurm cluster instead, as job arrays (CPU labs on P, CUDA labs on G with a GPU each).
   summary   OUT   Rewrite a batch's gradebook and summary from its records.
   kit       --out DIR [--no-verify] [--verify-labs 01,03] [--force]
             Export the student repository (no solutions, hidden tests or rubrics) and verify it.
@@ -69,7 +73,7 @@ struct Args {
 };
 
 const std::vector<std::string> kFlags = {"--force", "--no-perf", "--keep-work", "--no-verify", "--regrade", "--no-prepare",
-                                         "--no-perf-lock", "--help", "-h"};
+                                         "--no-perf-lock", "--slurm", "--no-wait", "--exclusive", "--prepared-cache", "--help", "-h"};
 
 Args parse(int argc, char** argv) {
   Args a;
@@ -250,6 +254,23 @@ int cmd_batch(const Args& a) {
       o.grade_arguments.push_back(k);
       o.grade_arguments.push_back(a.value(k));
     }
+  if (a.flag("--slurm")) {
+    // The tasks prepare their node type's cache themselves: nothing is built on this machine.
+    SlurmOptions s;
+    s.trusted = trusted_of(a);
+    s.partition = a.value("--partition");
+    s.gpu_partition = a.value("--gpu-partition");
+    s.account = a.value("--account");
+    s.cpus_per_task = std::stoi(a.value("--cpus-per-task", "2"));
+    s.exclusive = a.flag("--exclusive");
+    s.prepared_cache = a.flag("--prepared-cache");
+    s.time_minutes = std::stoi(a.value("--time", "60"));
+    s.max_parallel = std::stoi(a.value("--max-parallel", "0"));
+    s.poll_seconds = std::stod(a.value("--poll-seconds", "10"));
+    s.wait = !a.flag("--no-wait");
+    const int result = batch_slurm(o, s, std::cerr);
+    return result == 0 || result == kExitLabsNotGraded ? result : 1;
+  }
   if (!a.flag("--no-prepare")) prepare(prepare_options(a), std::cerr);
   const int result = batch(o, std::cerr);
   return result == 0 || result == kExitLabsNotGraded ? result : 1;
