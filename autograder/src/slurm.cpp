@@ -222,7 +222,7 @@ std::string sbatch_script(const SlurmOptions& s, const BatchOptions& b, const La
   const std::string labs = join(g.labs, ",");
 
   std::string t = "#!/bin/bash\n";
-  t += "# Grades labs " + labs + " of one submission per array task, on " + (g.gpu ? "a GPU node" : "a CPU node") + ".\n";
+  t += std::string("# Grades ") + (g.labs.size() == 1 ? "lab " : "labs ") + labs + " of one submission per array task, on " + (g.gpu ? "a GPU node" : "a CPU node") + ".\n";
   t += "# Written by `workbook-grade batch --slurm`; a TA may adapt it and submit it by hand:\n";
   t += "#   sbatch " + (slurm_dir(b) / (g.name + ".sbatch")).string() + "\n";
   t += "#SBATCH --job-name=" + job_name(b, g) + "\n";
@@ -257,7 +257,8 @@ std::string sbatch_script(const SlurmOptions& s, const BatchOptions& b, const La
   t += "for slot in $(seq 0 63); do\n";
   t += "  exec 9>\"/tmp/workbook-grade-slot-$slot.lock\"\n";
   t += "  flock --nonblock 9 && break\n";
-  t += "done\n\n";
+  t += "done\n";
+  t += "flock --nonblock 9 || { echo \"no free sandbox slot: 64 grading tasks on this node\" >&2; exit 1; }\n\n";
 
   t += "partial=\"$results/.partial-$id\"\n";
   t += "rm -rf \"$partial\"\n";

@@ -4,7 +4,9 @@
 #   1. grades six lab 01 submissions with `batch --slurm` and with a local `batch`: same scores;
 #   2. cancels one task of a `batch --slurm` while it runs: that run reports the student as not
 #      graded, and a re-run grades only that one and completes the gradebook;
-#   3. runs GPU tests of the build through WORKBOOK_GPU_LAUNCHER="srun ...", exactly as ctest runs
+#   3. grades labs 01 and 05: lab 05 in an array of its own on the gpu partition (a GPU the
+#      scheduler counts), merged with lab 01 per student;
+#   4. runs GPU tests of the build through WORKBOOK_GPU_LAUNCHER="srun ...", exactly as ctest runs
 #      them: each becomes a Slurm job (they skip without a GPU, but the launch is exercised).
 # Skips (exit code 77) with the reason where Slurm cannot run: not root, not installed, or it does
 # not start. Usage: slurm_test.sh GRADER TRUSTED_TREE CACHE SELFTEST_SUBMISSIONS WORK_DIR BUILD_DIR
@@ -75,10 +77,14 @@ AccountingStorageType=accounting_storage/none
 JobCompType=jobcomp/filetxt
 JobCompLoc=$state/jobs.txt
 MinJobAge=2
-NodeName=$host CPUs=$cpus RealMemory=$memory State=UNKNOWN
+GresTypes=gpu
+NodeName=$host CPUs=$cpus RealMemory=$memory Gres=gpu:1 State=UNKNOWN
 PartitionName=cpu Nodes=$host Default=YES MaxTime=INFINITE State=UP
 PartitionName=gpu Nodes=$host MaxTime=INFINITE State=UP
 EOF
+# A GPU the scheduler counts (no device file: this machine may have none), so that the CUDA labs'
+# array, with --gres=gpu:1, is scheduled as on a real GPU partition.
+echo "NodeName=$host Name=gpu Count=1" > "$state/gres.conf"
 slurmctld || skip "slurmctld does not start: $(tail -n 5 "$state/slurmctld.log" 2>/dev/null)"
 slurmd || skip "slurmd does not start: $(tail -n 5 "$state/slurmd.log" 2>/dev/null)"
 for _ in $(seq 60); do
@@ -140,13 +146,28 @@ diff <(cut -d, -f1-7 "$out/gradebook.csv") <(grep -E '^(id|wrong|zeros|caching),
   fail "the resumed gradebook differs from the local batch's"
 echo "2. cancelled task reported, re-run completed the gradebook: ok"
 
-# --- 3. GPU tests through the launcher, as ctest runs them --------------------------------------------
+# --- 3. the CUDA labs' array: on the gpu partition, a GPU each; merged with the CPU labs' result ------
+status=0
+"$grader" batch "$few" --out "$work/gpu-out" --slurm --prepared-cache --partition cpu --gpu-partition gpu \
+  --cpus-per-task 1 --time 20 --poll-seconds 1 --labs 01,05 --no-perf --seed 20261123 --test-timeout 20 \
+  --trusted "$trusted" --cache "$cache" > "$work/gpu.log" 2>&1 || status=$?
+cat "$work/gpu.log"
+# 3: lab 05 could not be graded here (no GPU on this machine); 0 where the machine has one.
+[ "$status" -eq 0 ] || [ "$status" -eq 3 ] || fail "batch --slurm with the CUDA labs exited with $status"
+grep -q "^#SBATCH --gres=gpu:1" "$work/gpu-out/slurm/gpu.sbatch" || fail "the GPU array asks for no GPU"
+grep -q "^#SBATCH --partition=gpu" "$work/gpu-out/slurm/gpu.sbatch" || fail "the GPU array is not on the gpu partition"
+[ "$(grep -c "Partition=gpu" "$state/jobs.txt")" -ge 3 ] || fail "no task ran on the gpu partition: $(cat "$state/jobs.txt")"
+head -1 "$work/gpu-out/gradebook.csv" | grep -q "lab01,.*lab05," || fail "the gradebook lacks lab 01 or 05: $(head -1 "$work/gpu-out/gradebook.csv")"
+[ "$(grep -c . "$work/gpu-out/gradebook.csv")" -eq 4 ] || fail "the gradebook has not 3 students: $(cat "$work/gpu-out/gradebook.csv")"
+echo "3. CUDA labs graded in their own array on the gpu partition, merged per student: ok"
+
+# --- 4. GPU tests through the launcher, as ctest runs them --------------------------------------------
 gpu_tests=$(ctest --test-dir "$build" --show-only=json-v1 -R '^lab05\.Square\.' |
             python3 -c 'import json, shlex, sys
 for t in json.load(sys.stdin)["tests"][:3]:
     sys.stdout.write(" ".join(shlex.quote(a) for a in t["command"]) + "\n")')
 if [ -z "$gpu_tests" ]; then
-  echo "3. skipped: this build has no lab 05 (no CUDA compiler), so there is no GPU test to launch"
+  echo "4. skipped: this build has no lab 05 (no CUDA compiler), so there is no GPU test to launch"
   exit 0
 fi
 export WORKBOOK_GPU_LAUNCHER="srun --partition gpu --time 5"
@@ -167,4 +188,4 @@ done <<<"$gpu_tests"
 sleep 3  # the job records are written when the jobs are purged
 after=$(grep -c . "$state/jobs.txt" 2>/dev/null || echo 0)
 [ $((after - before)) -ge "$ran" ] || fail "$ran GPU tests ran but Slurm recorded $((after - before)) jobs"
-echo "3. $ran GPU tests ran as Slurm jobs through WORKBOOK_GPU_LAUNCHER: ok"
+echo "4. $ran GPU tests ran as Slurm jobs through WORKBOOK_GPU_LAUNCHER: ok"
