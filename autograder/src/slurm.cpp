@@ -332,7 +332,8 @@ int batch_slurm(const BatchOptions& b, const SlurmOptions& s, std::ostream& log)
         throw std::runtime_error("sbatch refused " + script.string() + " (exit code " + std::to_string(c.code) + "):\n" +
                                  first_errors(c.output, 10) + "Check the partition and account (sinfo, sacctmgr show assoc).");
       const std::string job = c.output.substr(0, c.output.find_first_of(";\n"));
-      log << "submitted " << ids.size() << " task(s) of labs " << join(g.labs, ", ") << " as job array " << job << " ("
+      log << "submitted " << ids.size() << " task(s) of " << (g.labs.size() == 1 ? "lab " : "labs ") << join(g.labs, ", ")
+          << " as job array " << job << " ("
           << script.string() << ")\n";
       submitted.push_back({g.name, job, ids});
       jobs.push_back({{"group", g.name}, {"job", job}, {"ids", ids}});
