@@ -4,6 +4,10 @@
 # as usual and the CUDA labs are left out, with a message saying how to get them.
 #
 # Sets WORKBOOK_CUDA_FOUND, and WORKBOOK_COMPUTE_SANITIZER and WORKBOOK_NCU where those tools are.
+#
+# GPU tests can run elsewhere: a course whose students have no NVIDIA GPU sets a launcher once,
+# WORKBOOK_GPU_LAUNCHER="srun -p gpu --gres=gpu:1 -t 5" (in the environment, or as this cache
+# variable), and every GPU test runs through it, on a GPU node, from a laptop or login node.
 
 option(WORKBOOK_CUDA "Build the CUDA labs when a CUDA compiler is found" ON)
 # One architecture keeps CI's compile time down. 90 is Hopper (H100, H200), the GPU the labs'
@@ -63,6 +67,27 @@ elseif(WORKBOOK_CUDA AND WORKBOOK_CUDA_NEEDED)
 elseif(NOT WORKBOOK_CUDA)
   message(STATUS "CUDA: off (WORKBOOK_CUDA=OFF), so the CUDA labs are left out")
 endif()
+
+set(WORKBOOK_GPU_LAUNCHER "$ENV{WORKBOOK_GPU_LAUNCHER}" CACHE STRING
+    "Command that runs each GPU test, e.g. \"srun -p gpu --gres=gpu:1 -t 5\" (empty: run them here); the environment variable of the same name overrides it when ctest runs")
+set(WORKBOOK_GPU_LAUNCH "${PROJECT_BINARY_DIR}/workbook-gpu-launch")
+configure_file("${CMAKE_CURRENT_LIST_DIR}/workbook-gpu-launch.sh.in" "${WORKBOOK_GPU_LAUNCH}"
+               FILE_PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE GROUP_READ GROUP_EXECUTE WORLD_READ WORLD_EXECUTE @ONLY)
+if(WORKBOOK_GPU_LAUNCHER)
+  message(STATUS "GPU tests run through the launcher \"${WORKBOOK_GPU_LAUNCHER}\" (WORKBOOK_GPU_LAUNCHER)")
+endif()
+
+# Tests whose command is one of `targets` run through workbook-gpu-launch (CMake 3.29 calls the
+# mechanism TEST_LAUNCHER; before, CROSSCOMPILING_EMULATOR does the same for add_test).
+function(workbook_gpu_launched)
+  foreach(target IN LISTS ARGN)
+    if(CMAKE_VERSION VERSION_GREATER_EQUAL 3.29)
+      set_property(TARGET ${target} PROPERTY TEST_LAUNCHER "${WORKBOOK_GPU_LAUNCH}")
+    else()
+      set_property(TARGET ${target} PROPERTY CROSSCOMPILING_EMULATOR "${WORKBOOK_GPU_LAUNCH}")
+    endif()
+  endforeach()
+endfunction()
 
 # Compiler settings of CUDA sources (the C++ ones are in workbook_target_defaults). nvcc's generated
 # host code is not -Wpedantic clean (GCC line directives), so the host compiler gets -Wall -Wextra.

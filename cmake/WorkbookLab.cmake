@@ -140,6 +140,9 @@ function(workbook_add_lab)
   workbook_target_defaults(${lab}_test_objects)
   add_executable(${lab}_tests)
   target_link_libraries(${lab}_tests PRIVATE ${lab}_test_objects ${lab}_impl ${test_main})
+  if(gpu)
+    workbook_gpu_launched(${lab}_tests)  # before the tests exist: they take it from the target
+  endif()
   gtest_add_tests(TARGET ${lab}_tests SOURCES ${arg_TESTS} TEST_PREFIX "${lab}." TEST_LIST tests)
   workbook_test_properties(TESTS ${tests} LABELS "${lab};correctness${gpu_label}" ${gpu})
 
@@ -148,8 +151,12 @@ function(workbook_add_lab)
     _workbook_lab_library(${lab}_stub "${student_dir}" "${student_dir}" "${arg_SOURCES}" "${arg_LIBRARIES}")
     add_executable(${lab}_tests_on_stub)
     target_link_libraries(${lab}_tests_on_stub PRIVATE ${lab}_test_objects ${lab}_stub ${test_main})
+    set(launch "")
+    if(gpu)
+      set(launch "${WORKBOOK_GPU_LAUNCH}")
+    endif()
     add_test(NAME ${lab}.stub_reports_not_implemented
-      COMMAND "${CMAKE_COMMAND}" -DEXE=$<TARGET_FILE:${lab}_tests_on_stub> -DEDIT=${edit_file}
+      COMMAND ${launch} "${CMAKE_COMMAND}" -DEXE=$<TARGET_FILE:${lab}_tests_on_stub> -DEDIT=${edit_file}
               -DOUT=${PROJECT_BINARY_DIR}/stub-${lab}.json -DSKIP_CODE=77 -P "${PROJECT_SOURCE_DIR}/cmake/CheckStub.cmake")
     workbook_test_properties(TESTS ${lab}.stub_reports_not_implemented LABELS "${lab};correctness;stub${gpu_label}" ${gpu})
   endif()
@@ -166,7 +173,7 @@ function(workbook_add_lab)
       if(arg_SANITIZE_FILTER)
         set(filter "--gtest_filter=${arg_SANITIZE_FILTER}")
       endif()
-      add_test(NAME ${name} COMMAND "${WORKBOOK_COMPUTE_SANITIZER}" --tool ${tool} --error-exitcode 99
+      add_test(NAME ${name} COMMAND "${WORKBOOK_GPU_LAUNCH}" "${WORKBOOK_COMPUTE_SANITIZER}" --tool ${tool} --error-exitcode 99
                                     $<TARGET_FILE:${lab}_tests> ${filter})
     else()
       add_test(NAME ${name} COMMAND "${CMAKE_COMMAND}" -E echo
@@ -217,6 +224,9 @@ function(workbook_add_solution_extras)
     target_include_directories(${lab}_versions_tests PRIVATE "${WORKBOOK_LAB_DIR}/tests")
     target_link_libraries(${lab}_versions_tests PRIVATE ${arg_LIBRARIES} ${test_main} GTest::gmock)
     workbook_target_defaults(${lab}_versions_tests)
+    if(arg_GPU)
+      workbook_gpu_launched(${lab}_versions_tests)
+    endif()
     gtest_add_tests(TARGET ${lab}_versions_tests SOURCES ${arg_TESTS} TEST_PREFIX "${lab}." TEST_LIST tests)
     workbook_test_properties(TESTS ${tests} LABELS "${lab};correctness;versions${gpu_label}" ${gpu})
     set(WORKBOOK_VERSIONS_TESTS ${tests} PARENT_SCOPE)  # for a lab that sets more properties on them
@@ -229,6 +239,9 @@ function(workbook_add_solution_extras)
       target_link_libraries(${lab}_bench PRIVATE ${lab}_perf_cases)
     endif()
     workbook_target_defaults(${lab}_bench)
+    if(arg_GPU)
+      workbook_gpu_launched(${lab}_bench)
+    endif()
     if(WORKBOOK_BENCH)
       add_test(NAME ${lab}.bench COMMAND ${lab}_bench --ceilings "${ceilings}" --results "${WORKBOOK_RESULTS_DIR}")
       workbook_test_properties(TESTS ${lab}.bench LABELS "${lab};bench${gpu_label}" FIXTURES ${fixture} ${gpu})
@@ -269,6 +282,9 @@ function(_workbook_lab_perf lab perf_sources student_dir reference edit_file max
 
   add_executable(${lab}_perf)
   target_link_libraries(${lab}_perf PRIVATE ${lab}_perf_cases ${lab}_impl ${perf_main})
+  if(gpu)
+    workbook_gpu_launched(${lab}_perf)  # its ncu test; the perf tests run the driver, launched too
+  endif()
   if(reference)
     if(reference STREQUAL "${lab}_impl")
       set(reference_worker ${lab}_perf)

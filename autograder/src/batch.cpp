@@ -228,8 +228,21 @@ void write_summary(const fs::path& out, std::ostream& log) {
       << (out / "summary.md").string() << "\n";
 }
 
+std::vector<std::pair<std::string, fs::path>> list_submissions(const fs::path& folder) {
+  if (!fs::is_directory(folder)) throw std::invalid_argument(folder.string() + " is not a folder of submissions");
+  std::map<std::string, fs::path> all;
+  for (const auto& e : fs::directory_iterator(folder)) {
+    const std::string name = e.path().filename().string();
+    if (name.empty() || name[0] == '.') continue;
+    const std::string id = id_of(e.path());
+    if (all.count(id)) throw std::invalid_argument("two submissions are both called " + id + ": " + all[id].string() + " and " + e.path().string());
+    all[id] = e.path();
+  }
+  return {all.begin(), all.end()};
+}
+
 int batch(const BatchOptions& o, std::ostream& log) {
-  if (!fs::is_directory(o.submissions)) throw std::invalid_argument(o.submissions.string() + " is not a folder of submissions");
+  const std::vector<std::pair<std::string, fs::path>> all = list_submissions(o.submissions);
   const fs::path done_dir = o.out / "submissions";
   fs::create_directories(done_dir);
   fs::create_directories(o.out / "logs");
@@ -240,14 +253,6 @@ int batch(const BatchOptions& o, std::ostream& log) {
     if (name.rfind(".partial-", 0) == 0 || name.rfind(".old-", 0) == 0) fs::remove_all(e.path());
   }
 
-  std::map<std::string, fs::path> all;
-  for (const auto& e : fs::directory_iterator(o.submissions)) {
-    const std::string name = e.path().filename().string();
-    if (name.empty() || name[0] == '.') continue;
-    const std::string id = id_of(e.path());
-    if (all.count(id)) throw std::invalid_argument("two submissions are both called " + id + ": " + all[id].string() + " and " + e.path().string());
-    all[id] = e.path();
-  }
   std::vector<std::pair<std::string, fs::path>> todo;
   for (const auto& [id, path] : all)
     if (o.regrade || !fs::exists(done_dir / id / "record.json")) todo.emplace_back(id, path);

@@ -8,6 +8,7 @@
 #include <grade/prepare.hpp>
 #include <grade/report.hpp>
 #include <grade/sandbox.hpp>
+#include <grade/slurm.hpp>
 #include <grade/util.hpp>
 
 #include <workbook/report.hpp>
@@ -42,6 +43,8 @@ struct Options {
   bool force = false, no_prepare = false, regrade = false, no_verify = false, no_perf = false,
        no_perf_lock = false;
   GradeOptions grade;  // grade's own settings, bound directly
+  bool slurm = false;  // batch --slurm
+  SlurmOptions cluster;
 };
 
 std::vector<std::string> split_list(const std::string& s) {
@@ -244,6 +247,13 @@ int cmd_batch(const Options& a, const CLI::App& command) {
     o.grade_arguments.push_back(k);
     if (option->get_expected_min() > 0) o.grade_arguments.push_back(option->results().back());
   }
+  if (a.slurm) {
+    // The tasks prepare their node type's cache themselves: nothing is built on this machine.
+    SlurmOptions s = a.cluster;
+    s.trusted = fs::absolute(trusted_of(a));
+    const int result = batch_slurm(o, s, std::cerr);
+    return result == 0 || result == kExitLabsNotGraded ? result : 1;
+  }
   if (!a.no_prepare) prepare(prepare_options(a), std::cerr);
   const int result = batch(o, std::cerr);
   return result == 0 || result == kExitLabsNotGraded ? result : 1;
@@ -386,6 +396,40 @@ int main(int argc, char** argv) {
   add_grading(batch_command, a);
   batch_command->add_flag("--regrade", a.regrade,
                           "grade again even the submissions already graded");
+  // On a Slurm cluster (slurm.hpp; the guide's "Grading on a cluster").
+  SlurmOptions& cl = a.cluster;
+  const std::string slurm_group = "On a Slurm cluster (with --slurm)";
+  batch_command->add_flag("--slurm", a.slurm, "grade as Slurm job arrays instead of on this machine")
+      ->group(slurm_group);
+  batch_command->add_option("--partition", cl.partition, "the CPU labs' partition (default: the cluster's)")
+      ->group(slurm_group);
+  batch_command->add_option("--gpu-partition", cl.gpu_partition, "the CUDA labs' partition (a GPU per task)")
+      ->group(slurm_group);
+  batch_command->add_option("--account", cl.account, "the account the tasks are charged to")->group(slurm_group);
+  batch_command->add_option("--cpus-per-task", cl.cpus_per_task, "whole cores per task, bound (default 2)")
+      ->check(CLI::PositiveNumber)
+      ->group(slurm_group);
+  batch_command->add_flag("--exclusive", cl.exclusive, "a whole node per task")->group(slurm_group);
+  batch_command
+      ->add_flag("--prepared-cache", cl.prepared_cache,
+                 "--cache is prepared already for these nodes: use it as it is (default: each node type "
+                 "prepares its own, on first use)")
+      ->group(slurm_group);
+  batch_command->add_option("--time", cl.time_minutes, "each task's time limit, minutes (default 60)")
+      ->check(CLI::PositiveNumber)
+      ->group(slurm_group);
+  batch_command->add_option("--max-parallel", cl.max_parallel, "at most this many tasks of an array at once")
+      ->check(CLI::NonNegativeNumber)
+      ->group(slurm_group);
+  batch_command->add_option("--poll-seconds", cl.poll_seconds, "how often the queue is read (default 10)")
+      ->check(CLI::PositiveNumber)
+      ->group(slurm_group);
+  batch_command->add_flag("--no-wait", [&cl](std::int64_t) { cl.wait = false; },
+                          "submit and return; run the same command again to collect")
+      ->group(slurm_group);
+  for (const char* option : {"--partition", "--gpu-partition", "--account", "--cpus-per-task", "--exclusive",
+                             "--prepared-cache", "--time", "--max-parallel", "--poll-seconds", "--no-wait"})
+    batch_command->get_option(option)->needs("--slurm");
 
   CLI::App* summary_command =
       app.add_subcommand("summary", "Rewrite a batch's gradebook and summary from its records.");

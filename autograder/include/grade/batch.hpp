@@ -9,6 +9,7 @@
 
 #include <iosfwd>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace workbook::grade {
@@ -24,6 +25,11 @@ struct BatchOptions {
   bool regrade = false;  ///< grade again even what is complete
   std::vector<std::string> grade_arguments;  ///< passed on to each `workbook-grade grade`
 };
+
+/// The submissions of a folder, by id (a submission's name in the gradebook: its file or folder
+/// name without an archive extension, only path-safe characters), in order. Throws when the folder
+/// does not exist or two entries have the same id.
+std::vector<std::pair<std::string, fs::path>> list_submissions(const fs::path& folder);
 
 /// Grades what is not graded yet, then writes the gradebook and the summary. Returns the number
 /// of submissions that could not be graded (grader errors; they are retried on the next run).
