@@ -82,14 +82,15 @@ void Bench::finish(std::ostream& out, const std::filesystem::path& results, bool
   for (const Entry& e : entries_) {
     const Analysis& a = e.analysis;
     const double reference = reference_seconds(references, e.group);
+    const RooflineCells cells = roofline_cells(e.timing.summary, a);  // as every perf table shows them
     const std::vector<std::string> row = {
         e.group == previous ? "" : e.group,
         e.label + (e.reference ? " *" : ""),
-        format_seconds(e.timing.summary.median),
-        "+-" + format_percent(e.timing.summary.rel_iqr() / 2),
-        format_fixed(a.gbs),
-        format_fixed(a.gops),
-        format_percent(a.fraction_of_roof),
+        cells.median,
+        cells.spread,
+        cells.gbs,
+        cells.gops,
+        cells.of_roof,
         a.memory_bound_model ? a.roofs.bandwidth_name : a.roofs.compute_name,
         ratio_text(e.timing.summary.median, reference)};
     table.add(row);
