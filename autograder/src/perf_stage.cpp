@@ -5,7 +5,7 @@
 
 #include <workbook/ceilings.hpp>
 #include <workbook/internal/perf_verdict.hpp>
-#include <workbook/perf_driver.hpp>
+#include <workbook/internal/perf_driver.hpp>
 #include <workbook/report.hpp>
 #include <workbook/roofline.hpp>
 #include <workbook/seed.hpp>

@@ -3,7 +3,7 @@
 #include <grade/archive.hpp>
 #include <grade/util.hpp>
 
-#include <workbook/subprocess.hpp>
+#include <workbook/internal/subprocess.hpp>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

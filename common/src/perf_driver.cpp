@@ -1,4 +1,4 @@
-#include <workbook/perf_driver.hpp>
+#include <workbook/internal/perf_driver.hpp>
 
 #include <workbook/ceilings.hpp>
 #include <workbook/perf.hpp>
@@ -7,7 +7,7 @@
 #include <workbook/seed.hpp>
 #include <workbook/skip.hpp>
 #include <workbook/stats.hpp>
-#include <workbook/subprocess.hpp>
+#include <workbook/internal/subprocess.hpp>
 
 #include <algorithm>
 #include <cerrno>

@@ -1,4 +1,4 @@
-#include <workbook/subprocess.hpp>
+#include <workbook/internal/subprocess.hpp>
 
 #include <cerrno>
 #include <chrono>

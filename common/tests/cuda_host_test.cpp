@@ -2,7 +2,7 @@
 // messages of failed CUDA calls, the device query on a machine without a GPU, and the GPU roofs.
 #include <workbook/cuda/check.hpp>
 #include <workbook/cuda/device.hpp>
-#include <workbook/cuda/ncu.hpp>
+#include <workbook/internal/cuda/ncu.hpp>
 #include <workbook/report.hpp>
 #include <workbook/roofline.hpp>
 #include <workbook/skip.hpp>

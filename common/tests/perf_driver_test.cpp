@@ -4,7 +4,7 @@
 #include <workbook/ceilings.hpp>
 #include <workbook/internal/perf_verdict.hpp>
 #include <workbook/perf.hpp>
-#include <workbook/perf_driver.hpp>
+#include <workbook/internal/perf_driver.hpp>
 #include <workbook/skip.hpp>
 
 #include <gmock/gmock.h>

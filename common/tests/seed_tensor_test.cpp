@@ -3,7 +3,7 @@
 #include <workbook/require.hpp>
 #include <workbook/seed.hpp>
 #include <workbook/simd.hpp>
-#include <workbook/subprocess.hpp>
+#include <workbook/internal/subprocess.hpp>
 #include <workbook/tensor.hpp>
 
 #include <gmock/gmock.h>

@@ -23,7 +23,7 @@
 /// \endcode
 ///
 /// The same case file is linked into two workers, one with the student's kernels and one with the
-/// reference's; `workbook-perf` starts both and times them in alternation (see perf_driver.hpp).
+/// reference's; `workbook-perf` starts both and times them in alternation (see internal/perf_driver.hpp).
 /// Each worker checks its own outputs (verify), and the driver also checks one timed call itself:
 /// after a batch it picks at random, both workers copy the declared output into shared memory and
 /// the driver compares yours with the reference's, element by element (see Output).

@@ -4,6 +4,7 @@
 /// feedback, written next to the test results.
 
 #include <workbook/ceilings.hpp>
+#include <workbook/format.hpp>
 #include <workbook/roofline.hpp>
 #include <workbook/stats.hpp>
 
@@ -15,13 +16,6 @@
 #include <nlohmann/json_fwd.hpp>
 
 namespace workbook {
-
-/// "11.2 ms", "532 us", "1.23 s", "45 ns".
-std::string format_seconds(double seconds);
-/// Fixed-point with `digits` decimals.
-std::string format_fixed(double value, int digits = 1);
-/// "79%".
-std::string format_percent(double fraction);
 
 /// A timed kernel's cells in every roofline table (the perf test's console table and Markdown, a
 /// worker's stand-alone table, the bench), formatted in this one place.

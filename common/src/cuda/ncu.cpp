@@ -1,4 +1,4 @@
-#include <workbook/cuda/ncu.hpp>
+#include <workbook/internal/cuda/ncu.hpp>
 
 #include <workbook/report.hpp>
 

@@ -4,13 +4,13 @@
 #include <workbook/cuda/ceilings.hpp>
 #include <workbook/cuda/check.hpp>
 #include <workbook/cuda/device.hpp>
-#include <workbook/cuda/ncu.hpp>
+#include <workbook/internal/cuda/ncu.hpp>
 #include <workbook/cuda/timer.hpp>
 #include <workbook/internal/perf_worker.hpp>
 #include <workbook/perf.hpp>
 #include <workbook/report.hpp>
 #include <workbook/skip.hpp>
-#include <workbook/subprocess.hpp>
+#include <workbook/internal/subprocess.hpp>
 
 #include <cuda_profiler_api.h>
 

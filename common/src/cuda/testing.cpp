@@ -1,4 +1,4 @@
-#include <workbook/cuda/testing.hpp>
+#include <workbook/internal/cuda/testing.hpp>
 
 #include <cstdlib>
 #include <iostream>

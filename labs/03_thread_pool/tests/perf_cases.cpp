@@ -14,7 +14,7 @@
 
 #include <workbook/buffer.hpp>
 #include <workbook/perf.hpp>
-#include <workbook/report.hpp>
+#include <workbook/format.hpp>
 
 #include <algorithm>
 #include <future>

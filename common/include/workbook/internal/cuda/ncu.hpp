@@ -1,5 +1,5 @@
 #pragma once
-/// \file cuda/ncu.hpp
+/// \file internal/cuda/ncu.hpp
 /// \brief Nsight Compute's view of a kernel, next to the harness's: the Speed-of-Light section
 /// (how busy the SMs and the memory system were, as a percentage of their peak), the kernel's own
 /// duration, the bytes it really moved, and a verdict in the terms of the roofline.

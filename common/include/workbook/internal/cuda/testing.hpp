@@ -1,5 +1,5 @@
 #pragma once
-/// \file cuda/testing.hpp
+/// \file internal/cuda/testing.hpp
 /// \brief GoogleTest for GPU labs. Test executables link workbook::cuda_testing_main, whose main()
 /// exits with "no CUDA device: skipped (...)" and code kSkipReturnCode on a machine without a GPU
 /// or driver (CTest shows the tests as skipped), and otherwise runs every test.

@@ -1,5 +1,5 @@
 #pragma once
-/// \file subprocess.hpp
+/// \file internal/subprocess.hpp
 /// \brief A child process with a private line channel: the perf driver runs the student's and the
 /// reference's kernels in workers it talks to, and the autograder runs untrusted code this way.
 ///

@@ -1,5 +1,5 @@
 #pragma once
-/// \file perf_driver.hpp
+/// \file internal/perf_driver.hpp
 /// \brief The perf test: times the student's kernel against the reference's in two worker
 /// processes, interleaved, and explains the result on the roofline.
 ///
