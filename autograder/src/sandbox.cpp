@@ -5,9 +5,10 @@
 // does): as root it cannot make the program another user on the host (--uid needs --unshare-user,
 // which maps the chosen id onto root itself, so the program could read the grader's root-only files
 // and what it writes is root's); it reports a death by signal n as exit code 128 + n and a program
-// that cannot start as exit code 1; and as root without CAP_SYS_ADMIN (a container) it does not start
-// at all, where this sandbox still runs the program as the sandbox user with its limits. Each of
-// these would need a second trusted program inside its jail, so the jail stays here.
+// that cannot start as exit code 1; and as root without CAP_SYS_ADMIN (a container) it starts only
+// through a user namespace (root on the host again), not at all where those are off, where this
+// sandbox still runs the program as the sandbox user with its limits. The first two would need a
+// second trusted program inside its jail, and the third our own path anyway, so the jail stays here.
 #include <grade/sandbox.hpp>
 
 #include <grade/gpu_access.hpp>
