@@ -1,5 +1,14 @@
 // The sandbox: a supervisor process (trusted) that makes namespaces, drains output and enforces the
 // timeout; an init process that builds the jail; the program, with limits, as an unprivileged user.
+//
+// Why not bubblewrap (bwrap 0.8.0 does the namespaces, binds and pid-1 init as well as this file
+// does): as root it cannot make the program another user on the host (--uid needs --unshare-user,
+// which maps the chosen id onto root itself, so the program could read the grader's root-only files
+// and what it writes is root's); it reports a death by signal n as exit code 128 + n and a program
+// that cannot start as exit code 1; and as root without CAP_SYS_ADMIN (a container) it starts only
+// through a user namespace (root on the host again), not at all where those are off, where this
+// sandbox still runs the program as the sandbox user with its limits. The first two would need a
+// second trusted program inside its jail, and the third our own path anyway, so the jail stays here.
 #include <grade/sandbox.hpp>
 
 #include <grade/gpu_access.hpp>
@@ -483,6 +492,12 @@ void add_system_paths(std::vector<JailEntry>& jail) {
   if (access("/sys", F_OK) == 0) jail.push_back({JailEntry::dir_bind, "/sys", "/sys", ""});
 }
 
+// Set by the probe of isolation() where namespaces come up but a jail cannot be built in them (a
+// container that masks parts of /proc forbids mounting a new one): every run then goes without
+// namespaces, with the limits, as isolation() reports, instead of failing to start.
+bool jail_unbuildable = false;
+bool probing = false;
+
 unsigned count_own_processes() {
   unsigned n = 0;
   const uid_t me = getuid();
@@ -523,6 +538,10 @@ Plan make_plan(const SandboxSpec& spec) {
   plan.isolate = spec.isolate;
   const char* namespaces = std::getenv("WORKBOOK_GRADE_NAMESPACES");
   plan.namespaces = !(namespaces && std::string_view(namespaces) == "0");
+  if (plan.namespaces && spec.isolate) {
+    if (!probing) isolation();  // probes once: it may find that a jail cannot be built here
+    plan.namespaces = !jail_unbuildable;
+  }
   plan.root = geteuid() == 0;
   plan.uid = sandbox_uid_base() + static_cast<uid_t>(spec.slot);
   plan.gid = static_cast<gid_t>(plan.uid);
@@ -636,8 +655,21 @@ const Isolation& isolation() {
     spec.env = clean_environment();
     spec.limits.wall_seconds = 20;
     if (have_dir) spec.jail_dir = dir;
-    const RunResult r = run_sandboxed(spec);
+    probing = true;
+    RunResult r = run_sandboxed(spec);
+    std::string jail_error;
+    if (!r.started && r.layers != 0) {
+      // The namespaces came up, the jail did not: try without them.
+      jail_error = r.start_error;
+      jail_unbuildable = true;
+      r = run_sandboxed(spec);
+      if (!r.started) jail_unbuildable = false;
+    }
+    probing = false;
     if (have_dir) rmdir(dir);
+    if (jail_unbuildable)
+      i.notes.push_back("namespaces are allowed but the jail cannot be built in them (" + jail_error +
+                        "; a container that masks parts of /proc does this): every run goes without namespaces.");
     const unsigned layers = r.ok() ? r.layers : 0;
     i.user_namespace = layers & kUser;
     i.mount_namespace = (layers & kMount) && have_dir;
@@ -646,7 +678,7 @@ const Isolation& isolation() {
     i.ipc_namespace = layers & kIpc;
     if (!r.ok() && r.started) i.notes.push_back("the probe run failed: " + r.describe());
     if (!r.started) i.notes.push_back("the probe could not start: " + r.start_error);
-    if (!i.root && !i.user_namespace)
+    if (!i.root && !i.user_namespace && !jail_unbuildable)
       i.notes.push_back("not root and no user namespaces: student code runs as the grader's own user and "
                         "can read what the grader can (solutions, hidden tests). Grade as root, or allow "
                         "unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1).");

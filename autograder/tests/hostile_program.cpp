@@ -1,6 +1,6 @@
 // What untrusted code might do, one behaviour per command, for the sandbox's tests:
 //   hostile_program spin | fork-bomb | alloc MiB | write-file PATH MiB | print MiB | print-forever
-//   | read-file PATH | connect HOST PORT | identity | daemon MARKER | write-fd FD TEXT
+//   | read-file PATH | connect HOST PORT | identity | daemon MARKER | write-fd FD TEXT | exit CODE
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/prctl.h>
@@ -105,6 +105,10 @@ int main(int argc, char** argv) {
     volatile bool forever = true;  // volatile: the compiler may not assume the loop ends
     while (forever) {
     }
+  }
+  if (what == "exit") {
+    // An exit code that a shell (or bwrap) would also report for a death by signal (128 + n).
+    return std::atoi(argv[2]);
   }
   if (what == "write-fd") {
     const int fd = std::atoi(argv[2]);

@@ -18,9 +18,14 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <grp.h>
+#include <sched.h>
 #include <netinet/in.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
@@ -100,6 +105,27 @@ TEST_F(Sandbox, RunsAsAnUnprivilegedUserWhenTheGraderIsRoot) {
   const RunResult r = run_sandboxed(spec({"identity"}));
   EXPECT_THAT(r.output, HasSubstr("uid " + std::to_string(sandbox_uid_base() + 7) + " euid " + std::to_string(sandbox_uid_base() + 7)));
   EXPECT_THAT(r.output, HasSubstr("CapEff:\t0000000000000000"));
+}
+
+TEST_F(Sandbox, WritesFilesAsTheSandboxUserWhenTheGraderIsRoot) {
+  // The user must be the program's identity on the host, not only inside a user namespace (as
+  // bwrap --uid gives it): what it writes belongs to that user, and the grader's files stay out of reach.
+  if (geteuid() != 0) GTEST_SKIP() << "the grader does not run as root here: the program runs as the grader's own user";
+  const RunResult r = run_sandboxed(spec({"write-file", (dir / "work" / "written").string(), "1"}));
+  ASSERT_TRUE(r.ok()) << r.describe() << "\n" << r.output;
+  struct stat s {};
+  ASSERT_EQ(stat((dir / "work" / "written").c_str(), &s), 0);
+  EXPECT_EQ(s.st_uid, sandbox_uid_base() + 7);
+  EXPECT_EQ(s.st_gid, sandbox_uid_base() + 7);
+}
+
+TEST_F(Sandbox, TellsAnExitCodeFromADeathBySignal) {
+  // 153 is what a shell reports for a death by SIGXFSZ (128 + 25): the feedback must not confuse them.
+  const RunResult code = run_sandboxed(spec({"exit", "153"}));
+  EXPECT_TRUE(code.exited);
+  EXPECT_EQ(code.code, 153);
+  EXPECT_EQ(code.signal, 0);
+  EXPECT_EQ(code.describe(), "exit code 153");
 }
 
 TEST_F(Sandbox, StopsAnEndlessLoopAtTheWallClockLimit) {
@@ -325,6 +351,60 @@ TEST_F(Sandbox, ReportsAProgramThatCannotStart) {
   const RunResult r = run_sandboxed(s);
   EXPECT_FALSE(r.started);
   EXPECT_THAT(r.describe(), HasSubstr("could not start"));
+}
+
+// Whether this process may create a user namespace (tried in a child, which then ends).
+bool user_namespaces_allowed() {
+  const pid_t child = fork();
+  if (child == 0) _exit(unshare(CLONE_NEWUSER) == 0 ? 0 : 1);
+  int status = 0;
+  waitpid(child, &status, 0);
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+// The child of RunsWithoutNamespacesWhereTheJailCannotBeBuilt: masks `masked`, becomes nobody, and
+// exits 0 when a sandboxed run works and isolation() explains why it had no jail.
+[[noreturn]] void run_where_proc_is_masked(const char* masked) {
+  if (unshare(CLONE_NEWNS) != 0 || mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0 ||
+      mount("/dev/null", masked, nullptr, MS_BIND, nullptr) != 0 || setgroups(0, nullptr) != 0 ||
+      setresgid(65534, 65534, 65534) != 0 || setresuid(65534, 65534, 65534) != 0 ||
+      prctl(PR_SET_DUMPABLE, 1) != 0) {  // as a grader started as that user is (else /proc/self is root's)
+    std::fprintf(stderr, "setup: %s\n", std::strerror(errno));
+    _exit(1);
+  }
+  const Isolation& i = isolation();
+  const bool noted = i.to_json().dump().find("the jail cannot be built") != std::string::npos;
+  char jail[] = "/tmp/workbook-masked-proc-XXXXXX";
+  if (!mkdtemp(jail)) _exit(1);
+  SandboxSpec spec;
+  spec.argv = {WORKBOOK_HOSTILE_PROGRAM, "alloc", "1"};
+  spec.env = clean_environment();
+  spec.jail_dir = jail;
+  spec.mounts = {{fs::path(WORKBOOK_HOSTILE_PROGRAM).parent_path().string(), false}};
+  const RunResult r = run_sandboxed(spec);
+  rmdir(jail);
+  std::fprintf(stderr, "run: %s; jail %d; noted %d\n%s\n", r.describe().c_str(), i.mount_namespace, noted,
+               i.to_json().dump().c_str());
+  const bool explained = noted || !user_namespaces_allowed();
+  _exit(r.ok() && r.output.find("allocated 1 MiB") != std::string::npos && !i.mount_namespace && explained ? 0 : 1);
+}
+
+// A container that masks parts of /proc (Docker's and Podman's defaults) lets an unprivileged user
+// make namespaces but not mount a new /proc in them, so the jail cannot be built there (bwrap fails
+// the same way: "Can't mount proc"). The sandbox must still run programs, without namespaces and
+// saying so, rather than fail every run.
+TEST(Isolation, RunsWithoutNamespacesWhereTheJailCannotBeBuilt) {
+  const char* masked = nullptr;
+  for (const char* path : {"/proc/keys", "/proc/timer_list", "/proc/kcore"})
+    if (access(path, F_OK) == 0) masked = path;
+  if (geteuid() != 0 || !masked) GTEST_SKIP() << "needs root (to mask /proc and become another user) and /proc/keys";
+  const pid_t probe = fork();
+  if (probe == 0) _exit(unshare(CLONE_NEWNS) == 0 ? 0 : 1);
+  int status = 0;
+  waitpid(probe, &status, 0);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) GTEST_SKIP() << "cannot make a mount namespace here";
+  GTEST_FLAG_SET(death_test_style, "threadsafe");  // a fresh process, in which isolation() probes again
+  EXPECT_EXIT(run_where_proc_is_masked(masked), ::testing::ExitedWithCode(0), "run: exit code 0; jail 0");
 }
 
 TEST(Isolation, ReportsWhatItCannotDo) {

@@ -14,7 +14,9 @@
 ///     its own process ids (ending the sandbox's first process ends every process it started), its
 ///     own IPC, and a jail: a fresh root holding only the system folders, read-only, a private
 ///     size-capped /tmp, and the paths the spec names; solutions, hidden tests, other students'
-///     submissions and the grader's outputs are not in it;
+///     submissions and the grader's outputs are not in it. Where namespaces come up but the jail
+///     cannot be built in them (a container that masks parts of /proc), runs go without namespaces
+///     and isolation() says so;
 ///   - output capped: the first `output_keep_bytes` are kept, a process printing past
 ///     `output_kill_bytes` is stopped.
 ///
@@ -22,6 +24,8 @@
 /// the output and enforces the timeout; it forks an init process (pid 1 of the new pid namespace),
 /// which builds the jail and forks the program. The supervisor and the init die with their parent
 /// (PR_SET_PDEATHSIG), so killing the supervisor ends everything inside.
+///
+/// Not bubblewrap: see sandbox.cpp for what bwrap cannot do that the grader needs.
 ///
 /// WORKBOOK_GRADE_NAMESPACES=0 turns the namespaces off (to try the degraded layers, or where
 /// they misbehave); WORKBOOK_GRADE_UID_BASE moves the sandbox users.
