@@ -17,7 +17,8 @@ std::string demangle(const std::string& name);
 /// A submission may define only its lab's functions: no symbol the harness, the tests or GoogleTest
 /// define (a redefinition would replace them in the test executable), and nothing outside the lab's
 /// namespace except compiler-made template and inline copies. Returns the problems found.
-std::vector<std::string> audit_symbols(const std::vector<std::string>& nm_lines, const LabRecipe& lab, const Rubric& rubric);
+std::vector<std::string> audit_symbols(const std::vector<std::string>& nm_lines,
+                                       const LabRecipe& lab, const Rubric& rubric);
 
 /// The audit's verdict on a lab's objects.
 struct SymbolAudit {
@@ -26,6 +27,7 @@ struct SymbolAudit {
 };
 
 /// Lists the objects' symbols (nm, in the sandbox: the objects are the student's) and audits them.
-SymbolAudit audit_objects(const Context& c, const LabRecipe& lab, const Rubric& rubric, const std::vector<std::string>& objects);
+SymbolAudit audit_objects(const Context& c, const LabRecipe& lab, const Rubric& rubric,
+                          const std::vector<std::string>& objects);
 
 }  // namespace workbook::grade

@@ -34,9 +34,13 @@ using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
 volatile std::sig_atomic_t interrupted = 0;
-void on_signal(int) { interrupted = 1; }
+void on_signal(int) {
+  interrupted = 1;
+}
 
-std::string fixed(double v, int digits = 1) { return workbook::format_fixed(v, digits); }
+std::string fixed(double v, int digits = 1) {
+  return workbook::format_fixed(v, digits);
+}
 
 std::string duration(double s) {
   if (s < 90) return fixed(s, 0) + " s";
@@ -56,7 +60,9 @@ std::string id_of(const fs::path& p) {
     }
   }
   for (char& c : name)
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.' || c == '@')) c = '_';
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.' ||
+          c == '@'))
+      c = '_';
   return name;
 }
 
@@ -97,29 +103,38 @@ std::string tail(const fs::path& file, std::size_t bytes) {
   return text.size() > bytes ? text.substr(text.size() - bytes) : text;
 }
 
-// --- The summary ----------------------------------------------------------------------------------
+// --- The summary
+// ----------------------------------------------------------------------------------
 
 std::string histogram_svg(const std::vector<double>& percents, const std::string& title) {
   std::vector<int> bins(10);
-  for (double p : percents) bins[static_cast<std::size_t>(std::clamp(static_cast<int>(p / 10), 0, 9))]++;
+  for (double p : percents)
+    bins[static_cast<std::size_t>(std::clamp(static_cast<int>(p / 10), 0, 9))]++;
   const int most = std::max(1, *std::max_element(bins.begin(), bins.end()));
   const double left = 50, bottom = 260, width = 56, height = 200;
-  std::string s = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"660\" height=\"310\" font-family=\"Helvetica, Arial, sans-serif\" "
-                  "font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n<text x=\"50\" y=\"28\" font-size=\"16\" "
-                  "font-weight=\"bold\">" + html_escape(title) + "</text>\n";
+  std::string s =
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"660\" height=\"310\" "
+      "font-family=\"Helvetica, Arial, sans-serif\" "
+      "font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n<text x=\"50\" "
+      "y=\"28\" font-size=\"16\" "
+      "font-weight=\"bold\">" +
+      html_escape(title) + "</text>\n";
   for (int i = 0; i < 10; ++i) {
     const double h = height * bins[static_cast<std::size_t>(i)] / most;
     const double x = left + i * width;
-    s += "<rect x=\"" + fixed(x + 4) + "\" y=\"" + fixed(bottom - h) + "\" width=\"" + fixed(width - 8) + "\" height=\"" + fixed(h) +
-         "\" fill=\"#1c7ed6\"/>\n";
+    s += "<rect x=\"" + fixed(x + 4) + "\" y=\"" + fixed(bottom - h) + "\" width=\"" +
+         fixed(width - 8) + "\" height=\"" + fixed(h) + "\" fill=\"#1c7ed6\"/>\n";
     if (bins[static_cast<std::size_t>(i)] > 0)
-      s += "<text x=\"" + fixed(x + width / 2) + "\" y=\"" + fixed(bottom - h - 5) + "\" text-anchor=\"middle\">" +
-           std::to_string(bins[static_cast<std::size_t>(i)]) + "</text>\n";
-    s += "<text x=\"" + fixed(x + width / 2) + "\" y=\"" + fixed(bottom + 16) + "\" text-anchor=\"middle\">" + std::to_string(10 * i) +
+      s += "<text x=\"" + fixed(x + width / 2) + "\" y=\"" + fixed(bottom - h - 5) +
+           "\" text-anchor=\"middle\">" + std::to_string(bins[static_cast<std::size_t>(i)]) +
+           "</text>\n";
+    s += "<text x=\"" + fixed(x + width / 2) + "\" y=\"" + fixed(bottom + 16) +
+         "\" text-anchor=\"middle\">" + std::to_string(10 * i) +
          (i == 9 ? "-100" : "-" + std::to_string(10 * i + 9)) + "</text>\n";
   }
-  s += "<line x1=\"" + fixed(left) + "\" y1=\"" + fixed(bottom) + "\" x2=\"" + fixed(left + 10 * width) + "\" y2=\"" + fixed(bottom) +
-       "\" stroke=\"#444\"/>\n<text x=\"" + fixed(left + 5 * width) + "\" y=\"" + fixed(bottom + 40) +
+  s += "<line x1=\"" + fixed(left) + "\" y1=\"" + fixed(bottom) + "\" x2=\"" +
+       fixed(left + 10 * width) + "\" y2=\"" + fixed(bottom) + "\" stroke=\"#444\"/>\n<text x=\"" +
+       fixed(left + 5 * width) + "\" y=\"" + fixed(bottom + 40) +
        "\" text-anchor=\"middle\">score (% of the maximum)</text>\n</svg>\n";
   return s;
 }
@@ -136,7 +151,8 @@ void write_summary(const fs::path& out, std::ostream& log) {
       results.push_back(GradeResult::from_json(read_json(e.path() / "record.json")));
     }
   }
-  std::sort(results.begin(), results.end(), [](const GradeResult& a, const GradeResult& b) { return a.id < b.id; });
+  std::sort(results.begin(), results.end(),
+            [](const GradeResult& a, const GradeResult& b) { return a.id < b.id; });
   std::set<std::string> lab_set;
   for (const GradeResult& r : results)
     for (const LabResult& l : r.labs) lab_set.insert(l.number);
@@ -147,16 +163,22 @@ void write_summary(const fs::path& out, std::ostream& log) {
   write_text_atomic(out / "gradebook.csv", csv);
 
   std::vector<double> percents;
-  for (const GradeResult& r : results) percents.push_back(r.max_score > 0 ? 100 * r.score / r.max_score : 0);
+  for (const GradeResult& r : results)
+    percents.push_back(r.max_score > 0 ? 100 * r.score / r.max_score : 0);
   const fs::path plots = out / "summary";
-  write_text_atomic(plots / "scores.svg", histogram_svg(percents, "Scores of " + std::to_string(results.size()) + " submissions"));
+  write_text_atomic(
+      plots / "scores.svg",
+      histogram_svg(percents, "Scores of " + std::to_string(results.size()) + " submissions"));
 
   std::string md = "# Class summary\n\n" + std::to_string(results.size()) + " submissions graded";
   if (!percents.empty()) {
     const Summary s = summarize(percents);
-    md += ": median " + fixed(s.median) + "%, mean " + fixed(s.mean) + "%, from " + fixed(s.min) + "% to " + fixed(s.max) + "%";
+    md += ": median " + fixed(s.median) + "%, mean " + fixed(s.mean) + "%, from " + fixed(s.min) +
+          "% to " + fixed(s.max) + "%";
   }
-  md += ".\n\n![score distribution](summary/scores.svg)\n\n| lab | median | mean | full marks | does not build | not submitted |\n|---|---|---|---|---|---|\n";
+  md +=
+      ".\n\n![score distribution](summary/scores.svg)\n\n| lab | median | mean | full marks | does "
+      "not build | not submitted |\n|---|---|---|---|---|---|\n";
   std::vector<std::pair<std::string, std::string>> lab_plots;
   for (const std::string& n : labs) {
     std::vector<double> scores;
@@ -164,7 +186,8 @@ void write_summary(const fs::path& out, std::ostream& log) {
     double max = 0;
     // The class on the roofline: every submission's kernels, and the reference per case.
     std::vector<workbook::PlotPoint> points;
-    std::map<std::string, std::vector<std::pair<double, double>>> reference;  // case -> (intensity, gops)
+    std::map<std::string, std::vector<std::pair<double, double>>>
+        reference;  // case -> (intensity, gops)
     std::set<workbook::Traffic> traffics;
     bool int8 = false;
     json ceilings;
@@ -174,10 +197,13 @@ void write_summary(const fs::path& out, std::ostream& log) {
         scores.push_back(l.score);
         max = std::max(max, l.max_score);
         full += l.max_score > 0 && l.score >= l.max_score - 1e-6;
-        broken += l.status == LabStatus::compile_error || l.status == LabStatus::link_error || l.status == LabStatus::symbol_error;
+        broken += l.status == LabStatus::compile_error || l.status == LabStatus::link_error ||
+                  l.status == LabStatus::symbol_error;
         missing += l.status == LabStatus::not_submitted;
         for (const Item& i : l.items) {
-          if (i.source != Source::perf || !i.details.contains("gops") || i.details.value("implausible", false)) continue;
+          if (i.source != Source::perf || !i.details.contains("gops") ||
+              i.details.value("implausible", false))
+            continue;
           const double x = i.details.value("intensity", 0.0), y = i.details.value("gops", 0.0);
           points.push_back({r.id + " " + i.test, x, y, workbook::PlotPoint::Role::other});
           reference[i.test].emplace_back(x, y * i.details.value("ratio", 1.0));
@@ -188,21 +214,26 @@ void write_summary(const fs::path& out, std::ostream& log) {
       }
     }
     const Summary s = scores.empty() ? Summary{} : summarize(scores);
-    md += "| " + n + " | " + fixed(s.median) + " / " + fixed(max) + " | " + fixed(s.mean) + " | " + std::to_string(full) + " | " +
-          std::to_string(broken) + " | " + std::to_string(missing) + " |\n";
+    md += "| " + n + " | " + fixed(s.median) + " / " + fixed(max) + " | " + fixed(s.mean) + " | " +
+          std::to_string(full) + " | " + std::to_string(broken) + " | " + std::to_string(missing) +
+          " |\n";
     if (!points.empty() && !ceilings.is_null()) {
       for (const auto& [name, list] : reference) {
         std::vector<double> ys;
         for (const auto& p : list) ys.push_back(p.second);
-        points.push_back({"reference " + name, list.front().first, summarize(ys).median, workbook::PlotPoint::Role::reference});
+        points.push_back({"reference " + name, list.front().first, summarize(ys).median,
+                          workbook::PlotPoint::Role::reference});
       }
       try {
-        workbook::PlotOptions options{.title = "Lab " + n + ": the class on the roofline", .label_others = false};
+        workbook::PlotOptions options{.title = "Lab " + n + ": the class on the roofline",
+                                      .label_others = false};
         options.bandwidths.assign(traffics.begin(), traffics.end());
-        if (std::find(options.bandwidths.begin(), options.bandwidths.end(), workbook::Traffic::l1) == options.bandwidths.end())
+        if (std::find(options.bandwidths.begin(), options.bandwidths.end(),
+                      workbook::Traffic::l1) == options.bandwidths.end())
           options.bandwidths.push_back(workbook::Traffic::l1);
         options.compute = int8 ? workbook::Compute::int8 : workbook::Compute::fp32;
-        const std::string svg = workbook::roofline_svg(workbook::Ceilings::from_json(ceilings), points, options);
+        const std::string svg =
+            workbook::roofline_svg(workbook::Ceilings::from_json(ceilings), points, options);
         write_text_atomic(plots / ("lab" + n + "-roofline.svg"), svg);
         lab_plots.emplace_back(n, svg);
       } catch (const std::exception& e) {
@@ -210,32 +241,40 @@ void write_summary(const fs::path& out, std::ostream& log) {
       }
     }
   }
-  for (const auto& [n, svg] : lab_plots) md += "\n![lab " + n + " roofline](summary/lab" + n + "-roofline.svg)\n";
+  for (const auto& [n, svg] : lab_plots)
+    md += "\n![lab " + n + " roofline](summary/lab" + n + "-roofline.svg)\n";
   std::string flagged;
   for (const GradeResult& r : results)
     for (const std::string& f : flags(r)) flagged += "- " + r.id + ": " + f + "\n";
   if (!flagged.empty()) md += "\n## For the instructor to look at\n\n" + flagged;
   write_text_atomic(out / "summary.md", md);
 
-  std::string html = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>Class summary</title><style>"
-                     "body{font-family:Helvetica,Arial,sans-serif;max-width:1000px;margin:2em auto}table{border-collapse:collapse}"
-                     "td,th{border:1px solid #ccc;padding:4px 8px}</style></head><body>\n<pre style=\"white-space:pre-wrap\">" +
-                     html_escape(md) + "</pre>\n" + read_text(plots / "scores.svg");
+  std::string html =
+      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>Class "
+      "summary</title><style>"
+      "body{font-family:Helvetica,Arial,sans-serif;max-width:1000px;margin:2em "
+      "auto}table{border-collapse:collapse}"
+      "td,th{border:1px solid #ccc;padding:4px 8px}</style></head><body>\n<pre "
+      "style=\"white-space:pre-wrap\">" +
+      html_escape(md) + "</pre>\n" + read_text(plots / "scores.svg");
   for (const auto& [n, svg] : lab_plots) html += svg;
   html += "</body></html>\n";
   write_text_atomic(out / "summary.html", html);
-  log << "gradebook: " << (out / "gradebook.csv").string() << " (" << results.size() << " submissions); summary: "
-      << (out / "summary.md").string() << "\n";
+  log << "gradebook: " << (out / "gradebook.csv").string() << " (" << results.size()
+      << " submissions); summary: " << (out / "summary.md").string() << "\n";
 }
 
 std::vector<std::pair<std::string, fs::path>> list_submissions(const fs::path& folder) {
-  if (!fs::is_directory(folder)) throw std::invalid_argument(folder.string() + " is not a folder of submissions");
+  if (!fs::is_directory(folder))
+    throw std::invalid_argument(folder.string() + " is not a folder of submissions");
   std::map<std::string, fs::path> all;
   for (const auto& e : fs::directory_iterator(folder)) {
     const std::string name = e.path().filename().string();
     if (name.empty() || name[0] == '.') continue;
     const std::string id = id_of(e.path());
-    if (all.count(id)) throw std::invalid_argument("two submissions are both called " + id + ": " + all[id].string() + " and " + e.path().string());
+    if (all.count(id))
+      throw std::invalid_argument("two submissions are both called " + id + ": " +
+                                  all[id].string() + " and " + e.path().string());
     all[id] = e.path();
   }
   return {all.begin(), all.end()};
@@ -246,7 +285,8 @@ int batch(const BatchOptions& o, std::ostream& log) {
   const fs::path done_dir = o.out / "submissions";
   fs::create_directories(done_dir);
   fs::create_directories(o.out / "logs");
-  for (const fs::path& d : {o.out, done_dir, o.out / "logs"}) fs::permissions(d, fs::perms::owner_all);
+  for (const fs::path& d : {o.out, done_dir, o.out / "logs"})
+    fs::permissions(d, fs::perms::owner_all);
   // Leftovers of an interrupted run: unfinished results and replaced ones.
   for (const auto& e : fs::directory_iterator(done_dir)) {
     const std::string name = e.path().filename().string();
@@ -256,11 +296,12 @@ int batch(const BatchOptions& o, std::ostream& log) {
   std::vector<std::pair<std::string, fs::path>> todo;
   for (const auto& [id, path] : all)
     if (o.regrade || !fs::exists(done_dir / id / "record.json")) todo.emplace_back(id, path);
-  log << all.size() << " submissions, " << all.size() - todo.size() << " already graded, " << todo.size() << " to grade with "
-      << o.jobs << " job(s)\n" << std::flush;
+  log << all.size() << " submissions, " << all.size() - todo.size() << " already graded, "
+      << todo.size() << " to grade with " << o.jobs << " job(s)\n"
+      << std::flush;
 
   // Without SA_RESTART, so that the wait for a job returns when the instructor presses Ctrl-C.
-  struct sigaction action{};
+  struct sigaction action {};
   action.sa_handler = on_signal;
   sigemptyset(&action.sa_mask);
   sigaction(SIGINT, &action, nullptr);
@@ -282,8 +323,19 @@ int batch(const BatchOptions& o, std::ostream& log) {
       j.partial = done_dir / (".partial-" + j.id);
       j.log = o.out / "logs" / (j.id + ".log");
       fs::remove_all(j.partial);
-      std::vector<std::string> argv = {self_executable().string(), "grade", j.submission.string(), "--out", j.partial.string(),
-                                       "--id", j.id, "--cache", o.cache.string(), "--slot", std::to_string(j.slot), "--jobs", "1",
+      std::vector<std::string> argv = {self_executable().string(),
+                                       "grade",
+                                       j.submission.string(),
+                                       "--out",
+                                       j.partial.string(),
+                                       "--id",
+                                       j.id,
+                                       "--cache",
+                                       o.cache.string(),
+                                       "--slot",
+                                       std::to_string(j.slot),
+                                       "--jobs",
+                                       "1",
                                        "--no-prepare"};
       if (!o.work.empty()) argv.insert(argv.end(), {"--work", o.work.string()});
       argv.insert(argv.end(), o.grade_arguments.begin(), o.grade_arguments.end());
@@ -297,7 +349,8 @@ int batch(const BatchOptions& o, std::ostream& log) {
       if (errno == EINTR) continue;
       break;
     }
-    const auto it = std::find_if(running.begin(), running.end(), [&](const Job& j) { return j.pid == pid; });
+    const auto it =
+        std::find_if(running.begin(), running.end(), [&](const Job& j) { return j.pid == pid; });
     if (it == running.end()) continue;
     Job j = *it;
     running.erase(it);
@@ -306,9 +359,11 @@ int batch(const BatchOptions& o, std::ostream& log) {
     ++finished;
     const bool exited = WIFEXITED(status);
     const bool some_labs_not_graded = exited && WEXITSTATUS(status) == kExitLabsNotGraded;
-    const bool ok = exited && (WEXITSTATUS(status) == 0 || some_labs_not_graded) && fs::exists(j.partial / "record.json");
+    const bool ok = exited && (WEXITSTATUS(status) == 0 || some_labs_not_graded) &&
+                    fs::exists(j.partial / "record.json");
     ungraded_labs += some_labs_not_graded;
-    std::string line = "[" + std::to_string(all.size() - todo.size() + finished) + "/" + std::to_string(all.size()) + "] " + j.id + ": ";
+    std::string line = "[" + std::to_string(all.size() - todo.size() + finished) + "/" +
+                       std::to_string(all.size()) + "] " + j.id + ": ";
     if (ok) {
       total_seconds += seconds;
       fs::copy_file(j.log, j.partial / "grade.log", fs::copy_options::overwrite_existing);
@@ -323,26 +378,35 @@ int batch(const BatchOptions& o, std::ostream& log) {
         fs::rename(j.partial, final_dir);
       }
       const json record = read_json(final_dir / "record.json");
-      line += fixed(record.value("score", 0.0), 2) + " / " + fixed(record.value("max_score", 0.0), 2) + " in " + fixed(seconds) + " s";
-      if (some_labs_not_graded) line += " (some labs could not be graded on this machine: see " + j.log.string() + ")";
+      line += fixed(record.value("score", 0.0), 2) + " / " +
+              fixed(record.value("max_score", 0.0), 2) + " in " + fixed(seconds) + " s";
+      if (some_labs_not_graded)
+        line += " (some labs could not be graded on this machine: see " + j.log.string() + ")";
     } else {
       ++failures;
       fs::remove_all(j.partial);
       line += "NOT GRADED (grader error, see " + j.log.string() + "; retried on the next run)";
-      std::ofstream(o.out / "errors.log", std::ios::app) << utc_now() << " " << j.id << ":\n" << tail(j.log, 2000) << "\n";
+      std::ofstream(o.out / "errors.log", std::ios::app) << utc_now() << " " << j.id << ":\n"
+                                                         << tail(j.log, 2000) << "\n";
     }
     const std::size_t left = todo.size() - finished;
     const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
     const std::size_t good = finished - failures;
     if (left > 0 && good > 0)
-      line += "; elapsed " + duration(elapsed) + ", about " + duration(total_seconds / static_cast<double>(good) * static_cast<double>(left) /
-                                                                       std::max(1, std::min<int>(o.jobs, static_cast<int>(left)))) + " left";
+      line += "; elapsed " + duration(elapsed) + ", about " +
+              duration(total_seconds / static_cast<double>(good) * static_cast<double>(left) /
+                       std::max(1, std::min<int>(o.jobs, static_cast<int>(left)))) +
+              " left";
     log << line << "\n" << std::flush;
-    write_json(o.out / "progress.json", {{"graded", all.size() - todo.size() + finished - failures}, {"total", all.size()},
-                                         {"failures", failures}, {"elapsed_seconds", elapsed}, {"updated_at", utc_now()}});
+    write_json(o.out / "progress.json", {{"graded", all.size() - todo.size() + finished - failures},
+                                         {"total", all.size()},
+                                         {"failures", failures},
+                                         {"elapsed_seconds", elapsed},
+                                         {"updated_at", utc_now()}});
   }
   if (interrupted) {
-    log << "interrupted: stopping " << running.size() << " job(s); finished results are kept, the rest is graded on the next run\n";
+    log << "interrupted: stopping " << running.size()
+        << " job(s); finished results are kept, the rest is graded on the next run\n";
     for (const Job& j : running) kill(-j.pid, SIGKILL);
     for (const Job& j : running) {
       waitpid(j.pid, nullptr, 0);

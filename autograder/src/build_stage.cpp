@@ -21,8 +21,10 @@ std::vector<std::string> tool_folders(const std::vector<std::string>& argv) {
     if (path.empty() || path[0] != '/' || !fs::exists(path, ec)) return;
     for (fs::path p : {fs::path(path), fs::canonical(path, ec)}) {
       if (p.empty()) continue;
-      if (installation) p = p.parent_path().filename() == "bin" ? p.parent_path().parent_path() : p.parent_path();
-      if (!under_system_folder(p.string()) && std::find(folders.begin(), folders.end(), p.string()) == folders.end())
+      if (installation)
+        p = p.parent_path().filename() == "bin" ? p.parent_path().parent_path() : p.parent_path();
+      if (!under_system_folder(p.string()) &&
+          std::find(folders.begin(), folders.end(), p.string()) == folders.end())
         folders.push_back(p.string());
     }
   };
@@ -50,7 +52,8 @@ BuildStep build_lab(Context& c, const LabRecipe& lab, const Rubric& rubric) {
     s.limits.memory_bytes = std::max<std::uint64_t>(rubric.memory_bytes, 4ull << 30);
     s.limits.file_bytes = std::max<std::uint64_t>(rubric.file_bytes, 512ull << 20);
     s.limits.output_keep_bytes = 256 << 10;
-    for (const std::string& a : compile.argv) s.argv.push_back(a == "@SRC@" ? source.string() : a == "@OBJ@" ? object.string() : a);
+    for (const std::string& a : compile.argv)
+      s.argv.push_back(a == "@SRC@" ? source.string() : a == "@OBJ@" ? object.string() : a);
     s.argv.insert(s.argv.end() - 4, "-fdiagnostics-color=never");
     for (const std::string& d : compile.include_dirs) s.mounts.push_back({d, false});
     for (const std::string& d : tool_folders(s.argv)) s.mounts.push_back({d, false});
@@ -59,7 +62,8 @@ BuildStep build_lab(Context& c, const LabRecipe& lab, const Rubric& rubric) {
     const RunResult r = run_sandboxed(s);
     if (!r.ok()) {
       step.status = LabStatus::compile_error;
-      std::string text = r.exited ? first_errors(student_paths(r.output, c.ws, c.cache)) : r.describe() + "\n" + student_paths(r.output, c.ws, c.cache);
+      std::string text = r.exited ? first_errors(student_paths(r.output, c.ws, c.cache))
+                                  : r.describe() + "\n" + student_paths(r.output, c.ws, c.cache);
       step.output = "labs/" + lab.folder + "/" + compile.source + " does not compile:\n" + text;
       return step;
     }
@@ -71,7 +75,8 @@ BuildStep build_lab(Context& c, const LabRecipe& lab, const Rubric& rubric) {
     if (!audit.ok()) {
       step.status = LabStatus::symbol_error;
       step.output = lab.edit() + " defines symbols a submission may not define:\n";
-      for (std::size_t i = 0; i < audit.problems.size() && i < 10; ++i) step.output += "  - " + audit.problems[i] + "\n";
+      for (std::size_t i = 0; i < audit.problems.size() && i < 10; ++i)
+        step.output += "  - " + audit.problems[i] + "\n";
       return step;
     }
   }
@@ -81,9 +86,12 @@ BuildStep build_lab(Context& c, const LabRecipe& lab, const Rubric& rubric) {
     s.limits.file_bytes = std::max<std::uint64_t>(rubric.file_bytes, 512ull << 20);
     s.limits.output_keep_bytes = 256 << 10;
     for (const std::string& a : link.argv) {
-      if (a == "@IMPL@") s.argv.insert(s.argv.end(), objects.begin(), objects.end());
-      else if (a == "@OUT@") s.argv.push_back((c.ws.bin(name) / target).string());
-      else s.argv.push_back(a);
+      if (a == "@IMPL@")
+        s.argv.insert(s.argv.end(), objects.begin(), objects.end());
+      else if (a == "@OUT@")
+        s.argv.push_back((c.ws.bin(name) / target).string());
+      else
+        s.argv.push_back(a);
     }
     for (const std::string& input : link.inputs) s.mounts.push_back({input, false});
     for (const std::string& d : tool_folders(s.argv)) s.mounts.push_back({d, false});
@@ -92,8 +100,9 @@ BuildStep build_lab(Context& c, const LabRecipe& lab, const Rubric& rubric) {
     const RunResult r = run_sandboxed(s);
     if (!r.ok()) {
       step.status = LabStatus::link_error;
-      step.output = lab.edit() + " compiles but does not link (a function of the interface missing, or its "
-                                 "signature changed?):\n" +
+      step.output = lab.edit() +
+                    " compiles but does not link (a function of the interface missing, or its "
+                    "signature changed?):\n" +
                     first_errors(student_paths(r.output, c.ws, c.cache));
       return step;
     }

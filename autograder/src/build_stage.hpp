@@ -14,15 +14,15 @@ namespace workbook::grade {
 
 /// Folders a compile or link needs besides the system folders and its inputs: the compiler's own
 /// installation when it lives elsewhere (a toolchain under /sw/gcc-13, a CUDA toolkit under
-/// /sw/cuda: the folder above its bin/, for its headers, libraries and helpers, nvcc's host compiler
-/// included) and the link's -L folders.
+/// /sw/cuda: the folder above its bin/, for its headers, libraries and helpers, nvcc's host
+/// compiler included) and the link's -L folders.
 std::vector<std::string> tool_folders(const std::vector<std::string>& argv);
 
 /// How a lab's build went.
 struct BuildStep {
   bool ok = false;
   LabStatus status = LabStatus::graded;  ///< compile_error, symbol_error or link_error when not ok
-  std::string output;  ///< the first errors, paths as the student sees them
+  std::string output;                    ///< the first errors, paths as the student sees them
 };
 
 /// Compiles, audits and links a lab's submission into the workspace's bin/labNN/.

@@ -21,7 +21,8 @@ namespace {
 namespace fs = std::filesystem;
 
 void add_unique(std::vector<std::string>& list, const std::string& item) {
-  if (!item.empty() && std::find(list.begin(), list.end(), item) == list.end()) list.push_back(item);
+  if (!item.empty() && std::find(list.begin(), list.end(), item) == list.end())
+    list.push_back(item);
 }
 
 // The folder of a file, and the folder of what it links to: both must be visible for the loader
@@ -36,7 +37,8 @@ void add_folders_of(const std::string& file, std::vector<std::string>& folders) 
 }
 
 std::string ldconfig_listing() {
-  for (const char* ldconfig : {"/sbin/ldconfig", "/usr/sbin/ldconfig", "/usr/bin/ldconfig", "/bin/ldconfig"}) {
+  for (const char* ldconfig :
+       {"/sbin/ldconfig", "/usr/sbin/ldconfig", "/usr/bin/ldconfig", "/bin/ldconfig"}) {
     if (access(ldconfig, X_OK) != 0) continue;
     SandboxSpec spec;
     spec.argv = {ldconfig, "-p"};
@@ -86,18 +88,24 @@ GpuAccess look() {
       struct stat s;
       if (stat(path.c_str(), &s) != 0 || !(S_ISCHR(s.st_mode) || S_ISDIR(s.st_mode))) continue;
       add_unique(g.devices, path);
-      const bool open_to_all = S_ISDIR(s.st_mode) || (s.st_mode & (S_IROTH | S_IWOTH)) == (S_IROTH | S_IWOTH);
-      if (!open_to_all && (s.st_mode & (S_IRGRP | S_IWGRP)) == (S_IRGRP | S_IWGRP) && s.st_gid != 0 &&
-          std::find(g.groups.begin(), g.groups.end(), s.st_gid) == g.groups.end())
+      const bool open_to_all =
+          S_ISDIR(s.st_mode) || (s.st_mode & (S_IROTH | S_IWOTH)) == (S_IROTH | S_IWOTH);
+      if (!open_to_all && (s.st_mode & (S_IRGRP | S_IWGRP)) == (S_IRGRP | S_IWGRP) &&
+          s.st_gid != 0 && std::find(g.groups.begin(), g.groups.end(), s.st_gid) == g.groups.end())
         g.groups.push_back(s.st_gid);
     }
     closedir(dev);
   }
   std::sort(g.devices.begin(), g.devices.end());
-  const bool has_gpu_node = std::any_of(g.devices.begin(), g.devices.end(), [](const std::string& d) {
-    return d == "/dev/nvidiactl" || (d.size() > 11 && d.rfind("/dev/nvidia", 0) == 0 && std::isdigit(static_cast<unsigned char>(d[11])));
-  });
-  if (!has_gpu_node) g.notes.push_back("no /dev/nvidiactl or /dev/nvidiaN: no NVIDIA GPU here (GPU labs report their tests skipped)");
+  const bool has_gpu_node =
+      std::any_of(g.devices.begin(), g.devices.end(), [](const std::string& d) {
+        return d == "/dev/nvidiactl" || (d.size() > 11 && d.rfind("/dev/nvidia", 0) == 0 &&
+                                         std::isdigit(static_cast<unsigned char>(d[11])));
+      });
+  if (!has_gpu_node)
+    g.notes.push_back(
+        "no /dev/nvidiactl or /dev/nvidiaN: no NVIDIA GPU here (GPU labs report their tests "
+        "skipped)");
 
   // The driver's libraries: where the loader's cache says, and where LD_LIBRARY_PATH says (module
   // systems and some container setups use it and leave the cache alone).
@@ -122,7 +130,9 @@ GpuAccess look() {
   }
   if (!ld_path.empty()) g.env.push_back("LD_LIBRARY_PATH=" + ld_path);
   if (has_gpu_node && !g.driver)
-    g.notes.push_back("a GPU device node but no libcuda.so.1 (neither in `ldconfig -p` nor on LD_LIBRARY_PATH): CUDA programs cannot start");
+    g.notes.push_back(
+        "a GPU device node but no libcuda.so.1 (neither in `ldconfig -p` nor on LD_LIBRARY_PATH): "
+        "CUDA programs cannot start");
 
   // The toolkit (nvcc for the compile, CUPTI for the timer): CUDA_HOME, CUDA_PATH, nvcc on PATH.
   for (const char* variable : {"CUDA_HOME", "CUDA_PATH"}) {
@@ -158,15 +168,17 @@ bool under_system_folder(std::string_view path) {
 }
 
 bool GpuAccess::present() const {
-  const bool node = std::any_of(devices.begin(), devices.end(), [](const std::string& d) { return d == "/dev/nvidiactl"; });
+  const bool node = std::any_of(devices.begin(), devices.end(),
+                                [](const std::string& d) { return d == "/dev/nvidiactl"; });
   return node && driver;
 }
 
 nlohmann::json GpuAccess::to_json() const {
   nlohmann::json groups_json = nlohmann::json::array();
   for (gid_t g : groups) groups_json.push_back(g);
-  return {{"present", present()}, {"devices", devices}, {"driver_libraries", libraries}, {"toolkit", toolkit},
-          {"environment", env}, {"device_groups", groups_json}, {"found", found}, {"notes", notes}};
+  return {{"present", present()}, {"devices", devices}, {"driver_libraries", libraries},
+          {"toolkit", toolkit},   {"environment", env}, {"device_groups", groups_json},
+          {"found", found},       {"notes", notes}};
 }
 
 const GpuAccess& gpu_access() {

@@ -51,7 +51,8 @@ LabResult grade_lab(Context& c, const LabRecipe& lab, bool submitted, const std:
     build.lab = lab.number;
     build.test = "build";
     build.status = ItemStatus::skipped;
-    build.output = "Not graded: this lab cannot be graded on this machine (" + first_errors(lab.unavailable, 5) + ").";
+    build.output = "Not graded: this lab cannot be graded on this machine (" +
+                   first_errors(lab.unavailable, 5) + ").";
     result.items.push_back(build);
     return result;
   }
@@ -96,8 +97,10 @@ LabResult grade_lab(Context& c, const LabRecipe& lab, bool submitted, const std:
     result.status = step.status;
     result.build_output = step.output;
     build.status = ItemStatus::failed;
-    build.output = fenced(step.output) + "\nEvery test of lab " + lab.number + " counts 0 until it builds.";
-    fail_all(items, "Not run: lab " + lab.number + " does not build (see " + lab.name() + " build).");
+    build.output =
+        fenced(step.output) + "\nEvery test of lab " + lab.number + " counts 0 until it builds.";
+    fail_all(items,
+             "Not run: lab " + lab.number + " does not build (see " + lab.name() + " build).");
     c.log << "    build: " << to_string(step.status) << "\n";
     return finish();
   }
@@ -121,12 +124,14 @@ int sandbox_exec(const std::vector<std::string>& args) {
   spec.argv.insert(spec.argv.end(), args.begin() + 1, args.end());
   // The driver's channel: our fds 3 and 4 go to the worker as its 3 and 4.
   spec.pass_fds = {};
-  for (int fd : j.value("pass_fds", std::vector<int>{3, 4})) spec.pass_fds.push_back(fcntl(fd, F_DUPFD_CLOEXEC, 10));
+  for (int fd : j.value("pass_fds", std::vector<int>{3, 4}))
+    spec.pass_fds.push_back(fcntl(fd, F_DUPFD_CLOEXEC, 10));
   for (int fd : {3, 4}) close(fd);
   const RunResult r = run_sandboxed(spec);
   if (j.contains("log")) {
     std::ofstream log(j["log"].get<std::string>(), std::ios::app);
-    log << "--- " << r.describe() << " (" << r.output_bytes << " bytes of output)\n" << r.output_with_note();
+    log << "--- " << r.describe() << " (" << r.output_bytes << " bytes of output)\n"
+        << r.output_with_note();
   }
   if (!r.started) return 127;
   if (r.exited) return r.code;
@@ -155,12 +160,16 @@ GradeResult grade(const GradeOptions& o, std::ostream& log) {
   if (!isolation().complete())
     for (const std::string& n : isolation().notes) result.warnings.push_back("isolation: " + n);
 
-  Workspace ws(o.work.empty() ? fs::temp_directory_path() / ("workbook-grade-" + std::to_string(geteuid())) : o.work, o.slot, o.keep_work);
+  Workspace ws(o.work.empty()
+                   ? fs::temp_directory_path() / ("workbook-grade-" + std::to_string(geteuid()))
+                   : o.work,
+               o.slot, o.keep_work);
   Context c{o, *cache, ws, log, result.seed};
   // Parallel tests share the sandbox user; without a pid namespace leftovers are killed by user id,
   // which would hit the other test too.
   c.parallel_ok = isolation().pid_namespace || !isolation().root;
-  log << "grading " << result.id << " (" << o.submission.string() << "), seed " << result.seed << "\n";
+  log << "grading " << result.id << " (" << o.submission.string() << "), seed " << result.seed
+      << "\n";
 
   // The submission: a folder, an archive, or the trusted tree's own reference or stub files.
   const fs::path root = submission_root(c);
@@ -171,17 +180,21 @@ GradeResult grade(const GradeOptions& o, std::ostream& log) {
     for (const std::string& f : lab.student_files) ++name_count[fs::path(f).filename().string()];
 
   for (const std::string& n : o.labs)
-    if (!cache->labs.count(n)) throw std::invalid_argument("there is no lab " + n + " in the grading cache " + o.cache.string());
+    if (!cache->labs.count(n))
+      throw std::invalid_argument("there is no lab " + n + " in the grading cache " +
+                                  o.cache.string());
   for (const auto& [n, lab] : cache->labs) {
     if (!o.labs.empty() && std::find(o.labs.begin(), o.labs.end(), n) == o.labs.end()) continue;
     const Rubric lab_rubric = lab.available ? cache->rubric(lab) : Rubric::default_for(n);
     LabIntake taken = take_lab_files(c, root, lab, lab_rubric, name_count);
     result.files.insert(result.files.end(), taken.files.begin(), taken.files.end());
     LabResult lr = grade_lab(c, lab, taken.submitted, taken.missing);
-    log << "  " << lab.name() << ": " << fixed(lr.score, 1) << " / " << fixed(lr.max_score, 1) << " (" << to_string(lr.status) << ", "
-        << fixed(lr.seconds, 1) << " s)\n" << std::flush;
+    log << "  " << lab.name() << ": " << fixed(lr.score, 1) << " / " << fixed(lr.max_score, 1)
+        << " (" << to_string(lr.status) << ", " << fixed(lr.seconds, 1) << " s)\n"
+        << std::flush;
     for (const std::string& n2 : lr.notes) result.warnings.push_back(lab.name() + ": " + n2);
-    for (const std::string& w : lab.rubric_warnings) result.warnings.push_back(lab.name() + " rubric: " + w);
+    for (const std::string& w : lab.rubric_warnings)
+      result.warnings.push_back(lab.name() + " rubric: " + w);
     result.score += lr.score;
     result.max_score += lr.max_score;
     result.labs.push_back(std::move(lr));
@@ -195,7 +208,8 @@ GradeResult grade(const GradeOptions& o, std::ostream& log) {
   }
   result.seconds = since(start);
   write_outputs(result, o);
-  log << "score " << fixed(result.score, 2) << " / " << fixed(result.max_score, 2) << " in " << fixed(result.seconds, 1) << " s\n";
+  log << "score " << fixed(result.score, 2) << " / " << fixed(result.max_score, 2) << " in "
+      << fixed(result.seconds, 1) << " s\n";
   return result;
 }
 

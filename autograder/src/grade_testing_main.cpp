@@ -4,9 +4,10 @@
 //
 // What this does and does not protect (see autograder/README.md, "Threat model"): the grader reads
 // results only from this channel, so printing "[  PASSED  ]", exiting 0, or writing report files
-// earns nothing, and a process that ends before its test does fails it. Code in the same process can
-// still find the nonce in memory and write records itself: a deliberate forgery of this channel is
-// possible, which is why the sealed tests (checked outside the student's process) gate these points.
+// earns nothing, and a process that ends before its test does fails it. Code in the same process
+// can still find the nonce in memory and write records itself: a deliberate forgery of this channel
+// is possible, which is why the sealed tests (checked outside the student's process) gate these
+// points.
 #include <workbook/seed.hpp>
 #include <workbook/skip.hpp>
 #if defined(WORKBOOK_GRADE_CUDA)
@@ -36,7 +37,8 @@ class ChannelListener : public ::testing::EmptyTestEventListener {
   void OnTestPartResult(const ::testing::TestPartResult& part) override {
     if (part.type() == ::testing::TestPartResult::kSuccess) return;
     std::string message = part.message();
-    if (message.size() > kMaxMessage) message = message.substr(0, kMaxMessage) + "\n[... message cut]";
+    if (message.size() > kMaxMessage)
+      message = message.substr(0, kMaxMessage) + "\n[... message cut]";
     send({{"event", part.skipped() ? "skip" : "failure"},
           {"file", part.file_name() ? part.file_name() : ""},
           {"line", part.line_number()},
@@ -46,7 +48,9 @@ class ChannelListener : public ::testing::EmptyTestEventListener {
     const ::testing::TestResult* r = test.result();
     send({{"event", "end"},
           {"test", name(test)},
-          {"result", r->Skipped() ? "skipped" : r->Failed() ? "failed" : "passed"},
+          {"result", r->Skipped()  ? "skipped"
+                     : r->Failed() ? "failed"
+                                   : "passed"},
           {"ms", r->elapsed_time()},
           {"seed", workbook::base_seed()}});
   }
@@ -56,12 +60,18 @@ class ChannelListener : public ::testing::EmptyTestEventListener {
   void skipped(const std::string& test, const std::string& why) {
     send({{"event", "start"}, {"test", test}});
     send({{"event", "skip"}, {"file", ""}, {"line", 0}, {"message", why}});
-    send({{"event", "end"}, {"test", test}, {"result", "skipped"}, {"ms", 0}, {"seed", workbook::base_seed()}});
+    send({{"event", "end"},
+          {"test", test},
+          {"result", "skipped"},
+          {"ms", 0},
+          {"seed", workbook::base_seed()}});
   }
 
  private:
   static constexpr std::size_t kMaxMessage = 8000;
-  static std::string name(const ::testing::TestInfo& t) { return std::string(t.test_suite_name()) + "." + t.name(); }
+  static std::string name(const ::testing::TestInfo& t) {
+    return std::string(t.test_suite_name()) + "." + t.name();
+  }
   void send(const nlohmann::json& record) {
     const std::string line = nonce_ + " " + record.dump() + "\n";
     std::fputs(line.c_str(), channel_);
@@ -72,7 +82,8 @@ class ChannelListener : public ::testing::EmptyTestEventListener {
 };
 
 // The nonce arrives on fd 4 (the grader writes it and closes its end). Read here, in main, after
-// static initialisation; a submission that reads it first leaves nothing to read, and its tests fail.
+// static initialisation; a submission that reads it first leaves nothing to read, and its tests
+// fail.
 std::string read_nonce() {
   std::string nonce;
   char buffer[128];
@@ -93,7 +104,8 @@ bool selected(const std::string& filter, const std::string& test) {
   std::size_t from = 0;
   for (;;) {
     const std::size_t to = filter.find(':', from);
-    if (workbook::grade::glob_match(std::string_view(filter).substr(from, to - from), test)) return true;
+    if (workbook::grade::glob_match(std::string_view(filter).substr(from, to - from), test))
+      return true;
     if (to == std::string::npos) return false;
     from = to + 1;
   }
@@ -122,8 +134,9 @@ int main(int argc, char** argv) {
   const std::string nonce = read_nonce();
   FILE* channel = nonce.size() >= 32 ? fdopen(3, "w") : nullptr;
   if (channel == nullptr) {
-    std::cerr << "This test executable is the autograder's: it reports on the grader's channel. Run "
-                 "your lab's tests with ctest instead.\n";
+    std::cerr
+        << "This test executable is the autograder's: it reports on the grader's channel. Run "
+           "your lab's tests with ctest instead.\n";
     return 3;
   }
   auto* listener = new ChannelListener(channel, nonce);

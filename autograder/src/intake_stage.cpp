@@ -15,7 +15,9 @@
 
 namespace workbook::grade {
 
-bool is_archive(const fs::path& p) { return is_archive_name(p); }
+bool is_archive(const fs::path& p) {
+  return is_archive_name(p);
+}
 
 // Unpacks an archive in the sandbox, as the sandbox user: an archive is untrusted input too, and
 // its parser (libarchive, in `workbook-grade unpack`) runs with no more rights than the student's
@@ -33,20 +35,25 @@ fs::path unpack(const Context& c, const fs::path& archive) {
   s.limits.output_keep_bytes = 8 << 10;
   s.mounts.push_back({into.string(), true});
   const fs::path grader = self_executable();
-  if (!under_system_folder(grader.parent_path().string())) s.mounts.push_back({grader.parent_path().string(), false});
+  if (!under_system_folder(grader.parent_path().string()))
+    s.mounts.push_back({grader.parent_path().string(), false});
   s.argv = {grader.string(), "unpack", copy.string(), into.string()};
   const RunResult r = run_sandboxed(s);
-  if (!r.ok()) throw std::invalid_argument("the submission " + name + " could not be unpacked: " + r.describe() + "\n" + r.output);
+  if (!r.ok())
+    throw std::invalid_argument("the submission " + name +
+                                " could not be unpacked: " + r.describe() + "\n" + r.output);
   return into;
 }
 
 // Finds `relative` (labs/<folder>/<file>) in a submission: at that path under the root or under one
 // of its folders, else (a flat upload) a file with the same name when that name is unambiguous.
-std::optional<fs::path> locate(const fs::path& root, const std::string& relative, bool name_unique) {
+std::optional<fs::path> locate(const fs::path& root, const std::string& relative,
+                               bool name_unique) {
   std::vector<fs::path> exact, by_name;
   const std::string name = fs::path(relative).filename().string();
   std::error_code ec;
-  for (auto it = fs::recursive_directory_iterator(root, fs::directory_options::skip_permission_denied, ec);
+  for (auto it = fs::recursive_directory_iterator(
+           root, fs::directory_options::skip_permission_denied, ec);
        it != fs::recursive_directory_iterator(); it.increment(ec)) {
     if (ec) break;
     if (it.depth() > 8) {
@@ -54,18 +61,22 @@ std::optional<fs::path> locate(const fs::path& root, const std::string& relative
       continue;
     }
     const std::string rel = fs::relative(it->path(), root).generic_string();
-    if (it->is_directory() && (rel.find("/build") != std::string::npos || rel.rfind("build", 0) == 0 ||
-                               it->path().filename() == ".git")) {
+    if (it->is_directory() && (rel.find("/build") != std::string::npos ||
+                               rel.rfind("build", 0) == 0 || it->path().filename() == ".git")) {
       it.disable_recursion_pending();
       continue;
     }
-    if (rel == relative || (rel.size() > relative.size() && rel.compare(rel.size() - relative.size() - 1, std::string::npos, "/" + relative) == 0))
+    if (rel == relative ||
+        (rel.size() > relative.size() &&
+         rel.compare(rel.size() - relative.size() - 1, std::string::npos, "/" + relative) == 0))
       exact.push_back(it->path());
     else if (it->path().filename() == name)
       by_name.push_back(it->path());
   }
   auto shortest = [](std::vector<fs::path>& v) {
-    std::sort(v.begin(), v.end(), [](const fs::path& a, const fs::path& b) { return a.string().size() < b.string().size(); });
+    std::sort(v.begin(), v.end(), [](const fs::path& a, const fs::path& b) {
+      return a.string().size() < b.string().size();
+    });
     return v.front();
   };
   if (!exact.empty()) return shortest(exact);
@@ -77,7 +88,9 @@ std::optional<fs::path> locate(const fs::path& root, const std::string& relative
 // larger than allowed.
 std::string read_submitted(const fs::path& p, std::size_t max_bytes) {
   const int fd = open(p.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) throw std::invalid_argument(errno == ELOOP ? "is a symbolic link (only regular files are taken)" : std::strerror(errno));
+  if (fd < 0)
+    throw std::invalid_argument(errno == ELOOP ? "is a symbolic link (only regular files are taken)"
+                                               : std::strerror(errno));
   struct stat s;
   if (fstat(fd, &s) != 0 || !S_ISREG(s.st_mode)) {
     close(fd);
@@ -85,7 +98,8 @@ std::string read_submitted(const fs::path& p, std::size_t max_bytes) {
   }
   if (static_cast<std::size_t>(s.st_size) > max_bytes) {
     close(fd);
-    throw std::invalid_argument("is " + std::to_string(s.st_size >> 10) + " KiB, more than the " + std::to_string(max_bytes >> 10) + " KiB allowed");
+    throw std::invalid_argument("is " + std::to_string(s.st_size >> 10) + " KiB, more than the " +
+                                std::to_string(max_bytes >> 10) + " KiB allowed");
   }
   std::string data(static_cast<std::size_t>(s.st_size), '\0');
   std::size_t got = 0;
@@ -120,15 +134,18 @@ fs::path submission_root(const Context& c) {
   const std::string special = o.submission.string();
   if (special == "@reference" || special == "@stub") {
     root = ws.root / "intake";
-    // Exactly what a student would hand in: the lab's files, and (the reference) its helper headers.
+    // Exactly what a student would hand in: the lab's files, and (the reference) its helper
+    // headers.
     for (const auto& [n, lab] : cache.labs) {
-      const fs::path from_dir = cache.src() / (special == "@reference" ? "solutions" : "labs") / lab.folder;
+      const fs::path from_dir =
+          cache.src() / (special == "@reference" ? "solutions" : "labs") / lab.folder;
       if (!fs::exists(from_dir)) continue;
       fs::create_directories(root / "labs" / lab.folder);
       for (const auto& e : fs::directory_iterator(from_dir)) {
         const std::string name = e.path().filename().string();
         if (!e.is_regular_file() || name == "CMakeLists.txt") continue;
-        fs::copy_file(e.path(), root / "labs" / lab.folder / name, fs::copy_options::overwrite_existing);
+        fs::copy_file(e.path(), root / "labs" / lab.folder / name,
+                      fs::copy_options::overwrite_existing);
       }
     }
   } else if (fs::is_directory(o.submission)) {
@@ -136,13 +153,14 @@ fs::path submission_root(const Context& c) {
   } else if (fs::is_regular_file(o.submission) && is_archive(o.submission)) {
     root = unpack(c, o.submission);
   } else {
-    throw std::invalid_argument(o.submission.string() + " is neither a folder nor an archive (.zip, .tar, .tar.gz, .tgz)");
+    throw std::invalid_argument(o.submission.string() +
+                                " is neither a folder nor an archive (.zip, .tar, .tar.gz, .tgz)");
   }
   return root;
 }
 
-LabIntake take_lab_files(const Context& c, const fs::path& root, const LabRecipe& lab, const Rubric& lab_rubric,
-                         const std::map<std::string, int>& name_count) {
+LabIntake take_lab_files(const Context& c, const fs::path& root, const LabRecipe& lab,
+                         const Rubric& lab_rubric, const std::map<std::string, int>& name_count) {
   const Workspace& ws = c.ws;
   LabIntake in;
   fs::path submitted_folder;
@@ -161,9 +179,11 @@ LabIntake take_lab_files(const Context& c, const fs::path& root, const LabRecipe
       const fs::path target = ws.src() / relative;
       fs::create_directories(target.parent_path());
       write_text_atomic(target, data);
-      fs::permissions(target, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read | fs::perms::others_read);
+      fs::permissions(target, fs::perms::owner_read | fs::perms::owner_write |
+                                  fs::perms::group_read | fs::perms::others_read);
       for (fs::path d = target.parent_path(); d != ws.src(); d = d.parent_path())
-        fs::permissions(d, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec | fs::perms::others_read | fs::perms::others_exec);
+        fs::permissions(d, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                               fs::perms::others_read | fs::perms::others_exec);
       in.files.push_back({relative, data.size(), hash_hex(data)});
     } catch (const std::invalid_argument& e) {
       in.submitted = false;
@@ -175,15 +195,20 @@ LabIntake take_lab_files(const Context& c, const fs::path& root, const LabRecipe
     std::error_code ec;
     for (const auto& e : fs::directory_iterator(submitted_folder, ec)) {
       const std::string name = e.path().filename().string();
-      const bool wanted = std::any_of(lab_rubric.optional_files.begin(), lab_rubric.optional_files.end(),
-                                      [&](const std::string& p) { return glob_match(p, name); });
-      const bool required = std::find(lab.student_files.begin(), lab.student_files.end(), name) != lab.student_files.end();
-      if (!wanted || required || fs::exists(lab.lab_dir / name) || !e.is_regular_file(ec) || e.is_symlink(ec)) continue;
+      const bool wanted =
+          std::any_of(lab_rubric.optional_files.begin(), lab_rubric.optional_files.end(),
+                      [&](const std::string& p) { return glob_match(p, name); });
+      const bool required = std::find(lab.student_files.begin(), lab.student_files.end(), name) !=
+                            lab.student_files.end();
+      if (!wanted || required || fs::exists(lab.lab_dir / name) || !e.is_regular_file(ec) ||
+          e.is_symlink(ec))
+        continue;
       try {
         const std::string data = read_submitted(e.path(), lab_rubric.max_source_bytes);
         const std::string relative = "labs/" + lab.folder + "/" + name;
         write_text_atomic(ws.src() / relative, data);
-        fs::permissions(ws.src() / relative, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read | fs::perms::others_read);
+        fs::permissions(ws.src() / relative, fs::perms::owner_read | fs::perms::owner_write |
+                                                 fs::perms::group_read | fs::perms::others_read);
         in.files.push_back({relative, data.size(), hash_hex(data)});
       } catch (const std::invalid_argument&) {
       }

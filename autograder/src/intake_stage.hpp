@@ -19,13 +19,15 @@ namespace workbook::grade {
 bool is_archive(const fs::path& p);
 /// Unpacks an archive in the sandbox (as the sandbox user: an archive is untrusted input too).
 fs::path unpack(const Context& c, const fs::path& archive);
-/// Finds `relative` (labs/<folder>/<file>) in a submission: at that path under the root or under one
-/// of its folders, else (a flat upload) a file with the same name when that name is unambiguous.
+/// Finds `relative` (labs/<folder>/<file>) in a submission: at that path under the root or under
+/// one of its folders, else (a flat upload) a file with the same name when that name is
+/// unambiguous.
 std::optional<fs::path> locate(const fs::path& root, const std::string& relative, bool name_unique);
 /// Reads a submitted file safely: a regular file (never a link to something of the grader's), not
 /// larger than allowed. Throws std::invalid_argument saying why not.
 std::string read_submitted(const fs::path& p, std::size_t max_bytes);
-/// The submission's name in the gradebook when none is given: its file name, less the archive's extension.
+/// The submission's name in the gradebook when none is given: its file name, less the archive's
+/// extension.
 std::string trimmed_id(const fs::path& submission);
 
 /// The folder the submission's files are looked for in: the submission itself (a folder), the
@@ -35,15 +37,15 @@ fs::path submission_root(const Context& c);
 
 /// What intake found of one lab.
 struct LabIntake {
-  bool submitted = true;               ///< every required file found and taken
-  std::string missing;                 ///< for the student: which files are missing or refused, and why
-  std::vector<SubmittedFile> files;    ///< the files taken (into the workspace's src/)
+  bool submitted = true;  ///< every required file found and taken
+  std::string missing;    ///< for the student: which files are missing or refused, and why
+  std::vector<SubmittedFile> files;  ///< the files taken (into the workspace's src/)
 };
 
 /// Takes one lab's whitelisted files (and the optional helper files its rubric allows) from the
 /// submission into the workspace. `name_count` counts each file name over every lab of the cache
 /// (a flat upload is matched by name only where the name is unambiguous).
-LabIntake take_lab_files(const Context& c, const fs::path& root, const LabRecipe& lab, const Rubric& rubric,
-                         const std::map<std::string, int>& name_count);
+LabIntake take_lab_files(const Context& c, const fs::path& root, const LabRecipe& lab,
+                         const Rubric& rubric, const std::map<std::string, int>& name_count);
 
 }  // namespace workbook::grade

@@ -3,8 +3,8 @@
 #include <grade/kit.hpp>
 
 #include <grade/package.hpp>
-#include <grade/util.hpp>
 #include <grade/prepare.hpp>
+#include <grade/util.hpp>
 
 #include <algorithm>
 #include <iostream>
@@ -27,7 +27,8 @@ using nlohmann::json;
 const std::vector<std::string> kInstructorOnly = {"solutions/", "autograder/", ".ci/"};
 
 bool instructor_only(const std::string& relative) {
-  return std::any_of(kInstructorOnly.begin(), kInstructorOnly.end(), [&](const std::string& p) { return relative.rfind(p, 0) == 0; });
+  return std::any_of(kInstructorOnly.begin(), kInstructorOnly.end(),
+                     [&](const std::string& p) { return relative.rfind(p, 0) == 0; });
 }
 
 // Presets that need the solutions (WORKBOOK_IMPL=solutions, directly or inherited) do not work in
@@ -36,7 +37,8 @@ std::pair<std::string, std::vector<std::string>> student_presets(const std::stri
   json p = json::parse(text);
   std::map<std::string, json> configure;
   for (const json& c : items_of(p, "configurePresets")) configure[c.value("name", "")] = c;
-  std::function<std::string(const std::string&)> impl = [&](const std::string& name) -> std::string {
+  std::function<std::string(const std::string&)> impl =
+      [&](const std::string& name) -> std::string {
     const auto it = configure.find(name);
     if (it == configure.end()) return "";
     const json& c = it->second;
@@ -61,17 +63,22 @@ std::pair<std::string, std::vector<std::string>> student_presets(const std::stri
     if (!p.contains(key)) return;
     json kept = json::array();
     for (const json& x : p[key]) {
-      if (uses_removed(x)) removed_other.insert(x.value("name", ""));
-      else kept.push_back(x);
+      if (uses_removed(x))
+        removed_other.insert(x.value("name", ""));
+      else
+        kept.push_back(x);
     }
     p[key] = kept;
   };
   filter("configurePresets", [&](const json& x) { return removed.count(x.value("name", "")) > 0; });
-  filter("buildPresets", [&](const json& x) { return removed.count(x.value("configurePreset", "")) > 0; });
-  filter("testPresets", [&](const json& x) { return removed.count(x.value("configurePreset", "")) > 0; });
+  filter("buildPresets",
+         [&](const json& x) { return removed.count(x.value("configurePreset", "")) > 0; });
+  filter("testPresets",
+         [&](const json& x) { return removed.count(x.value("configurePreset", "")) > 0; });
   filter("workflowPresets", [&](const json& x) {
     for (const json& step : items_of(x, "steps"))
-      if (step.value("type", "") == "configure" && removed.count(step.value("name", ""))) return true;
+      if (step.value("type", "") == "configure" && removed.count(step.value("name", "")))
+        return true;
     return false;
   });
   std::vector<std::string> names(removed.begin(), removed.end());
@@ -122,7 +129,10 @@ int verify(const KitOptions& o, std::ostream& log) {
     const std::string h = hash_hex(read_text(o.out / f));
     if (secret_hashes.count(h)) leaks.push_back(f + " (the same as " + secret_names[h] + ")");
   }
-  check(leaks.empty(), "no solution, hidden test or rubric in the kit" + (leaks.empty() ? std::string() : ": " + leaks.front()), log, failures);
+  check(leaks.empty(),
+        "no solution, hidden test or rubric in the kit" +
+            (leaks.empty() ? std::string() : ": " + leaks.front()),
+        log, failures);
 
   // 2. It builds, in a scratch copy (the kit itself stays clean).
   const fs::path scratch = o.out.parent_path() / (o.out.filename().string() + ".verify");
@@ -130,22 +140,30 @@ int verify(const KitOptions& o, std::ostream& log) {
   copy_tree(o.out, scratch);
   const fs::path build = scratch / "build" / "verify";
   std::string labs_to_build;
-  for (const std::string& n : o.verify_labs) labs_to_build += (labs_to_build.empty() ? "" : ";") + n;
-  if (labs_to_build.empty()) labs_to_build = "all";
-  else log << "  (building and trying labs " << labs_to_build << " only, as --verify-labs asks)\n";
+  for (const std::string& n : o.verify_labs)
+    labs_to_build += (labs_to_build.empty() ? "" : ";") + n;
+  if (labs_to_build.empty())
+    labs_to_build = "all";
+  else
+    log << "  (building and trying labs " << labs_to_build << " only, as --verify-labs asks)\n";
   const auto tried = [&](const std::string& folder) {
-    return o.verify_labs.empty() || std::find(o.verify_labs.begin(), o.verify_labs.end(), folder.substr(0, 2)) != o.verify_labs.end();
+    return o.verify_labs.empty() || std::find(o.verify_labs.begin(), o.verify_labs.end(),
+                                              folder.substr(0, 2)) != o.verify_labs.end();
   };
   CommandResult r = run_command({"/usr/bin/env", "cmake", "--list-presets=all"}, scratch);
   check(r.code == 0, "its CMakePresets.json is valid", log, failures);
-  r = run_command({"/usr/bin/env", "cmake", "-S", scratch.string(), "-B", build.string(), "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release",
-                   "-DWORKBOOK_IMPL=labs", "-DWORKBOOK_LABS=" + labs_to_build, "-DWORKBOOK_REGISTER_LAST_BUILD=OFF"});
-  if (!check(r.code == 0, "it configures without solutions (every lab with perf cases has a reference profile)", log, failures)) {
+  r = run_command({"/usr/bin/env", "cmake", "-S", scratch.string(), "-B", build.string(), "-G",
+                   "Ninja", "-DCMAKE_BUILD_TYPE=Release", "-DWORKBOOK_IMPL=labs",
+                   "-DWORKBOOK_LABS=" + labs_to_build, "-DWORKBOOK_REGISTER_LAST_BUILD=OFF"});
+  if (!check(r.code == 0,
+             "it configures without solutions (every lab with perf cases has a reference profile)",
+             log, failures)) {
     log << first_errors(r.output, 30);
     return failures;
   }
   log << "  building the kit (" << o.jobs << " jobs) ...\n" << std::flush;
-  r = run_command({"/usr/bin/env", "cmake", "--build", build.string(), "-j", std::to_string(o.jobs)});
+  r = run_command(
+      {"/usr/bin/env", "cmake", "--build", build.string(), "-j", std::to_string(o.jobs)});
   if (!check(r.code == 0, "it builds", log, failures)) {
     log << first_errors(r.output, 30);
     return failures;
@@ -154,7 +172,8 @@ int verify(const KitOptions& o, std::ostream& log) {
   // 3. Every lab's tests fail on the stub, each naming the function to implement and the file.
   std::vector<std::string> folders;
   for (const auto& e : fs::directory_iterator(scratch / "labs"))
-    if (e.is_directory() && tried(e.path().filename().string())) folders.push_back(e.path().filename().string());
+    if (e.is_directory() && tried(e.path().filename().string()))
+      folders.push_back(e.path().filename().string());
   std::sort(folders.begin(), folders.end());
   for (const std::string& folder : folders) {
     const std::string lab = "lab" + folder.substr(0, 2);
@@ -164,9 +183,11 @@ int verify(const KitOptions& o, std::ostream& log) {
       continue;
     }
     const fs::path report = build / (lab + "-stub.json");
-    const CommandResult t = run_command({exe.string(), "--gtest_output=json:" + report.string()}, build, 600);
+    const CommandResult t =
+        run_command({exe.string(), "--gtest_output=json:" + report.string()}, build, 600);
     if (t.code == workbook::kSkipReturnCode) {
-      // A CUDA lab on a machine without a GPU: nothing could run, which is not a failure of the kit.
+      // A CUDA lab on a machine without a GPU: nothing could run, which is not a failure of the
+      // kit.
       log << "  skipped: " << lab << "'s stub check (" << skip_reason(t.output) << ")\n";
       continue;
     }
@@ -180,15 +201,19 @@ int verify(const KitOptions& o, std::ostream& log) {
           for (const json& f : items_of(test, "failures")) messages += f.value("failure", "");
           if (messages.empty()) continue;
           ++failed;
-          if (!std::regex_search(messages, std::regex("not implemented yet: implement [A-Za-z_0-9:]+ in labs/" + folder + "/"))) {
+          if (!std::regex_search(
+                  messages, std::regex("not implemented yet: implement [A-Za-z_0-9:]+ in labs/" +
+                                       folder + "/"))) {
             ++wrong;
-            if (first_wrong.empty()) first_wrong = suite.value("name", "") + "." + test.value("name", "");
+            if (first_wrong.empty())
+              first_wrong = suite.value("name", "") + "." + test.value("name", "");
           }
         }
       }
     }
     check(t.code == 1 && failed > 0 && wrong == 0,
-          lab + ": " + std::to_string(failed) + " tests fail with \"not implemented yet: implement ... in labs/" + folder + "/...\"" +
+          lab + ": " + std::to_string(failed) +
+              " tests fail with \"not implemented yet: implement ... in labs/" + folder + "/...\"" +
               (t.code > 1 || t.code < 0 ? " (the test executable crashed)" : "") +
               (wrong ? "; " + std::to_string(wrong) + " fail otherwise, e.g. " + first_wrong : ""),
           log, failures);
@@ -196,15 +221,18 @@ int verify(const KitOptions& o, std::ostream& log) {
 
   // 4. The perf feedback works without solution sources: with the reference implementation dropped
   //    into the scratch copy, each perf case runs in profile mode and explains the result.
-  const CommandResult listed = run_command({"/usr/bin/env", "ctest", "--test-dir", build.string(), "-N", "-V", "-L", "perf"}, build);
+  const CommandResult listed = run_command(
+      {"/usr/bin/env", "ctest", "--test-dir", build.string(), "-N", "-V", "-L", "perf"}, build);
   const fs::path ceilings = build / "workbook-ceilings.json";
   bool probed = false;
   for (const std::string& folder : folders) {
     const std::string lab = "lab" + folder.substr(0, 2);
     const fs::path perf_worker = build / "labs" / folder / (lab + "_perf");
     if (!fs::exists(perf_worker)) continue;
-    check(listed.output.find("--profile") != std::string::npos && listed.output.find(lab + ".perf.") != std::string::npos,
-          lab + ": its perf tests judge by labs/" + folder + "/tests/reference_profile.json", log, failures);
+    check(listed.output.find("--profile") != std::string::npos &&
+              listed.output.find(lab + ".perf.") != std::string::npos,
+          lab + ": its perf tests judge by labs/" + folder + "/tests/reference_profile.json", log,
+          failures);
     if (!fs::exists(o.trusted / "solutions" / folder)) {
       log << "  (" << lab << ": no reference solution to try the perf feedback with)\n";
       continue;
@@ -212,41 +240,55 @@ int verify(const KitOptions& o, std::ostream& log) {
     // The reference's files (its sources and helper headers; not its CMakeLists) over the stub.
     for (const auto& e : fs::directory_iterator(o.trusted / "solutions" / folder))
       if (e.is_regular_file() && e.path().filename() != "CMakeLists.txt")
-        fs::copy_file(e.path(), scratch / "labs" / folder / e.path().filename(), fs::copy_options::overwrite_existing);
-    r = run_command({"/usr/bin/env", "cmake", "--build", build.string(), "-j", std::to_string(o.jobs), "--target", lab + "_perf"});
-    if (!check(r.code == 0, lab + ": the reference implementation builds in the kit", log, failures)) continue;
+        fs::copy_file(e.path(), scratch / "labs" / folder / e.path().filename(),
+                      fs::copy_options::overwrite_existing);
+    r = run_command({"/usr/bin/env", "cmake", "--build", build.string(), "-j",
+                     std::to_string(o.jobs), "--target", lab + "_perf"});
+    if (!check(r.code == 0, lab + ": the reference implementation builds in the kit", log,
+               failures))
+      continue;
     if (!probed) {
       log << "  measuring the ceilings for the perf check ...\n" << std::flush;
-      run_command({(build / "common" / "workbook-probe").string(), "--cache", ceilings.string()}, build);
+      run_command({(build / "common" / "workbook-probe").string(), "--cache", ceilings.string()},
+                  build);
       probed = true;
     }
     const CommandResult cases = run_command({perf_worker.string(), "--list"}, build);
     for (const std::string& name : lines_of(cases.output)) {
       if (name.empty()) continue;
       const fs::path results = build / "kit-perf";
-      const CommandResult p = run_command({(build / "common" / "workbook-perf").string(), "--lab", lab, "--case", name, "--student",
-                                           perf_worker.string(), "--profile", (scratch / "labs" / folder / "tests" / "reference_profile.json").string(),
-                                           "--max-seconds", std::to_string(o.perf_seconds), "--ceilings", ceilings.string(),
-                                           "--results", results.string(), "--edit", "labs/" + folder}, build, 600);
+      const CommandResult p = run_command(
+          {(build / "common" / "workbook-perf").string(), "--lab", lab, "--case", name, "--student",
+           perf_worker.string(), "--profile",
+           (scratch / "labs" / folder / "tests" / "reference_profile.json").string(),
+           "--max-seconds", std::to_string(o.perf_seconds), "--ceilings", ceilings.string(),
+           "--results", results.string(), "--edit", "labs/" + folder},
+          build, 600);
       bool explained = false;
       std::string verdict;
       const fs::path record = results / lab / (name + ".json");
       if (fs::exists(record)) {
         const json j = read_json(record);
         verdict = j.value("verdict", "");
-        explained = j.contains("profile") && (verdict == "pass" || j.value("reason", "") == "too_slow") &&
-                    fs::exists(results / lab / (name + ".svg")) && p.output.find("Roofline:") != std::string::npos;
+        explained = j.contains("profile") &&
+                    (verdict == "pass" || j.value("reason", "") == "too_slow") &&
+                    fs::exists(results / lab / (name + ".svg")) &&
+                    p.output.find("Roofline:") != std::string::npos;
       }
       if (verdict == "skipped" && p.code == workbook::kSkipReturnCode) {
         log << "  skipped: " << lab << ".perf." << name << " (" << skip_reason(p.output) << ")\n";
         continue;
       }
-      check(explained, lab + ".perf." + name + ": judged by the reference profile with roofline feedback (" +
-                           (verdict.empty() ? "no record" : verdict) + ")", log, failures);
+      check(explained,
+            lab + ".perf." + name + ": judged by the reference profile with roofline feedback (" +
+                (verdict.empty() ? "no record" : verdict) + ")",
+            log, failures);
     }
   }
-  if (failures == 0) fs::remove_all(scratch);
-  else log << "  (the scratch copy is kept for inspection: " << scratch.string() << ")\n";
+  if (failures == 0)
+    fs::remove_all(scratch);
+  else
+    log << "  (the scratch copy is kept for inspection: " << scratch.string() << ")\n";
   return failures;
 }
 
@@ -254,7 +296,9 @@ int verify(const KitOptions& o, std::ostream& log) {
 
 int export_kit(const KitOptions& o, std::ostream& log) {
   if (fs::exists(o.out)) {
-    if (!o.force) throw std::invalid_argument(o.out.string() + " exists: choose another folder, or --force to replace it");
+    if (!o.force)
+      throw std::invalid_argument(o.out.string() +
+                                  " exists: choose another folder, or --force to replace it");
     fs::remove_all(o.out);
   }
   fs::create_directories(o.out);
@@ -273,13 +317,15 @@ int export_kit(const KitOptions& o, std::ostream& log) {
     removed = names;
   }
   if (fs::exists(o.out / "README.md")) {
-    std::string note = "> **Student kit.** The reference solutions and the instructor's tests are not included";
+    std::string note =
+        "> **Student kit.** The reference solutions and the instructor's tests are not included";
     if (!removed.empty()) {
       note += "; these presets need them and are left out:";
       for (const std::string& n : removed) note += " `" + n + "`";
     }
-    note += ". Perf tests compare your kernels with the fraction of the roofline the reference reached "
-            "(labs/NN_*/tests/reference_profile.json).\n\n";
+    note +=
+        ". Perf tests compare your kernels with the fraction of the roofline the reference reached "
+        "(labs/NN_*/tests/reference_profile.json).\n\n";
     write_text_atomic(o.out / "README.md", note + read_text(o.out / "README.md"));
   }
   std::unique_ptr<Cache> cache;
@@ -287,13 +333,16 @@ int export_kit(const KitOptions& o, std::ostream& log) {
     if (!o.cache.empty()) cache = std::make_unique<Cache>(Cache::load(o.cache));
   } catch (const std::exception&) {
   }
-  write_text_atomic(o.out / ".github" / "workflows" / "classroom.yml", classroom_workflow(o.trusted, cache.get()));
-  log << "exported the student kit to " << o.out.string() << " (" << copied << " files; without solutions/, autograder/, .ci/";
-  if (!removed.empty()) log << "; presets removed:" << [&] {
-    std::string s;
-    for (const std::string& n : removed) s += " " + n;
-    return s;
-  }();
+  write_text_atomic(o.out / ".github" / "workflows" / "classroom.yml",
+                    classroom_workflow(o.trusted, cache.get()));
+  log << "exported the student kit to " << o.out.string() << " (" << copied
+      << " files; without solutions/, autograder/, .ci/";
+  if (!removed.empty())
+    log << "; presets removed:" << [&] {
+      std::string s;
+      for (const std::string& n : removed) s += " " + n;
+      return s;
+    }();
   log << ")\n";
   if (!o.verify) return 0;
   const int failures = verify(o, log);

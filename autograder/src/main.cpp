@@ -224,7 +224,8 @@ int cmd_grade(Options& a) {
     if (l.status != LabStatus::unavailable && l.status != LabStatus::not_graded) continue;
     ++ungraded;
     std::cerr << "workbook-grade: lab " << l.number << " was not graded on this machine: "
-              << (l.notes.empty() ? std::string(to_string(l.status)) : first_errors(l.notes.front(), 5));
+              << (l.notes.empty() ? std::string(to_string(l.status))
+                                  : first_errors(l.notes.front(), 5));
     if (l.notes.empty() || l.notes.front().back() != '\n') std::cerr << "\n";
   }
   return ungraded == 0 ? 0 : kExitLabsNotGraded;
@@ -399,36 +400,48 @@ int main(int argc, char** argv) {
   // On a Slurm cluster (slurm.hpp; the guide's "Grading on a cluster").
   SlurmOptions& cl = a.cluster;
   const std::string slurm_group = "On a Slurm cluster (with --slurm)";
-  batch_command->add_flag("--slurm", a.slurm, "grade as Slurm job arrays instead of on this machine")
+  batch_command
+      ->add_flag("--slurm", a.slurm, "grade as Slurm job arrays instead of on this machine")
       ->group(slurm_group);
-  batch_command->add_option("--partition", cl.partition, "the CPU labs' partition (default: the cluster's)")
+  batch_command
+      ->add_option("--partition", cl.partition, "the CPU labs' partition (default: the cluster's)")
       ->group(slurm_group);
-  batch_command->add_option("--gpu-partition", cl.gpu_partition, "the CUDA labs' partition (a GPU per task)")
+  batch_command
+      ->add_option("--gpu-partition", cl.gpu_partition, "the CUDA labs' partition (a GPU per task)")
       ->group(slurm_group);
-  batch_command->add_option("--account", cl.account, "the account the tasks are charged to")->group(slurm_group);
-  batch_command->add_option("--cpus-per-task", cl.cpus_per_task, "whole cores per task, bound (default 2)")
+  batch_command->add_option("--account", cl.account, "the account the tasks are charged to")
+      ->group(slurm_group);
+  batch_command
+      ->add_option("--cpus-per-task", cl.cpus_per_task, "whole cores per task, bound (default 2)")
       ->check(CLI::PositiveNumber)
       ->group(slurm_group);
   batch_command->add_flag("--exclusive", cl.exclusive, "a whole node per task")->group(slurm_group);
   batch_command
-      ->add_flag("--prepared-cache", cl.prepared_cache,
-                 "--cache is prepared already for these nodes: use it as it is (default: each node type "
-                 "prepares its own, on first use)")
+      ->add_flag(
+          "--prepared-cache", cl.prepared_cache,
+          "--cache is prepared already for these nodes: use it as it is (default: each node type "
+          "prepares its own, on first use)")
       ->group(slurm_group);
-  batch_command->add_option("--time", cl.time_minutes, "each task's time limit, minutes (default 60)")
+  batch_command
+      ->add_option("--time", cl.time_minutes, "each task's time limit, minutes (default 60)")
       ->check(CLI::PositiveNumber)
       ->group(slurm_group);
-  batch_command->add_option("--max-parallel", cl.max_parallel, "at most this many tasks of an array at once")
+  batch_command
+      ->add_option("--max-parallel", cl.max_parallel, "at most this many tasks of an array at once")
       ->check(CLI::NonNegativeNumber)
       ->group(slurm_group);
-  batch_command->add_option("--poll-seconds", cl.poll_seconds, "how often the queue is read (default 10)")
+  batch_command
+      ->add_option("--poll-seconds", cl.poll_seconds, "how often the queue is read (default 10)")
       ->check(CLI::PositiveNumber)
       ->group(slurm_group);
-  batch_command->add_flag("--no-wait", [&cl](std::int64_t) { cl.wait = false; },
-                          "submit and return; run the same command again to collect")
+  batch_command
+      ->add_flag(
+          "--no-wait", [&cl](std::int64_t) { cl.wait = false; },
+          "submit and return; run the same command again to collect")
       ->group(slurm_group);
-  for (const char* option : {"--partition", "--gpu-partition", "--account", "--cpus-per-task", "--exclusive",
-                             "--prepared-cache", "--time", "--max-parallel", "--poll-seconds", "--no-wait"})
+  for (const char* option :
+       {"--partition", "--gpu-partition", "--account", "--cpus-per-task", "--exclusive",
+        "--prepared-cache", "--time", "--max-parallel", "--poll-seconds", "--no-wait"})
     batch_command->get_option(option)->needs("--slurm");
 
   CLI::App* summary_command =
@@ -486,7 +499,8 @@ int main(int argc, char** argv) {
   std::string unpack_archive_path, unpack_into;
   CLI::App* unpack_command = app.add_subcommand("unpack", "internal: ARCHIVE INTO");
   unpack_command->group("");
-  unpack_command->add_option("ARCHIVE", unpack_archive_path, "the submission's archive")->required();
+  unpack_command->add_option("ARCHIVE", unpack_archive_path, "the submission's archive")
+      ->required();
   unpack_command->add_option("INTO", unpack_into, "the folder to unpack it into")->required();
 
   // `workbook-grade` alone prints the help and fails; `help` prints it too.

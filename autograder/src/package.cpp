@@ -2,9 +2,9 @@
 // autograder/packaging/; this file assembles them with the trusted tree.
 #include <grade/package.hpp>
 
+#include <grade/archive.hpp>
 #include <grade/prepare.hpp>
 #include <grade/rubric.hpp>
-#include <grade/archive.hpp>
 
 #include <algorithm>
 #include <iostream>
@@ -34,20 +34,24 @@ std::vector<std::string> project_files(const fs::path& root) {
   // A git checkout: its files, tracked or new, but not what it ignores (a scratch folder, a local
   // copy of the tree) nor what was deleted.
   if (fs::exists(root / ".git")) {
-    const CommandResult git = run_command({"/usr/bin/env", "git", "-c", "core.quotePath=false", "-C", root.string(),
-                                           "ls-files", "--cached", "--others", "--exclude-standard"});
+    const CommandResult git =
+        run_command({"/usr/bin/env", "git", "-c", "core.quotePath=false", "-C", root.string(),
+                     "ls-files", "--cached", "--others", "--exclude-standard"});
     if (git.code == 0) {
       std::istringstream lines(git.output);
       for (std::string relative; std::getline(lines, relative);) {
         const fs::path path = root / relative;
-        if (!relative.empty() && !excluded(relative) && fs::is_regular_file(fs::symlink_status(path))) files.push_back(relative);
+        if (!relative.empty() && !excluded(relative) &&
+            fs::is_regular_file(fs::symlink_status(path)))
+          files.push_back(relative);
       }
       std::sort(files.begin(), files.end());
       files.erase(std::unique(files.begin(), files.end()), files.end());
       return files;
     }
   }
-  for (auto it = fs::recursive_directory_iterator(root); it != fs::recursive_directory_iterator(); ++it) {
+  for (auto it = fs::recursive_directory_iterator(root); it != fs::recursive_directory_iterator();
+       ++it) {
     const std::string relative = fs::relative(it->path(), root).generic_string();
     if (excluded(relative + (it->is_directory() ? "/" : ""))) {
       if (it->is_directory()) it.disable_recursion_pending();
@@ -72,7 +76,8 @@ void package_gradescope(const fs::path& trusted, const fs::path& zip, std::ostre
     entries.push_back({f, read_text(trusted / f), (p & fs::perms::owner_exec) != fs::perms::none});
   }
   write_text_atomic(zip, make_zip(entries));
-  log << "wrote " << zip.string() << " (" << entries.size() << " files): upload it as the Gradescope autograder, "
+  log << "wrote " << zip.string() << " (" << entries.size()
+      << " files): upload it as the Gradescope autograder, "
       << "on a Debian 12 base image (see autograder/README.md)\n";
 }
 
@@ -80,7 +85,9 @@ std::string classroom_workflow(const fs::path& trusted, const Cache* cache) {
   std::vector<std::string> folders;
   for (const auto& e : fs::directory_iterator(trusted / "labs")) {
     const std::string n = e.path().filename().string();
-    if (e.is_directory() && n.size() > 3 && std::isdigit(static_cast<unsigned char>(n[0])) && n[2] == '_') folders.push_back(n);
+    if (e.is_directory() && n.size() > 3 && std::isdigit(static_cast<unsigned char>(n[0])) &&
+        n[2] == '_')
+      folders.push_back(n);
   }
   std::sort(folders.begin(), folders.end());
   std::string y = read_text(trusted / "autograder" / "packaging" / "classroom" / "header.yml");
@@ -97,19 +104,33 @@ std::string classroom_workflow(const fs::path& trusted, const Cache* cache) {
       for (const std::string& t : lab.visible_tests)
         if (const Rule* r = rubric.find(Source::visible, t)) points += r->points;
     }
-    y += "      - name: Lab " + n + " (" + folder.substr(3) + "), correctness\n"
-         "        id: " + id + "\n"
+    y += "      - name: Lab " + n + " (" + folder.substr(3) +
+         "), correctness\n"
+         "        id: " +
+         id +
+         "\n"
          "        uses: classroom-resources/autograding-command-grader@v1\n"
          "        with:\n"
-         "          test-name: lab " + n + " correctness\n"
-         "          setup-command: cmake -S . -B build/" + id + " -G Ninja -DWORKBOOK_LABS=" + n +
-         " -DWORKBOOK_REGISTER_LAST_BUILD=OFF && cmake --build build/" + id + "\n"
-         "          command: ctest --test-dir build/" + id + " -L correctness --output-on-failure\n"
+         "          test-name: lab " +
+         n +
+         " correctness\n"
+         "          setup-command: cmake -S . -B build/" +
+         id + " -G Ninja -DWORKBOOK_LABS=" + n +
+         " -DWORKBOOK_REGISTER_LAST_BUILD=OFF && cmake --build build/" + id +
+         "\n"
+         "          command: ctest --test-dir build/" +
+         id +
+         " -L correctness --output-on-failure\n"
          "          timeout: 15\n"
-         "          max-score: " + number_text(points) + "\n"
-         "      - name: Lab " + n + " perf feedback (not scored: shared runners cannot time fairly)\n"
+         "          max-score: " +
+         number_text(points) +
+         "\n"
+         "      - name: Lab " +
+         n +
+         " perf feedback (not scored: shared runners cannot time fairly)\n"
          "        continue-on-error: true\n"
-         "        run: ctest --test-dir build/" + id + " -L perf --output-on-failure\n";
+         "        run: ctest --test-dir build/" +
+         id + " -L perf --output-on-failure\n";
     runners += (runners.empty() ? "" : ",") + id;
     std::string upper = id;
     std::transform(upper.begin(), upper.end(), upper.begin(), ::toupper);
@@ -117,9 +138,11 @@ std::string classroom_workflow(const fs::path& trusted, const Cache* cache) {
   }
   y += "      - name: Autograding Reporter\n"
        "        uses: classroom-resources/autograding-grading-reporter@v1\n"
-       "        env:\n" + env +
+       "        env:\n" +
+       env +
        "        with:\n"
-       "          runners: " + runners + "\n";
+       "          runners: " +
+       runners + "\n";
   return y;
 }
 
@@ -129,9 +152,11 @@ void package_prairielearn(const fs::path& trusted, const fs::path& out, std::ost
   for (const auto& e : fs::directory_iterator(templates)) {
     fs::copy_file(e.path(), out / e.path().filename(), fs::copy_options::overwrite_existing);
   }
-  fs::permissions(out / "run.sh", fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
-                                      fs::perms::others_read | fs::perms::others_exec);
-  log << "wrote " << out.string() << ": the Dockerfile builds the grading image, run.sh is its entrypoint, "
+  fs::permissions(out / "run.sh", fs::perms::owner_all | fs::perms::group_read |
+                                      fs::perms::group_exec | fs::perms::others_read |
+                                      fs::perms::others_exec);
+  log << "wrote " << out.string()
+      << ": the Dockerfile builds the grading image, run.sh is its entrypoint, "
       << "info.json shows the question settings (see README.md there)\n";
 }
 

@@ -4,8 +4,8 @@
 #include <grade/sandbox.hpp>
 
 #include <workbook/ceilings.hpp>
-#include <workbook/internal/perf_verdict.hpp>
 #include <workbook/internal/perf_driver.hpp>
+#include <workbook/internal/perf_verdict.hpp>
 #include <workbook/report.hpp>
 #include <workbook/roofline.hpp>
 #include <workbook/seed.hpp>
@@ -23,7 +23,9 @@ namespace {
 using nlohmann::json;
 
 // The name a verdict's reason has in the record and the instructor's notes ("too_slow").
-std::string reason_name(perf::Reason reason) { return json(reason).get<std::string>(); }
+std::string reason_name(perf::Reason reason) {
+  return json(reason).get<std::string>();
+}
 
 // The reference's sandbox user is the job's plus this: a user of its own.
 constexpr int kReferenceSlotOffset = 1000;
@@ -44,10 +46,13 @@ PerfRatios perf_ratios(const perf::Verdict& v) {
   if (!v.student || !v.reference || !v.ratio || !v.clock) return r;
   const double mine = v.clock->yours;
   const double claimed = v.student->timing.median;
-  const double theirs = v.clock->reference;  // expected from the profile when there is no reference worker
+  const double theirs =
+      v.clock->reference;  // expected from the profile when there is no reference worker
   r.claimed = v.ratio->median;
   r.reference_ok = theirs > 0 && std::isfinite(theirs);
-  if (!(r.reference_ok && mine > 0 && claimed > 0 && r.claimed > 0 && std::isfinite(claimed) && std::isfinite(r.claimed))) return r;
+  if (!(r.reference_ok && mine > 0 && claimed > 0 && r.claimed > 0 && std::isfinite(claimed) &&
+        std::isfinite(r.claimed)))
+    return r;
   r.clock = v.clock->ratio;
   r.claimed_seconds = claimed;
   r.clock_seconds = mine;
@@ -57,8 +62,9 @@ PerfRatios perf_ratios(const perf::Verdict& v) {
 
 }  // namespace
 
-void run_perf(Context& c, const LabRecipe& lab, const Rubric& rubric, std::vector<Item>& items, LabResult& result,
-              const std::set<std::string>& gated_off, Clock::time_point lab_start) {
+void run_perf(Context& c, const LabRecipe& lab, const Rubric& rubric, std::vector<Item>& items,
+              LabResult& result, const std::set<std::string>& gated_off,
+              Clock::time_point lab_start) {
   const std::string name = lab.name();
   const fs::path results = c.ws.priv() / "perf";
   for (Item& item : items) {
@@ -71,20 +77,24 @@ void run_perf(Context& c, const LabRecipe& lab, const Rubric& rubric, std::vecto
     if (item.status == ItemStatus::skipped) continue;  // not timed at all (no perf)
     if (gated_off.count(item.function)) {
       item.status = ItemStatus::failed;
-      item.output = "Not timed: " + item.function + " is not implemented yet, or its hidden tests fail (see them above); "
+      item.output = "Not timed: " + item.function +
+                    " is not implemented yet, or its hidden tests fail (see them above); "
                     "a kernel is timed only once it is right.";
       continue;
     }
     if (since(lab_start) > rubric.lab_seconds) {
       item.status = ItemStatus::failed;
-      item.output = "Not timed: the lab's time budget (" + fixed(rubric.lab_seconds, 0) + " s) ran out.";
+      item.output =
+          "Not timed: the lab's time budget (" + fixed(rubric.lab_seconds, 0) + " s) ran out.";
       continue;
     }
     // Both workers run through the same launcher, in the same kind of sandbox, so that neither
     // gets conditions the other lacks; the reference as a user of its own (it cannot be signalled
     // or traced from the student's), its binary executable but not readable.
-    auto launcher_for = [&](const std::string& who, const fs::path& worker, int slot, const fs::path& mount) {
-      SandboxSpec s = base_spec(c, rubric, std::max(600.0, 20 * scale.max_seconds + 3 * rubric.test_timeout_seconds));
+    auto launcher_for = [&](const std::string& who, const fs::path& worker, int slot,
+                            const fs::path& mount) {
+      SandboxSpec s = base_spec(
+          c, rubric, std::max(600.0, 20 * scale.max_seconds + 3 * rubric.test_timeout_seconds));
       s.slot = slot;
       s.gpu = lab.gpu;
       s.argv = {worker.string()};
@@ -98,8 +108,10 @@ void run_perf(Context& c, const LabRecipe& lab, const Rubric& rubric, std::vecto
       spec["pass_fds"] = {3, 4, 5};
       write_json(c.ws.priv() / (stem + ".json"), spec);
       const fs::path launcher = c.ws.priv() / (stem + ".sh");
-      write_text_atomic(launcher, "#!/bin/sh\nexec " + shell_quote(self_executable().string()) + " sandbox-exec " +
-                                      shell_quote((c.ws.priv() / (stem + ".json")).string()) + " \"$@\"\n");
+      write_text_atomic(launcher, "#!/bin/sh\nexec " + shell_quote(self_executable().string()) +
+                                      " sandbox-exec " +
+                                      shell_quote((c.ws.priv() / (stem + ".json")).string()) +
+                                      " \"$@\"\n");
       fs::permissions(launcher, fs::perms::owner_all);
       return launcher.string();
     };
@@ -109,7 +121,8 @@ void run_perf(Context& c, const LabRecipe& lab, const Rubric& rubric, std::vecto
     o.case_name = item.test;
     o.student = launcher_for("student", c.ws.bin(name) / "perf", c.options.slot, c.ws.bin(name));
     if (!lab.perf_reference.empty())
-      o.reference = launcher_for("reference", lab.perf_reference, c.options.slot + kReferenceSlotOffset, lab.perf_reference);
+      o.reference = launcher_for("reference", lab.perf_reference,
+                                 c.options.slot + kReferenceSlotOffset, lab.perf_reference);
     else
       o.profile = lab.profile;
     o.ceilings_path = c.cache.ceilings.string();
@@ -130,7 +143,8 @@ void run_perf(Context& c, const LabRecipe& lab, const Rubric& rubric, std::vecto
         std::unique_ptr<PhaseLock> alone;
         if (c.options.perf_lock) alone = std::make_unique<PhaseLock>(c.cache.root, true);
         try {
-          this_verdict = perf::drive(o, attempt_text);  // the verdict, a value (its record is written too)
+          this_verdict =
+              perf::drive(o, attempt_text);  // the verdict, a value (its record is written too)
         } catch (const std::exception& e) {
           attempt_text << "ERROR: " << e.what() << "\n";
         }
@@ -147,26 +161,30 @@ void run_perf(Context& c, const LabRecipe& lab, const Rubric& rubric, std::vecto
       }
       // Measure again only when the grader's clock disagrees with what the worker reported.
       if (!ratios.valid || ratios.agree()) break;
-      c.log << "    " << item.name() << ": the grader's clock says " << fixed(ratios.clock) << "x, the worker "
-            << fixed(ratios.claimed) << "x: measuring again\n";
+      c.log << "    " << item.name() << ": the grader's clock says " << fixed(ratios.clock)
+            << "x, the worker " << fixed(ratios.claimed) << "x: measuring again\n";
     }
     item.seconds = since(start);
     if (!verdict) {
       item.status = ItemStatus::skipped;
       item.details["grader"] = true;
-      item.output = "Not graded: the perf driver failed (a problem of the grader, not of your code):\n" + fenced(cut(text.str(), 2000));
+      item.output =
+          "Not graded: the perf driver failed (a problem of the grader, not of your code):\n" +
+          fenced(cut(text.str(), 2000));
       result.notes.push_back("perf " + item.test + ": driver error");
       continue;
     }
     const perf::Verdict& v = *verdict;
     const std::string reason = reason_name(v.reason);
-    if (const std::string svg = perf::roofline_plot(v); !svg.empty()) result.plots.emplace_back(item.test, svg);
+    if (const std::string svg = perf::roofline_plot(v); !svg.empty())
+      result.plots.emplace_back(item.test, svg);
     item.details["verdict"] = v.outcome;
     item.details["reason"] = reason;
     if (v.outcome == perf::Outcome::error && v.reason == perf::Reason::mismatch) {
       // The student's worker describes the work itself: a mismatch is its doing. Fail closed.
       item.status = ItemStatus::failed;
-      item.output = "Not graded: your perf worker described different work than the reference's (" + v.message + ").";
+      item.output = "Not graded: your perf worker described different work than the reference's (" +
+                    v.message + ").";
       item.details["grader_error"] = true;
       continue;
     }
@@ -177,22 +195,27 @@ void run_perf(Context& c, const LabRecipe& lab, const Rubric& rubric, std::vecto
       result.notes.push_back("perf " + item.test + ": " + reason);
       continue;
     }
-    if (v.outcome == perf::Outcome::fail &&
-        (v.reason == perf::Reason::timed_output_differs || v.reason == perf::Reason::output_tampered)) {
+    if (v.outcome == perf::Outcome::fail && (v.reason == perf::Reason::timed_output_differs ||
+                                             v.reason == perf::Reason::output_tampered)) {
       // The driver's own check of a timed call: the output differs from the reference's on the same
       // inputs, though the check in the student's process passed. No points, and flagged.
       item.status = ItemStatus::failed;
-      item.output = "**Not credited:** " + v.message +
-                    " If you believe your kernel is right, ask your instructor to look at it.\n\nEdit " + lab.edit() + ".";
+      item.output =
+          "**Not credited:** " + v.message +
+          " If you believe your kernel is right, ask your instructor to look at it.\n\nEdit " +
+          lab.edit() + ".";
       item.details["flag"] = "timed output differs from the reference's";
       item.details["timed_output_differs"] = true;
-      result.notes.push_back("perf " + item.test + ": the output of a timed call differs from the reference's (flagged)");
-      c.log << "    " << item.name() << ": the output of a timed call differs from the reference's\n";
+      result.notes.push_back("perf " + item.test +
+                             ": the output of a timed call differs from the reference's (flagged)");
+      c.log << "    " << item.name()
+            << ": the output of a timed call differs from the reference's\n";
       continue;
     }
     if (v.outcome == perf::Outcome::fail && v.reason != perf::Reason::too_slow) {
       item.status = ItemStatus::failed;
-      item.output = fenced(cut(student_paths(v.message, c.ws, c.cache), 4000)) + "Edit " + lab.edit() + ".";
+      item.output =
+          fenced(cut(student_paths(v.message, c.ws, c.cache), 4000)) + "Edit " + lab.edit() + ".";
       continue;
     }
     if (!ratios.valid) {
@@ -200,8 +223,10 @@ void run_perf(Context& c, const LabRecipe& lab, const Rubric& rubric, std::vecto
       const bool theirs_missing = !ratios.reference_ok;
       item.status = theirs_missing ? ItemStatus::skipped : ItemStatus::failed;
       if (theirs_missing) item.details["grader"] = true;
-      item.output = theirs_missing ? "Not graded: the reference's timing did not come back (a problem of the grader)."
-                                   : "Not credited: your perf worker reported no usable times.";
+      item.output =
+          theirs_missing
+              ? "Not graded: the reference's timing did not come back (a problem of the grader)."
+              : "Not credited: your perf worker reported no usable times.";
       continue;
     }
     // The harness's ratio (interleaved rounds, medians: robust to a loaded machine) when the
@@ -211,9 +236,11 @@ void run_perf(Context& c, const LabRecipe& lab, const Rubric& rubric, std::vecto
     const double ratio = agree ? ratios.claimed : ratios.clock;
     const double mine = agree ? ratios.claimed_seconds : ratios.clock_seconds;
     const double theirs = mine / ratio;
-    // The driver placed both times on the roofline: the worker's (the student's analysis) and its own clock's.
+    // The driver placed both times on the roofline: the worker's (the student's analysis) and its
+    // own clock's.
     const workbook::Analysis& a = agree ? v.student->analysis : *v.clock->analysis;
-    const bool implausible = ratio < scale.implausible_ratio && a.fraction_of_roof > scale.implausible_roof;
+    const bool implausible =
+        ratio < scale.implausible_ratio && a.fraction_of_roof > scale.implausible_roof;
     item.score = implausible ? 0 : item.max_score * scale.fraction(ratio);
     item.status = item.score >= item.max_score - 1e-9 ? ItemStatus::passed : ItemStatus::failed;
     item.details.update({{"ratio", ratio},
@@ -232,27 +259,37 @@ void run_perf(Context& c, const LabRecipe& lab, const Rubric& rubric, std::vecto
                          {"zero_at", scale.zero_at},
                          {"implausible", implausible},
                          {"output_checked", v.output_check && v.output_check->checked}});
-    std::string grading = std::string("**Graded**") + (agree ? "" : " by the grader's own clock") + ": your time is **" + fixed(ratio) + "x** the reference's" +
-                          (v.reference->expected_from_profile ? " (expected from its recorded fraction of the roofline)" : "") +
-                          ": " + fixed(item.score, 2) + " of " + fixed(item.max_score, 2) + " points (full within " +
-                          fixed(scale.full_within) + "x, none from " + fixed(scale.zero_at) + "x).\n";
+    std::string grading = std::string("**Graded**") + (agree ? "" : " by the grader's own clock") +
+                          ": your time is **" + fixed(ratio) + "x** the reference's" +
+                          (v.reference->expected_from_profile
+                               ? " (expected from its recorded fraction of the roofline)"
+                               : "") +
+                          ": " + fixed(item.score, 2) + " of " + fixed(item.max_score, 2) +
+                          " points (full within " + fixed(scale.full_within) + "x, none from " +
+                          fixed(scale.zero_at) + "x).\n";
     if (!agree) {
-      grading += "(The times your worker reported, " + fixed(ratios.claimed) + "x, disagree with the grader's clock, " +
-                 fixed(ratios.clock) + "x, twice: graded by the grader's clock.)\n";
+      grading += "(The times your worker reported, " + fixed(ratios.claimed) +
+                 "x, disagree with the grader's clock, " + fixed(ratios.clock) +
+                 "x, twice: graded by the grader's clock.)\n";
       item.details["flag"] = "clocks disagree";
     }
     if (implausible) {
-      grading = "**Not credited:** your kernel took " + fixed(ratio) + "x the reference's time and reached " +
-                workbook::format_percent(a.fraction_of_roof) + " of the roofline this machine allows. A kernel that fast "
-                "skips work or reuses results between calls; the timing is not graded. If you believe it is genuine, "
+      grading = "**Not credited:** your kernel took " + fixed(ratio) +
+                "x the reference's time and reached " +
+                workbook::format_percent(a.fraction_of_roof) +
+                " of the roofline this machine allows. A kernel that fast "
+                "skips work or reuses results between calls; the timing is not graded. If you "
+                "believe it is genuine, "
                 "ask your instructor to look at it.\n";
       item.details["flag"] = "implausibly fast";
     }
     item.output = grading + "\n" + perf::markdown(v, false);
-    c.log << "    " << item.name() << ": " << fixed(ratio) << "x, " << fixed(item.score) << "/" << fixed(item.max_score) << "\n";
+    c.log << "    " << item.name() << ": " << fixed(ratio) << "x, " << fixed(item.score) << "/"
+          << fixed(item.max_score) << "\n";
   }
 }
 
-// --- One lab ------------------------------------------------------------------------------------------
+// --- One lab
+// ------------------------------------------------------------------------------------------
 
 }  // namespace workbook::grade

@@ -17,7 +17,8 @@ namespace workbook::grade {
 
 /// Times the lab's perf cases and scores them; a function in `gated_off` is not timed (it is not
 /// right yet). Its roofline plots go into `result.plots`, driver errors into `result.notes`.
-void run_perf(Context& c, const LabRecipe& lab, const Rubric& rubric, std::vector<Item>& items, LabResult& result,
-              const std::set<std::string>& gated_off, Clock::time_point lab_start);
+void run_perf(Context& c, const LabRecipe& lab, const Rubric& rubric, std::vector<Item>& items,
+              LabResult& result, const std::set<std::string>& gated_off,
+              Clock::time_point lab_start);
 
 }  // namespace workbook::grade

@@ -52,12 +52,14 @@ std::vector<std::string> list_labs(const fs::path& src) {
   return folders;
 }
 
-// What the trusted build depends on besides the tree: compilers, and this CPU (the labs compile with
-// -march=native, so a cache made on another CPU model may not even run here).
+// What the trusted build depends on besides the tree: compilers, and this CPU (the labs compile
+// with -march=native, so a cache made on another CPU model may not even run here).
 std::string build_identity() {
-  const CommandResult r = run_command({"/bin/sh", "-c", "c++ --version | head -1; cmake --version | head -1; "
-                                       "nvcc --version 2>/dev/null | tail -1; grep -m1 '^model name' /proc/cpuinfo; "
-                                       "grep -m1 '^flags' /proc/cpuinfo"});
+  const CommandResult r =
+      run_command({"/bin/sh", "-c",
+                   "c++ --version | head -1; cmake --version | head -1; "
+                   "nvcc --version 2>/dev/null | tail -1; grep -m1 '^model name' /proc/cpuinfo; "
+                   "grep -m1 '^flags' /proc/cpuinfo"});
   return r.output;
 }
 
@@ -80,14 +82,17 @@ std::vector<std::string> parse_gtest_list(const std::string& text) {
 
 // Default deny: everything in the cache readable by its owner only, then the public parts (the
 // harness and the labs as students have them, the build's link inputs) opened to the sandbox user.
-void set_permissions(const fs::path& root, const std::vector<fs::path>& public_trees, const std::vector<fs::path>& public_files,
+void set_permissions(const fs::path& root, const std::vector<fs::path>& public_trees,
+                     const std::vector<fs::path>& public_files,
                      const std::vector<fs::path>& run_only) {
   using P = fs::perms;
-  for (auto it = fs::recursive_directory_iterator(root); it != fs::recursive_directory_iterator(); ++it) {
+  for (auto it = fs::recursive_directory_iterator(root); it != fs::recursive_directory_iterator();
+       ++it) {
     if (it->is_symlink()) continue;
     const fs::perms current = fs::status(it->path()).permissions();
     const bool exec = (current & P::owner_exec) != P::none;
-    fs::permissions(it->path(), it->is_directory() || exec ? P::owner_all : P::owner_read | P::owner_write);
+    fs::permissions(it->path(),
+                    it->is_directory() || exec ? P::owner_all : P::owner_read | P::owner_write);
   }
   const auto inside = [&](const fs::path& p) {
     const auto [end, _] = std::mismatch(root.begin(), root.end(), p.begin(), p.end());
@@ -105,13 +110,17 @@ void set_permissions(const fs::path& root, const std::vector<fs::path>& public_t
   for (const fs::path& tree : public_trees) {
     if (!fs::exists(tree)) continue;
     open_path(tree / "x");
-    for (auto it = fs::recursive_directory_iterator(tree); it != fs::recursive_directory_iterator(); ++it) {
+    for (auto it = fs::recursive_directory_iterator(tree); it != fs::recursive_directory_iterator();
+         ++it) {
       if (it->is_symlink()) continue;
-      fs::permissions(it->path(), it->is_directory() ? P::group_read | P::group_exec | P::others_read | P::others_exec
-                                                     : P::group_read | P::others_read,
+      fs::permissions(it->path(),
+                      it->is_directory()
+                          ? P::group_read | P::group_exec | P::others_read | P::others_exec
+                          : P::group_read | P::others_read,
                       fs::perm_options::add);
     }
-    fs::permissions(tree, P::group_read | P::group_exec | P::others_read | P::others_exec, fs::perm_options::add);
+    fs::permissions(tree, P::group_read | P::group_exec | P::others_read | P::others_exec,
+                    fs::perm_options::add);
   }
   for (const fs::path& f : public_files) {
     if (!fs::exists(f) || !inside(f)) continue;
@@ -127,7 +136,8 @@ void set_permissions(const fs::path& root, const std::vector<fs::path>& public_t
   }
 }
 
-// --- How to compile and link a submission: CMake's File API ------------------------------------------
+// --- How to compile and link a submission: CMake's File API
+// ------------------------------------------
 //
 // Before configuring, prepare asks CMake for its codemodel (every target's compile groups: flags,
 // defines, include folders; its link fragments and the objects it links) and its toolchains (each
@@ -139,16 +149,18 @@ void set_permissions(const fs::path& root, const std::vector<fs::path>& public_t
 constexpr const char* kFileApiClient = "client-workbook-grade";
 
 void write_file_api_query(const fs::path& build_dir) {
-  write_json(build_dir / ".cmake" / "api" / "v1" / "query" / kFileApiClient / "query.json",
-             {{"requests", {{{"kind", "codemodel"}, {"version", 2}}, {{"kind", "toolchains"}, {"version", 1}}}}});
+  write_json(
+      build_dir / ".cmake" / "api" / "v1" / "query" / kFileApiClient / "query.json",
+      {{"requests",
+        {{{"kind", "codemodel"}, {"version", 2}}, {{"kind", "toolchains"}, {"version", 1}}}}});
 }
 
 // The File API's answer for one build folder, and the rule templates of its languages.
 struct FileApi {
   fs::path build_dir, reply;
-  std::map<std::string, json> targets;     // by target name: the codemodel's target object
+  std::map<std::string, json> targets;           // by target name: the codemodel's target object
   std::map<std::string, std::string> compilers;  // by language: the compiler's path
-  json rules;                              // grade-manifest/toolchain.json "languages"
+  json rules;                                    // grade-manifest/toolchain.json "languages"
 
   static FileApi load(const fs::path& build_dir) {
     FileApi api;
@@ -160,12 +172,14 @@ struct FileApi {
       for (const auto& e : fs::directory_iterator(api.reply))
         if (e.path().filename().string().rfind("index-", 0) == 0) indexes.push_back(e.path());
     if (indexes.empty())
-      throw std::runtime_error("CMake wrote no File API reply in " + api.reply.string() + " (CMake 3.14 or newer is needed)");
+      throw std::runtime_error("CMake wrote no File API reply in " + api.reply.string() +
+                               " (CMake 3.14 or newer is needed)");
     std::sort(indexes.begin(), indexes.end());
     const json index = read_json(indexes.back());
     const json& responses = index.at("reply").at(kFileApiClient).at("query.json").at("responses");
     for (const json& response : responses) {
-      if (response.contains("error")) throw std::runtime_error("CMake's File API: " + response["error"].get<std::string>());
+      if (response.contains("error"))
+        throw std::runtime_error("CMake's File API: " + response["error"].get<std::string>());
       const json object = read_json(api.reply / response.at("jsonFile").get<std::string>());
       if (response.at("kind") == "codemodel") {
         const json& configuration = object.at("configurations").at(0);
@@ -173,11 +187,14 @@ struct FileApi {
           api.targets[t.at("name")] = read_json(api.reply / t.at("jsonFile").get<std::string>());
       } else if (response.at("kind") == "toolchains") {
         for (const json& t : object.at("toolchains"))
-          if (t.contains("compiler") && t["compiler"].contains("path")) api.compilers[t.at("language")] = t["compiler"]["path"];
+          if (t.contains("compiler") && t["compiler"].contains("path"))
+            api.compilers[t.at("language")] = t["compiler"]["path"];
       }
     }
     const fs::path toolchain = build_dir / "grade-manifest" / "toolchain.json";
-    if (!fs::exists(toolchain)) throw std::runtime_error(toolchain.string() + " is missing: the trusted build did not write its rules");
+    if (!fs::exists(toolchain))
+      throw std::runtime_error(toolchain.string() +
+                               " is missing: the trusted build did not write its rules");
     api.rules = read_json(toolchain).at("languages");
     return api;
   }
@@ -188,20 +205,23 @@ struct FileApi {
     return t->second;
   }
   const json& rules_of(const std::string& language) const {
-    if (!rules.contains(language)) throw std::runtime_error("the trusted build wrote no rules for " + language);
+    if (!rules.contains(language))
+      throw std::runtime_error("the trusted build wrote no rules for " + language);
     return rules[language];
   }
   std::string compiler(const std::string& language) const {
     const auto c = compilers.find(language);
-    if (c == compilers.end()) throw std::runtime_error("CMake's toolchains name no " + language + " compiler");
+    if (c == compilers.end())
+      throw std::runtime_error("CMake's toolchains name no " + language + " compiler");
     return c->second;
   }
 };
 
-// Fills a rule template ("<CMAKE_CXX_COMPILER> <DEFINES> <INCLUDES> <FLAGS> -o <OBJECT> -c <SOURCE>")
-// word by word: a placeholder alone in its word becomes the words given for it; any other
-// placeholder is an error (a rule this grader does not know how to fill).
-std::vector<std::string> fill_rule(const std::string& rule, const std::map<std::string, std::vector<std::string>>& values,
+// Fills a rule template ("<CMAKE_CXX_COMPILER> <DEFINES> <INCLUDES> <FLAGS> -o <OBJECT> -c
+// <SOURCE>") word by word: a placeholder alone in its word becomes the words given for it; any
+// other placeholder is an error (a rule this grader does not know how to fill).
+std::vector<std::string> fill_rule(const std::string& rule,
+                                   const std::map<std::string, std::vector<std::string>>& values,
                                    const std::string& what) {
   std::vector<std::string> argv;
   for (const std::string& word : split_command(rule)) {
@@ -226,8 +246,11 @@ std::vector<std::string> fill_rule(const std::string& rule, const std::map<std::
       argv.insert(argv.end(), alone.begin(), alone.end());
       continue;
     }
-    if (const auto open = expanded.find('<'); open != std::string::npos && expanded.find('>', open) != std::string::npos)
-      throw std::runtime_error("the rule of " + what + " has a placeholder the grader cannot fill: " + word + " (in " + rule + ")");
+    if (const auto open = expanded.find('<');
+        open != std::string::npos && expanded.find('>', open) != std::string::npos)
+      throw std::runtime_error("the rule of " + what +
+                               " has a placeholder the grader cannot fill: " + word + " (in " +
+                               rule + ")");
     argv.push_back(expanded);
   }
   return argv;
@@ -237,33 +260,40 @@ std::vector<std::string> words_of(const json& fragments, const char* role = null
   std::vector<std::string> words;
   for (const json& f : fragments) {
     if (role && f.value("role", "") != role) continue;
-    for (const std::string& w : split_command(f.at("fragment").get<std::string>())) words.push_back(w);
+    for (const std::string& w : split_command(f.at("fragment").get<std::string>()))
+      words.push_back(w);
   }
   return words;
 }
 
 // The compile of each student source: the compile group of the lab's implementation target that
 // holds it, through the language's compile rule, with @SRC@ and @OBJ@ for the paths.
-std::vector<CompileRecipe> compile_recipes(const FileApi& api, const fs::path& src, const std::string& lab, const LabRecipe& recipe) {
+std::vector<CompileRecipe> compile_recipes(const FileApi& api, const fs::path& src,
+                                           const std::string& lab, const LabRecipe& recipe) {
   const json& target = api.target(lab + "_impl");
   std::vector<CompileRecipe> out;
   for (const std::string& source : recipe.sources) {
     const fs::path file = recipe.lab_dir / source;
     for (const json& s : items_of(target, "sources")) {
-      const fs::path path = fs::path(s.at("path").get<std::string>()).is_absolute() ? fs::path(s["path"].get<std::string>())
-                                                                                      : src / s["path"].get<std::string>();
-      if (path.lexically_normal() != file.lexically_normal() || !s.contains("compileGroupIndex")) continue;
+      const fs::path path = fs::path(s.at("path").get<std::string>()).is_absolute()
+                                ? fs::path(s["path"].get<std::string>())
+                                : src / s["path"].get<std::string>();
+      if (path.lexically_normal() != file.lexically_normal() || !s.contains("compileGroupIndex"))
+        continue;
       const json& group = target.at("compileGroups").at(s["compileGroupIndex"].get<std::size_t>());
       const std::string language = group.at("language");
       const json& rules = api.rules_of(language);
       CompileRecipe c;
       c.source = source;
       std::vector<std::string> defines, includes;
-      for (const json& d : items_of(group, "defines")) defines.push_back("-D" + d.at("define").get<std::string>());
+      for (const json& d : items_of(group, "defines"))
+        defines.push_back("-D" + d.at("define").get<std::string>());
       for (const json& i : items_of(group, "includes")) {
         const std::string dir = i.at("path");
-        const std::string flag = i.value("isSystem", false) ? rules.at("include_system_flag") : rules.at("include_flag");
-        // "-isystem " takes the folder as its own word; "-I" and nvcc's "-isystem=" are one word with it.
+        const std::string flag =
+            i.value("isSystem", false) ? rules.at("include_system_flag") : rules.at("include_flag");
+        // "-isystem " takes the folder as its own word; "-I" and nvcc's "-isystem=" are one word
+        // with it.
         if (!flag.empty() && flag.back() == ' ') {
           includes.push_back(flag.substr(0, flag.size() - 1));
           includes.push_back(dir);
@@ -276,15 +306,17 @@ std::vector<CompileRecipe> compile_recipes(const FileApi& api, const fs::path& s
       // Relocatable device code needs a device-link step, which the codemodel does not describe.
       for (const std::string& f : flags)
         if (f == "-rdc=true" || f == "-dc" || f == "--relocatable-device-code=true")
-          throw std::runtime_error(source + " is compiled with relocatable device code (" + f +
-                                   "): the grader cannot replay its device link; compile the lab's CUDA sources whole");
+          throw std::runtime_error(
+              source + " is compiled with relocatable device code (" + f +
+              "): the grader cannot replay its device link; compile the lab's CUDA sources whole");
       const std::map<std::string, std::vector<std::string>> values = {
           {"CMAKE_" + language + "_COMPILER", {api.compiler(language)}},
           {"CMAKE_" + language + "_HOST_COMPILER", {rules.value("host_compiler", "")}},
           {"DEFINES", defines},
           {"INCLUDES", includes},
           {"FLAGS", flags},
-          {"CUDA_COMPILE_MODE", {"-c"}},  // whole compilation (the labs use no separable compilation)
+          {"CUDA_COMPILE_MODE",
+           {"-c"}},  // whole compilation (the labs use no separable compilation)
           {"SOURCE", {"@SRC@"}},
           {"OBJECT", {"@OBJ@"}}};
       c.argv = fill_rule(rules.at("compile"), values, source);
@@ -297,7 +329,8 @@ std::vector<CompileRecipe> compile_recipes(const FileApi& api, const fs::path& s
 
 // The link of a target with the student's objects: the link rule of its linker language, filled
 // with the codemodel's fragments; the student's archive stands as @IMPL@, the output as @OUT@.
-LinkRecipe link_recipe(const FileApi& api, const std::string& target_name, const fs::path& impl_archive) {
+LinkRecipe link_recipe(const FileApi& api, const std::string& target_name,
+                       const fs::path& impl_archive) {
   const json& target = api.target(target_name);
   const json& link = target.at("link");
   const std::string language = link.at("language");
@@ -306,7 +339,8 @@ LinkRecipe link_recipe(const FileApi& api, const std::string& target_name, const
   for (const json& s : items_of(target, "sources")) {
     // The objects of the object libraries it links; a source compiled for the target itself would
     // be compiled again per submission, which the grader does not do.
-    if (!s.value("isGenerated", false) || fs::path(s.at("path").get<std::string>()).extension() != ".o")
+    if (!s.value("isGenerated", false) ||
+        fs::path(s.at("path").get<std::string>()).extension() != ".o")
       throw std::runtime_error(target_name + " compiles " + s.at("path").get<std::string>() +
                                " itself: link the student's tests from object libraries only");
     objects.push_back(s["path"]);
@@ -314,8 +348,8 @@ LinkRecipe link_recipe(const FileApi& api, const std::string& target_name, const
   std::vector<std::string> flags;
   for (const std::string& w : words_of(link.at("commandFragments"), "flags")) {
     if (w.rfind("-Wl,", 0) == 0) {
-      // Newer CMake may ask the linker for a dependency file (-Wl,--dependency-file=<relative path>):
-      // the build's bookkeeping, and a path that does not exist in the grader's workspace.
+      // Newer CMake may ask the linker for a dependency file (-Wl,--dependency-file=<relative
+      // path>): the build's bookkeeping, and a path that does not exist in the grader's workspace.
       std::string kept;
       std::istringstream options(w.substr(4));
       for (std::string option; std::getline(options, option, ',');)
@@ -326,7 +360,8 @@ LinkRecipe link_recipe(const FileApi& api, const std::string& target_name, const
     flags.push_back(w);
   }
   std::vector<std::string> libraries = words_of(link.at("commandFragments"), "libraryPath");
-  for (const std::string& w : words_of(link.at("commandFragments"), "libraries")) libraries.push_back(w);
+  for (const std::string& w : words_of(link.at("commandFragments"), "libraries"))
+    libraries.push_back(w);
   const std::map<std::string, std::vector<std::string>> values = {
       {"CMAKE_" + language + "_COMPILER", {api.compiler(language)}},
       {"FLAGS", flags},
@@ -354,7 +389,9 @@ LinkRecipe link_recipe(const FileApi& api, const std::string& target_name, const
     }
     recipe.argv.push_back(w);
   }
-  if (!found_impl) throw std::runtime_error("the link of " + target_name + " does not use " + impl_archive.string());
+  if (!found_impl)
+    throw std::runtime_error("the link of " + target_name + " does not use " +
+                             impl_archive.string());
   return recipe;
 }
 
@@ -364,17 +401,20 @@ struct BuildDir {
   bool configured = false;
 };
 
-bool configure(const fs::path& src, BuildDir& b, const std::vector<std::string>& numbers, std::ostream& log, std::string& output) {
+bool configure(const fs::path& src, BuildDir& b, const std::vector<std::string>& numbers,
+               std::ostream& log, std::string& output) {
   write_file_api_query(b.dir);
   std::string list;
   for (const std::string& n : numbers) list += (list.empty() ? "" : ";") + n;
-  const CommandResult r = run_command({"/usr/bin/env", "cmake", "-S", src.string(), "-B", b.dir.string(), "-G", "Ninja",
-                                       "-DCMAKE_BUILD_TYPE=Release", "-DWORKBOOK_IMPL=labs", "-DWORKBOOK_LABS=" + list,
-                                       "-DWORKBOOK_REGISTER_LAST_BUILD=OFF", "-DWORKBOOK_WERROR=OFF",
-                                       "-DWORKBOOK_HARNESS_TESTS=OFF", "-DWORKBOOK_BENCH=OFF", "-DWORKBOOK_AUTOGRADER=ON",
-                                       "-DWORKBOOK_GRADE_PREPARE=ON"});
+  const CommandResult r =
+      run_command({"/usr/bin/env", "cmake", "-S", src.string(), "-B", b.dir.string(), "-G", "Ninja",
+                   "-DCMAKE_BUILD_TYPE=Release", "-DWORKBOOK_IMPL=labs", "-DWORKBOOK_LABS=" + list,
+                   "-DWORKBOOK_REGISTER_LAST_BUILD=OFF", "-DWORKBOOK_WERROR=OFF",
+                   "-DWORKBOOK_HARNESS_TESTS=OFF", "-DWORKBOOK_BENCH=OFF",
+                   "-DWORKBOOK_AUTOGRADER=ON", "-DWORKBOOK_GRADE_PREPARE=ON"});
   output = r.output;
-  log << "  configure " << b.dir.filename().string() << " (labs " << list << "): " << (r.code == 0 ? "ok" : "FAILED") << "\n";
+  log << "  configure " << b.dir.filename().string() << " (labs " << list
+      << "): " << (r.code == 0 ? "ok" : "FAILED") << "\n";
   b.labs = numbers;
   b.configured = r.code == 0;
   return b.configured;
@@ -398,7 +438,8 @@ std::map<std::string, char> defined_symbols(const std::vector<std::string>& line
   return symbols;
 }
 
-CommandResult run_command(const std::vector<std::string>& argv, const fs::path& cwd, double timeout_seconds) {
+CommandResult run_command(const std::vector<std::string>& argv, const fs::path& cwd,
+                          double timeout_seconds) {
   SandboxSpec spec;
   spec.argv = argv;
   spec.isolate = false;
@@ -415,15 +456,18 @@ CommandResult run_command(const std::vector<std::string>& argv, const fs::path& 
   CommandResult out;
   out.output = r.output;
   out.code = r.started && r.exited ? r.code : -1;
-  if (!r.started) out.output += r.start_error;
-  else if (!r.exited) out.output += "\n" + r.describe();
+  if (!r.started)
+    out.output += r.start_error;
+  else if (!r.exited)
+    out.output += "\n" + r.describe();
   return out;
 }
 
 CacheLock::CacheLock(const fs::path& cache, bool exclusive) {
   fs::create_directories(cache);
   fd_ = open((cache / ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-  if (fd_ < 0) throw std::runtime_error("cannot lock " + cache.string() + ": " + std::strerror(errno));
+  if (fd_ < 0)
+    throw std::runtime_error("cannot lock " + cache.string() + ": " + std::strerror(errno));
   while (flock(fd_, exclusive ? LOCK_EX : LOCK_SH) != 0 && errno == EINTR) {
   }
 }
@@ -435,14 +479,29 @@ CacheLock::~CacheLock() {
 nlohmann::json LabRecipe::to_json() const {
   json compiles_json = json::array();
   for (const CompileRecipe& c : compiles)
-    compiles_json.push_back({{"source", c.source}, {"argv", c.argv}, {"include_dirs", c.include_dirs}});
+    compiles_json.push_back(
+        {{"source", c.source}, {"argv", c.argv}, {"include_dirs", c.include_dirs}});
   json links_json = json::object();
   for (const auto& [name, l] : links) links_json[name] = {{"argv", l.argv}, {"inputs", l.inputs}};
-  return {{"number", number}, {"folder", folder}, {"available", available}, {"unavailable", unavailable}, {"gpu", gpu},
-          {"sources", sources}, {"student_files", student_files}, {"compiles", compiles_json}, {"links", links_json},
-          {"lab_dir", lab_dir.string()}, {"build_dir", build_dir.string()}, {"perf_reference", perf_reference},
-          {"profile", profile}, {"checker", checker}, {"probe", probe}, {"visible_tests", visible_tests},
-          {"hidden_tests", hidden_tests}, {"perf_cases", perf_cases}, {"symbols", symbols.string()},
+  return {{"number", number},
+          {"folder", folder},
+          {"available", available},
+          {"unavailable", unavailable},
+          {"gpu", gpu},
+          {"sources", sources},
+          {"student_files", student_files},
+          {"compiles", compiles_json},
+          {"links", links_json},
+          {"lab_dir", lab_dir.string()},
+          {"build_dir", build_dir.string()},
+          {"perf_reference", perf_reference},
+          {"profile", profile},
+          {"checker", checker},
+          {"probe", probe},
+          {"visible_tests", visible_tests},
+          {"hidden_tests", hidden_tests},
+          {"perf_cases", perf_cases},
+          {"symbols", symbols.string()},
           {"rubric_warnings", rubric_warnings}};
 }
 
@@ -456,8 +515,10 @@ LabRecipe LabRecipe::from_json(const nlohmann::json& j) {
   r.sources = j.value("sources", std::vector<std::string>{});
   r.student_files = j.value("student_files", std::vector<std::string>{});
   for (const json& c : items_of(j, "compiles"))
-    r.compiles.push_back({c.at("source"), c.at("argv"), c.value("include_dirs", std::vector<std::string>{})});
-  for (const auto& [name, l] : items_of(j, "links").items()) r.links[name] = {l.at("argv"), l.at("inputs")};
+    r.compiles.push_back(
+        {c.at("source"), c.at("argv"), c.value("include_dirs", std::vector<std::string>{})});
+  for (const auto& [name, l] : items_of(j, "links").items())
+    r.links[name] = {l.at("argv"), l.at("inputs")};
   r.lab_dir = j.value("lab_dir", "");
   r.build_dir = j.value("build_dir", "");
   r.perf_reference = j.value("perf_reference", "");
@@ -481,10 +542,13 @@ Rubric Cache::rubric(const LabRecipe& lab) const {
 Cache Cache::load(const fs::path& root) {
   const fs::path file = root / "recipes.json";
   if (!fs::exists(file))
-    throw std::runtime_error(root.string() + " is not a prepared grading cache: run `workbook-grade prepare` first");
+    throw std::runtime_error(
+        root.string() + " is not a prepared grading cache: run `workbook-grade prepare` first");
   const json j = read_json(file);
   if (j.value("format", 0) != kFormat)
-    throw std::runtime_error(root.string() + " was prepared by another version of the grader: run `workbook-grade prepare`");
+    throw std::runtime_error(
+        root.string() +
+        " was prepared by another version of the grader: run `workbook-grade prepare`");
   Cache c;
   c.root = root;
   c.key = j.at("key");
@@ -498,7 +562,8 @@ Cache prepare(const PrepareOptions& o, std::ostream& log) {
   const fs::path root = fs::absolute(o.cache).lexically_normal();
   const fs::path trusted = fs::absolute(o.trusted).lexically_normal();
   if (!fs::exists(trusted / "labs") || !fs::exists(trusted / "common"))
-    throw std::runtime_error(trusted.string() + " is not a perf-workbook tree (no labs/ or common/)");
+    throw std::runtime_error(trusted.string() +
+                             " is not a perf-workbook tree (no labs/ or common/)");
   CacheLock lock(root, true);
 
   // The key: what the trusted build depends on. Same key, same cache.
@@ -507,13 +572,16 @@ Cache prepare(const PrepareOptions& o, std::ostream& log) {
   const std::string overlay_hash = o.overlay.empty() ? "" : hash_tree(o.overlay);
   std::string wanted;
   for (const std::string& n : o.labs) wanted += n + ",";
-  const std::string key = hash_hex(std::to_string(kFormat) + tree_hash + overlay_hash + wanted + build_identity());
+  const std::string key =
+      hash_hex(std::to_string(kFormat) + tree_hash + overlay_hash + wanted + build_identity());
   if (!o.force && fs::exists(root / "recipes.json")) {
     try {
       const json j = read_json(root / "recipes.json");
       // A cache whose build failed somewhere is never "up to date": the next prepare tries again.
-      if (j.value("format", 0) == kFormat && j.value("key", "") == key && j.value("complete", false)) {
-        log << "grading cache " << root.string() << " is up to date (trusted tree " << tree_hash << ")\n";
+      if (j.value("format", 0) == kFormat && j.value("key", "") == key &&
+          j.value("complete", false)) {
+        log << "grading cache " << root.string() << " is up to date (trusted tree " << tree_hash
+            << ")\n";
         return Cache::load(root);
       }
     } catch (const std::exception&) {
@@ -530,8 +598,10 @@ Cache prepare(const PrepareOptions& o, std::ostream& log) {
   if (!o.labs.empty()) {
     std::vector<std::string> chosen;
     for (const std::string& n : o.labs) {
-      const auto f = std::find_if(folders.begin(), folders.end(), [&](const std::string& x) { return x.substr(0, 2) == n; });
-      if (f == folders.end()) throw std::runtime_error("there is no lab " + n + " in " + trusted.string());
+      const auto f = std::find_if(folders.begin(), folders.end(),
+                                  [&](const std::string& x) { return x.substr(0, 2) == n; });
+      if (f == folders.end())
+        throw std::runtime_error("there is no lab " + n + " in " + trusted.string());
       chosen.push_back(*f);
     }
     folders = chosen;
@@ -560,17 +630,21 @@ Cache prepare(const PrepareOptions& o, std::ostream& log) {
           build_of[n] = builds.size();
           builds.push_back(one);
         } else {
-          failed[n] = "the trusted build of lab " + n + " does not configure:\n" + first_errors(out, 20);
+          failed[n] =
+              "the trusted build of lab " + n + " does not configure:\n" + first_errors(out, 20);
         }
         prepare_log += out;
       }
     }
   }
   for (BuildDir& b : builds) {
-    log << "  building " << b.dir.filename().string() << " with " << o.jobs << " jobs ...\n" << std::flush;
-    const CommandResult r = run_command({"/usr/bin/env", "cmake", "--build", b.dir.string(), "-j", std::to_string(o.jobs), "--", "-k", "0"});
+    log << "  building " << b.dir.filename().string() << " with " << o.jobs << " jobs ...\n"
+        << std::flush;
+    const CommandResult r = run_command({"/usr/bin/env", "cmake", "--build", b.dir.string(), "-j",
+                                         std::to_string(o.jobs), "--", "-k", "0"});
     prepare_log += r.output;
-    log << "  build " << b.dir.filename().string() << ": " << (r.code == 0 ? "ok" : "FAILED (labs whose parts built are still graded)") << "\n";
+    log << "  build " << b.dir.filename().string() << ": "
+        << (r.code == 0 ? "ok" : "FAILED (labs whose parts built are still graded)") << "\n";
   }
 
   // Ceilings: measured once per machine (the probe skips a measurement that is still valid).
@@ -583,7 +657,8 @@ Cache prepare(const PrepareOptions& o, std::ostream& log) {
     }
   }
   if (!probe.empty() && fs::exists(probe)) {
-    log << "  measuring this machine's ceilings (or reusing " << ceilings.string() << ") ...\n" << std::flush;
+    log << "  measuring this machine's ceilings (or reusing " << ceilings.string() << ") ...\n"
+        << std::flush;
     const CommandResult r = run_command({probe, "--cache", ceilings.string()});
     prepare_log += r.output;
     if (r.code != 0) log << "  the probe failed: perf grading will measure the ceilings itself\n";
@@ -592,7 +667,8 @@ Cache prepare(const PrepareOptions& o, std::ostream& log) {
   // Recipes.
   json labs_json = json::object();
   std::vector<fs::path> public_files, run_only;
-  std::vector<std::string> failed_labs;  // unavailable because something failed, not left out by design
+  std::vector<std::string>
+      failed_labs;  // unavailable because something failed, not left out by design
   for (const std::string& folder : folders) {
     const std::string n = folder.substr(0, 2);
     const std::string lab = "lab" + n;
@@ -610,7 +686,8 @@ Cache prepare(const PrepareOptions& o, std::ostream& log) {
         const fs::path manifest_path = b.dir / "grade-manifest" / (lab + ".json");
         if (!fs::exists(manifest_path)) {
           left_out = true;
-          throw std::runtime_error("the build left " + lab + " out on this machine (a CUDA lab without the CUDA toolkit: "
+          throw std::runtime_error("the build left " + lab +
+                                   " out on this machine (a CUDA lab without the CUDA toolkit: "
                                    "install it, nvcc on the PATH, and prepare again)");
         }
         const json m = read_json(manifest_path);
@@ -621,11 +698,15 @@ Cache prepare(const PrepareOptions& o, std::ostream& log) {
         for (const std::string& extra : rubric.extra_files) r.student_files.push_back(extra);
         const FileApi api = FileApi::load(b.dir);
         r.compiles = compile_recipes(api, src, lab, r);
-        if (r.compiles.size() != r.sources.size()) throw std::runtime_error("CMake's codemodel lacks the compile of a student source of " + lab);
+        if (r.compiles.size() != r.sources.size())
+          throw std::runtime_error("CMake's codemodel lacks the compile of a student source of " +
+                                   lab);
         const fs::path impl = m.at("impl_archive").get<std::string>();
         for (const auto& [name, link] : m.at("link").items()) {
           const fs::path file = link.at("file").get<std::string>();
-          if (!fs::exists(file)) throw std::runtime_error(link.at("target").get<std::string>() + " did not build (see prepare.log)");
+          if (!fs::exists(file))
+            throw std::runtime_error(link.at("target").get<std::string>() +
+                                     " did not build (see prepare.log)");
           r.links[name] = link_recipe(api, link.at("target"), impl);
         }
         const json& t = m.at("trusted");
@@ -636,30 +717,40 @@ Cache prepare(const PrepareOptions& o, std::ostream& log) {
         r.probe = m.value("probe", "");
         const std::string list_tests = t.at("list_tests");
         const CommandResult listed = run_command({list_tests, "--gtest_list_tests"});
-        if (listed.code != 0) throw std::runtime_error("cannot list the tests of " + lab + ":\n" + listed.output);
+        if (listed.code != 0)
+          throw std::runtime_error("cannot list the tests of " + lab + ":\n" + listed.output);
         r.visible_tests = parse_gtest_list(listed.output);
         if (!r.checker.empty()) {
           const CommandResult hidden = run_command({r.checker, "--gtest_list_tests"});
-          if (hidden.code != 0) throw std::runtime_error("cannot list the hidden tests of " + lab + ":\n" + hidden.output);
+          if (hidden.code != 0)
+            throw std::runtime_error("cannot list the hidden tests of " + lab + ":\n" +
+                                     hidden.output);
           r.hidden_tests = parse_gtest_list(hidden.output);
         }
         if (t.contains("list_perf")) {
           const CommandResult perf = run_command({t["list_perf"].get<std::string>(), "--list"});
-          if (perf.code != 0) throw std::runtime_error("cannot list the perf cases of " + lab + ":\n" + perf.output);
+          if (perf.code != 0)
+            throw std::runtime_error("cannot list the perf cases of " + lab + ":\n" + perf.output);
           for (const std::string& line : lines_of(perf.output))
             if (!line.empty()) r.perf_cases.push_back(line);
           if (r.perf_reference.empty() && (r.profile.empty() || !fs::exists(r.profile)))
-            throw std::runtime_error(lab + " has perf cases but neither a reference solution nor a reference profile");
+            throw std::runtime_error(
+                lab + " has perf cases but neither a reference solution nor a reference profile");
         }
-        // The symbols of every trusted input of the student's links: a submission may not redefine them.
+        // The symbols of every trusted input of the student's links: a submission may not redefine
+        // them.
         std::vector<std::string> nm = {"/usr/bin/env", "nm", "-P", "-g", "--defined-only"};
         std::set<std::string> inputs;
-        for (const auto& [name, link] : r.links) inputs.insert(link.inputs.begin(), link.inputs.end());
+        for (const auto& [name, link] : r.links)
+          inputs.insert(link.inputs.begin(), link.inputs.end());
         nm.insert(nm.end(), inputs.begin(), inputs.end());
         const CommandResult symbols = run_command(nm);
-        if (symbols.code != 0) throw std::runtime_error("nm failed on the trusted link inputs:\n" + symbols.output.substr(0, 2000));
+        if (symbols.code != 0)
+          throw std::runtime_error("nm failed on the trusted link inputs:\n" +
+                                   symbols.output.substr(0, 2000));
         std::string list;
-        for (const auto& [name, kind] : defined_symbols(lines_of(symbols.output))) list += std::string(1, kind) + " " + name + "\n";
+        for (const auto& [name, kind] : defined_symbols(lines_of(symbols.output)))
+          list += std::string(1, kind) + " " + name + "\n";
         r.symbols = root / ("symbols-" + n + ".txt");
         write_text_atomic(r.symbols, list);
         public_files.insert(public_files.end(), inputs.begin(), inputs.end());
@@ -668,12 +759,16 @@ Cache prepare(const PrepareOptions& o, std::ostream& log) {
           std::vector<bool> used(rubric.rules.size());
           for (const std::string& t : tests) {
             const Rule* rule = rubric.find(source, t);
-            if (!rule) r.rubric_warnings.push_back(std::string(to_string(source)) + " test " + t + " is in no rule: it counts 0 of 0");
-            else used[static_cast<std::size_t>(rule - rubric.rules.data())] = true;
+            if (!rule)
+              r.rubric_warnings.push_back(std::string(to_string(source)) + " test " + t +
+                                          " is in no rule: it counts 0 of 0");
+            else
+              used[static_cast<std::size_t>(rule - rubric.rules.data())] = true;
           }
           for (std::size_t i = 0; i < rubric.rules.size(); ++i)
             if (rubric.rules[i].source == source && !used[i] && !rubric.path.empty())
-              r.rubric_warnings.push_back("rule " + std::to_string(i) + " (" + to_string(source) + " " + rubric.rules[i].match + ") matches no test");
+              r.rubric_warnings.push_back("rule " + std::to_string(i) + " (" + to_string(source) +
+                                          " " + rubric.rules[i].match + ") matches no test");
         };
         check(Source::visible, r.visible_tests);
         check(Source::hidden, r.hidden_tests);
@@ -684,12 +779,13 @@ Cache prepare(const PrepareOptions& o, std::ostream& log) {
       }
     }
     if (!r.available && !left_out) failed_labs.push_back(n);
-    log << "  " << lab << ": " << (r.available ? "ready" : "NOT AVAILABLE: " + r.unavailable) << "\n";
+    log << "  " << lab << ": " << (r.available ? "ready" : "NOT AVAILABLE: " + r.unavailable)
+        << "\n";
     if (r.available) {
       log << "    student files: ";
       for (const std::string& f : r.student_files) log << "labs/" << folder << "/" << f << " ";
-      log << "\n    " << r.visible_tests.size() << " visible tests, " << r.hidden_tests.size() << " hidden tests, "
-          << r.perf_cases.size() << " perf cases\n";
+      log << "\n    " << r.visible_tests.size() << " visible tests, " << r.hidden_tests.size()
+          << " hidden tests, " << r.perf_cases.size() << " perf cases\n";
       for (const std::string& w : r.rubric_warnings) log << "    rubric warning: " << w << "\n";
     }
     labs_json[n] = r.to_json();
@@ -700,13 +796,20 @@ Cache prepare(const PrepareOptions& o, std::ostream& log) {
   set_permissions(root, {src / "common", src / "labs", src / "cmake"}, public_files, run_only);
   fs::permissions(root, fs::perms::others_exec | fs::perms::group_exec, fs::perm_options::add);
 
-  write_json(root / "recipes.json", {{"format", kFormat}, {"key", key}, {"tree", tree_hash}, {"prepared_at", utc_now()},
-                                     {"trusted", trusted.string()}, {"ceilings", ceilings.string()}, {"labs", labs_json},
-                                     {"complete", failed_labs.empty()}, {"failed_labs", failed_labs}});
+  write_json(root / "recipes.json", {{"format", kFormat},
+                                     {"key", key},
+                                     {"tree", tree_hash},
+                                     {"prepared_at", utc_now()},
+                                     {"trusted", trusted.string()},
+                                     {"ceilings", ceilings.string()},
+                                     {"labs", labs_json},
+                                     {"complete", failed_labs.empty()},
+                                     {"failed_labs", failed_labs}});
   if (!failed_labs.empty()) {
     std::string list;
     for (const std::string& n : failed_labs) list += (list.empty() ? "" : ", ") + n;
-    log << "the trusted build of lab(s) " << list << " failed (see above and " << (root / "prepare.log").string()
+    log << "the trusted build of lab(s) " << list << " failed (see above and "
+        << (root / "prepare.log").string()
         << "): they are not graded, and the next prepare (or grade) builds again\n";
   }
   return Cache::load(root);

@@ -15,7 +15,9 @@ namespace {
 
 using nlohmann::json;
 
-std::string fixed(double v, int digits = 1) { return workbook::format_fixed(v, digits); }
+std::string fixed(double v, int digits = 1) {
+  return workbook::format_fixed(v, digits);
+}
 
 std::string points(double score, double max) {
   // Whole points print without decimals; perf points keep two.
@@ -23,25 +25,35 @@ std::string points(double score, double max) {
   return f(score) + " / " + f(max);
 }
 
-bool shown(const Item& i) { return i.visibility == "visible"; }
+bool shown(const Item& i) {
+  return i.visibility == "visible";
+}
 
 std::string status_word(const Item& i) {
   if (i.details.value("excluded", false)) return "not graded";
   if (i.status == ItemStatus::passed) return "passed";
   if (i.status == ItemStatus::skipped) return "not graded";
-  if (i.details.value("gated", false) || i.details.value("not_implemented", false)) return "not credited";
+  if (i.details.value("gated", false) || i.details.value("not_implemented", false))
+    return "not credited";
   return "failed";
 }
 
 std::string lab_status(const LabResult& l) {
   switch (l.status) {
-    case LabStatus::graded: return "graded";
-    case LabStatus::compile_error: return "does not compile";
-    case LabStatus::symbol_error: return "defines forbidden symbols";
-    case LabStatus::link_error: return "does not link";
-    case LabStatus::not_submitted: return "not submitted";
-    case LabStatus::unavailable: return "not gradable on this machine";
-    case LabStatus::not_graded: return "not graded on this machine (every test skipped itself)";
+    case LabStatus::graded:
+      return "graded";
+    case LabStatus::compile_error:
+      return "does not compile";
+    case LabStatus::symbol_error:
+      return "defines forbidden symbols";
+    case LabStatus::link_error:
+      return "does not link";
+    case LabStatus::not_submitted:
+      return "not submitted";
+    case LabStatus::unavailable:
+      return "not gradable on this machine";
+    case LabStatus::not_graded:
+      return "not graded on this machine (every test skipped itself)";
   }
   return to_string(l.status);
 }
@@ -52,26 +64,35 @@ std::string roofline_table(const LabResult& l) {
   for (const Item& i : l.items) {
     if (i.source != Source::perf || !i.details.contains("ratio")) continue;
     if (t.empty())
-      t = "| perf case | x reference | % of roof | achieved | intensity | points |\n|---|---|---|---|---|---|\n";
+      t = "| perf case | x reference | % of roof | achieved | intensity | points "
+          "|\n|---|---|---|---|---|---|\n";
     const json& d = i.details;
-    t += "| " + i.test + " | " + fixed(d.value("ratio", 0.0), 2) + "x" + (d.value("implausible", false) ? " (flagged)" : "") +
-         " | " + workbook::format_percent(d.value("fraction_of_roof", 0.0)) + " | " + fixed(d.value("gops", 0.0), 2) + " G" +
-         d.value("ops_unit", "FLOP") + "/s, " + fixed(d.value("gbs", 0.0), 1) + " GB/s | " + fixed(d.value("intensity", 0.0), 3) +
-         " | " + points(i.score, i.max_score) + " |\n";
+    t += "| " + i.test + " | " + fixed(d.value("ratio", 0.0), 2) + "x" +
+         (d.value("implausible", false) ? " (flagged)" : "") + " | " +
+         workbook::format_percent(d.value("fraction_of_roof", 0.0)) + " | " +
+         fixed(d.value("gops", 0.0), 2) + " G" + d.value("ops_unit", "FLOP") + "/s, " +
+         fixed(d.value("gbs", 0.0), 1) + " GB/s | " + fixed(d.value("intensity", 0.0), 3) + " | " +
+         points(i.score, i.max_score) + " |\n";
   }
   return t;
 }
 
 std::string summary_markdown(const GradeResult& r) {
-  std::string md = "## Score: " + points(r.score, r.max_score) + "\n\n| lab | score | status |\n|---|---|---|\n";
-  for (const LabResult& l : r.labs) md += "| " + l.number + " " + l.folder.substr(3) + " | " + points(l.score, l.max_score) + " | " + lab_status(l) + " |\n";
+  std::string md =
+      "## Score: " + points(r.score, r.max_score) + "\n\n| lab | score | status |\n|---|---|---|\n";
+  for (const LabResult& l : r.labs)
+    md += "| " + l.number + " " + l.folder.substr(3) + " | " + points(l.score, l.max_score) +
+          " | " + lab_status(l) + " |\n";
   md += "\n";
   for (const LabResult& l : r.labs) {
-    if (!l.build_output.empty()) md += "### Lab " + l.number + ": " + lab_status(l) + "\n\n```\n" + l.build_output + "\n```\n\n";
+    if (!l.build_output.empty())
+      md +=
+          "### Lab " + l.number + ": " + lab_status(l) + "\n\n```\n" + l.build_output + "\n```\n\n";
     const std::string table = roofline_table(l);
     if (!table.empty()) md += "### Lab " + l.number + " on the roofline\n\n" + table + "\n";
   }
-  md += "Inputs came from WORKBOOK_SEED=" + std::to_string(r.seed) + ": `WORKBOOK_SEED=" + std::to_string(r.seed) +
+  md += "Inputs came from WORKBOOK_SEED=" + std::to_string(r.seed) +
+        ": `WORKBOOK_SEED=" + std::to_string(r.seed) +
         " ctest --preset labNN -R <test>` replays a visible test with the same inputs.\n";
   return md;
 }
@@ -92,29 +113,36 @@ nlohmann::json gradescope_results(const GradeResult& r) {
                 {"output_format", "md"},
                 {"visibility", i.visibility},
                 {"tags", {"lab" + i.lab, to_string(i.source)}}};
-      // A test not graded here reports no status: Gradescope shows it by its 0 of 0, and its name says why.
+      // A test not graded here reports no status: Gradescope shows it by its 0 of 0, and its name
+      // says why.
       if (!excluded) t["status"] = i.status == ItemStatus::passed ? "passed" : "failed";
       tests.push_back(t);
     }
   }
-  return {{"score", r.score},
-          {"output", summary_markdown(r)},
-          {"output_format", "md"},
-          {"test_output_format", "md"},
-          {"visibility", "visible"},
-          {"stdout_visibility", "hidden"},
-          {"execution_time", static_cast<int>(r.seconds)},
-          {"tests", tests},
-          {"extra_data", {{"seed", r.seed}, {"max_score", r.max_score}, {"grader", "workbook-grade"}}}};
+  return {
+      {"score", r.score},
+      {"output", summary_markdown(r)},
+      {"output_format", "md"},
+      {"test_output_format", "md"},
+      {"visibility", "visible"},
+      {"stdout_visibility", "hidden"},
+      {"execution_time", static_cast<int>(r.seconds)},
+      {"tests", tests},
+      {"extra_data", {{"seed", r.seed}, {"max_score", r.max_score}, {"grader", "workbook-grade"}}}};
 }
 
 nlohmann::json prairielearn_results(const GradeResult& r) {
   json tests = json::array();
   for (const LabResult& l : r.labs) {
     for (const Item& i : l.items) {
-      json t = {{"name", i.name()}, {"points", i.score}, {"max_points", i.max_score}, {"description", i.function}};
-      if (shown(i)) t["output"] = i.output;
-      else t["message"] = "details hidden";
+      json t = {{"name", i.name()},
+                {"points", i.score},
+                {"max_points", i.max_score},
+                {"description", i.function}};
+      if (shown(i))
+        t["output"] = i.output;
+      else
+        t["message"] = "details hidden";
       tests.push_back(t);
     }
   }
@@ -130,14 +158,20 @@ std::string markdown_report(const GradeResult& r, const std::string& plots) {
   for (const LabResult& l : r.labs) {
     md += "## Lab " + l.number + " (" + l.folder + "): " + points(l.score, l.max_score) + "\n\n";
     md += "| test | points | result |\n|---|---|---|\n";
-    for (const Item& i : l.items) md += "| " + i.name() + " | " + points(i.score, i.max_score) + " | " + status_word(i) + " |\n";
+    for (const Item& i : l.items)
+      md +=
+          "| " + i.name() + " | " + points(i.score, i.max_score) + " | " + status_word(i) + " |\n";
     md += "\n";
     for (const Item& i : l.items) {
-      if (i.output.empty() || (i.status == ItemStatus::passed && i.source != Source::perf)) continue;
-      md += "### " + i.name() + "\n\n" + (shown(i) ? i.output : std::string("(details are shown after the due date)")) + "\n\n";
+      if (i.output.empty() || (i.status == ItemStatus::passed && i.source != Source::perf))
+        continue;
+      md += "### " + i.name() + "\n\n" +
+            (shown(i) ? i.output : std::string("(details are shown after the due date)")) + "\n\n";
       if (i.source == Source::perf)
         for (const auto& [name, svg] : l.plots)
-          if (name == i.test) md += "![roofline of " + i.test + "](" + plots + "/lab" + l.number + "-" + name + ".svg)\n\n";
+          if (name == i.test)
+            md += "![roofline of " + i.test + "](" + plots + "/lab" + l.number + "-" + name +
+                  ".svg)\n\n";
     }
   }
   return md;
@@ -145,32 +179,41 @@ std::string markdown_report(const GradeResult& r, const std::string& plots) {
 
 std::string html_report(const GradeResult& r) {
   std::ostringstream h;
-  h << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>Grading report: " << html_escape(r.id)
-    << "</title>\n<style>body{font-family:Helvetica,Arial,sans-serif;max-width:1000px;margin:2em auto;color:#222}"
-       "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:4px 8px;text-align:left}"
-       ".passed{color:#2b8a3e}.failed{color:#c92a2a}.not{color:#868e96}pre{background:#f6f8fa;padding:8px;"
+  h << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>Grading report: "
+    << html_escape(r.id)
+    << "</title>\n<style>body{font-family:Helvetica,Arial,sans-serif;max-width:1000px;margin:2em "
+       "auto;color:#222}"
+       "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:4px "
+       "8px;text-align:left}"
+       ".passed{color:#2b8a3e}.failed{color:#c92a2a}.not{color:#868e96}pre{background:#f6f8fa;"
+       "padding:8px;"
        "white-space:pre-wrap;font-size:12px}</style></head><body>\n";
-  h << "<h1>Grading report: " << html_escape(r.id) << "</h1>\n<p><b>Score: " << points(r.score, r.max_score) << "</b> (seed "
-    << r.seed << ")</p>\n<table><tr><th>lab</th><th>score</th><th>status</th></tr>\n";
+  h << "<h1>Grading report: " << html_escape(r.id)
+    << "</h1>\n<p><b>Score: " << points(r.score, r.max_score) << "</b> (seed " << r.seed
+    << ")</p>\n<table><tr><th>lab</th><th>score</th><th>status</th></tr>\n";
   for (const LabResult& l : r.labs)
-    h << "<tr><td>" << html_escape(l.number + " " + l.folder.substr(3)) << "</td><td>" << points(l.score, l.max_score)
-      << "</td><td>" << html_escape(lab_status(l)) << "</td></tr>\n";
+    h << "<tr><td>" << html_escape(l.number + " " + l.folder.substr(3)) << "</td><td>"
+      << points(l.score, l.max_score) << "</td><td>" << html_escape(lab_status(l))
+      << "</td></tr>\n";
   h << "</table>\n";
   for (const LabResult& l : r.labs) {
-    h << "<h2>Lab " << html_escape(l.number + " (" + l.folder + ")") << ": " << points(l.score, l.max_score) << "</h2>\n";
+    h << "<h2>Lab " << html_escape(l.number + " (" + l.folder + ")") << ": "
+      << points(l.score, l.max_score) << "</h2>\n";
     if (!l.build_output.empty()) h << "<pre>" << html_escape(l.build_output) << "</pre>\n";
     h << "<table><tr><th>test</th><th>points</th><th>result</th></tr>\n";
     for (const Item& i : l.items) {
       const std::string word = status_word(i);
       const std::string cls = word == "passed" ? "passed" : word == "not graded" ? "not" : "failed";
-      h << "<tr><td>" << html_escape(i.name()) << "</td><td>" << points(i.score, i.max_score) << "</td><td class=\"" << cls
-        << "\">" << word << "</td></tr>\n";
+      h << "<tr><td>" << html_escape(i.name()) << "</td><td>" << points(i.score, i.max_score)
+        << "</td><td class=\"" << cls << "\">" << word << "</td></tr>\n";
     }
     h << "</table>\n";
     for (const Item& i : l.items) {
-      if (i.output.empty() || (i.status == ItemStatus::passed && i.source != Source::perf)) continue;
+      if (i.output.empty() || (i.status == ItemStatus::passed && i.source != Source::perf))
+        continue;
       h << "<h3>" << html_escape(i.name()) << "</h3>\n<pre>"
-        << html_escape(shown(i) ? i.output : std::string("(details are shown after the due date)")) << "</pre>\n";
+        << html_escape(shown(i) ? i.output : std::string("(details are shown after the due date)"))
+        << "</pre>\n";
       if (i.source == Source::perf)
         for (const auto& [name, svg] : l.plots)
           if (name == i.test) h << "<div>" << svg << "</div>\n";
@@ -185,12 +228,18 @@ std::vector<std::string> flags(const GradeResult& r) {
   for (const LabResult& l : r.labs) {
     std::set<std::string> functions;  // one line per function, not one per test
     for (const Item& i : l.items) {
-      if (i.details.value("implausible", false)) out.push_back(i.name() + " (implausibly fast)");
-      else if (i.details.value("forged", false)) out.push_back(i.name() + " (forged test records)");
-      else if (i.details.value("timed_output_differs", false)) out.push_back(i.name() + " (timed output differs from the reference's)");
-      else if (i.details.value("grader_error", false)) out.push_back(i.name() + " (grader error)");
-      else if (i.source == Source::visible && i.details.contains("flag") && functions.insert(i.function).second)
-        out.push_back("lab" + l.number + " " + i.function + ": " + i.details.value("flag", std::string()));
+      if (i.details.value("implausible", false))
+        out.push_back(i.name() + " (implausibly fast)");
+      else if (i.details.value("forged", false))
+        out.push_back(i.name() + " (forged test records)");
+      else if (i.details.value("timed_output_differs", false))
+        out.push_back(i.name() + " (timed output differs from the reference's)");
+      else if (i.details.value("grader_error", false))
+        out.push_back(i.name() + " (grader error)");
+      else if (i.source == Source::visible && i.details.contains("flag") &&
+               functions.insert(i.function).second)
+        out.push_back("lab" + l.number + " " + i.function + ": " +
+                      i.details.value("flag", std::string()));
     }
   }
   return out;
@@ -221,7 +270,8 @@ std::vector<std::string> csv_row(const GradeResult& r, const std::vector<std::st
   std::string flagged;
   for (const std::string& f : flags(r)) flagged += (flagged.empty() ? "" : "; ") + f;
   std::string files;
-  for (const SubmittedFile& f : r.files) files += (files.empty() ? "" : " ") + f.path + ":" + f.hash;
+  for (const SubmittedFile& f : r.files)
+    files += (files.empty() ? "" : " ") + f.path + ":" + f.hash;
   row.push_back(flagged);
   row.push_back(fixed(r.seconds, 1));
   row.push_back(r.started_at);
@@ -239,7 +289,8 @@ std::string csv_line(const std::vector<std::string>& fields) {
 std::vector<std::pair<std::string, std::string>> plots_of(const GradeResult& r) {
   std::vector<std::pair<std::string, std::string>> out;
   for (const LabResult& l : r.labs)
-    for (const auto& [name, svg] : l.plots) out.emplace_back("lab" + l.number + "-" + name + ".svg", svg);
+    for (const auto& [name, svg] : l.plots)
+      out.emplace_back("lab" + l.number + "-" + name + ".svg", svg);
   return out;
 }
 

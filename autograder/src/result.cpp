@@ -9,23 +9,34 @@ using nlohmann::json;
 
 const char* to_string(ItemStatus status) {
   switch (status) {
-    case ItemStatus::not_run: return "not_run";
-    case ItemStatus::passed: return "passed";
-    case ItemStatus::failed: return "failed";
-    case ItemStatus::skipped: return "skipped";
+    case ItemStatus::not_run:
+      return "not_run";
+    case ItemStatus::passed:
+      return "passed";
+    case ItemStatus::failed:
+      return "failed";
+    case ItemStatus::skipped:
+      return "skipped";
   }
   return "not_run";
 }
 
 const char* to_string(LabStatus status) {
   switch (status) {
-    case LabStatus::graded: return "graded";
-    case LabStatus::not_graded: return "not_graded";
-    case LabStatus::not_submitted: return "not_submitted";
-    case LabStatus::compile_error: return "compile_error";
-    case LabStatus::symbol_error: return "symbol_error";
-    case LabStatus::link_error: return "link_error";
-    case LabStatus::unavailable: return "unavailable";
+    case LabStatus::graded:
+      return "graded";
+    case LabStatus::not_graded:
+      return "not_graded";
+    case LabStatus::not_submitted:
+      return "not_submitted";
+    case LabStatus::compile_error:
+      return "compile_error";
+    case LabStatus::symbol_error:
+      return "symbol_error";
+    case LabStatus::link_error:
+      return "link_error";
+    case LabStatus::unavailable:
+      return "unavailable";
   }
   return "graded";
 }
@@ -33,18 +44,32 @@ const char* to_string(LabStatus status) {
 std::string Item::name() const {
   const std::string prefix = "lab" + lab + " ";
   switch (source) {
-    case Source::visible: return prefix + test;
-    case Source::hidden: return prefix + "hidden " + test;
-    case Source::perf: return prefix + "perf " + test;
+    case Source::visible:
+      return prefix + test;
+    case Source::hidden:
+      return prefix + "hidden " + test;
+    case Source::perf:
+      return prefix + "perf " + test;
   }
   return prefix + test;
 }
 
 // An item's record carries its name too (for readers of record.json), and its source as a word.
 void to_json(json& j, const Item& i) {
-  j = {{"name", i.name()}, {"lab", i.lab}, {"source", to_string(i.source)}, {"test", i.test}, {"function", i.function},
-       {"score", i.score}, {"max_score", i.max_score}, {"status", i.status}, {"output", i.output},
-       {"visibility", i.visibility}, {"gate", i.gate}, {"forfeit", i.forfeit}, {"seconds", i.seconds}, {"details", i.details}};
+  j = {{"name", i.name()},
+       {"lab", i.lab},
+       {"source", to_string(i.source)},
+       {"test", i.test},
+       {"function", i.function},
+       {"score", i.score},
+       {"max_score", i.max_score},
+       {"status", i.status},
+       {"output", i.output},
+       {"visibility", i.visibility},
+       {"gate", i.gate},
+       {"forfeit", i.forfeit},
+       {"seconds", i.seconds},
+       {"details", i.details}};
 }
 
 void from_json(const json& j, Item& item) {
@@ -66,10 +91,19 @@ void from_json(const json& j, Item& item) {
 // A lab's plots are recorded by file name (the SVGs themselves are files beside the record).
 void to_json(json& j, const LabResult& l) {
   json plots = json::array();
-  for (const auto& [name, svg] : l.plots) plots.push_back({{"case", name}, {"svg", "lab" + l.number + "-" + name + ".svg"}});
-  j = {{"lab", l.number}, {"folder", l.folder}, {"title", l.title}, {"status", l.status},
-       {"build_output", l.build_output}, {"score", l.score}, {"max_score", l.max_score},
-       {"seconds", l.seconds}, {"notes", l.notes}, {"plots", plots}, {"items", l.items}};
+  for (const auto& [name, svg] : l.plots)
+    plots.push_back({{"case", name}, {"svg", "lab" + l.number + "-" + name + ".svg"}});
+  j = {{"lab", l.number},
+       {"folder", l.folder},
+       {"title", l.title},
+       {"status", l.status},
+       {"build_output", l.build_output},
+       {"score", l.score},
+       {"max_score", l.max_score},
+       {"seconds", l.seconds},
+       {"notes", l.notes},
+       {"plots", plots},
+       {"items", l.items}};
 }
 
 void from_json(const json& l, LabResult& r) {
@@ -86,9 +120,19 @@ void from_json(const json& l, LabResult& r) {
 }
 
 nlohmann::json GradeResult::to_json() const {
-  return {{"format", 1},        {"id", id},           {"submission", submission}, {"started_at", started_at},
-          {"seconds", seconds}, {"score", score},     {"max_score", max_score},   {"seed", seed},
-          {"cache_key", cache_key}, {"isolation", isolation}, {"ceilings", ceilings}, {"files", files}, {"labs", labs},
+  return {{"format", 1},
+          {"id", id},
+          {"submission", submission},
+          {"started_at", started_at},
+          {"seconds", seconds},
+          {"score", score},
+          {"max_score", max_score},
+          {"seed", seed},
+          {"cache_key", cache_key},
+          {"isolation", isolation},
+          {"ceilings", ceilings},
+          {"files", files},
+          {"labs", labs},
           {"warnings", warnings}};
 }
 

@@ -37,8 +37,8 @@ void read_channel(TestRun& t, bool until_eof) {
   }
 }
 
-void judge_visible(Item& item, const TestRun& t, const RunResult& r, const Context& c, const LabRecipe& lab,
-                   const Rubric& rubric) {
+void judge_visible(Item& item, const TestRun& t, const RunResult& r, const Context& c,
+                   const LabRecipe& lab, const Rubric& rubric) {
   bool started = false, ended = false, forged = false;
   std::string result, failures, skip;
   std::istringstream in(t.data);
@@ -64,14 +64,21 @@ void judge_visible(Item& item, const TestRun& t, const RunResult& r, const Conte
     }
   }
   item.seconds = r.wall_seconds;
-  const std::string output = r.output.empty() ? "" : "\nThe test printed:\n" + fenced(cut(student_paths(r.output_with_note(), c.ws, c.cache), 3000));
-  const std::string replay = "\n(Inputs from WORKBOOK_SEED=" + std::to_string(c.seed) + "; replay with `WORKBOOK_SEED=" +
-                             std::to_string(c.seed) + " ctest --preset lab" + lab.number + " -R '" + t.test + "'`.)";
+  const std::string output =
+      r.output.empty() ? ""
+                       : "\nThe test printed:\n" +
+                             fenced(cut(student_paths(r.output_with_note(), c.ws, c.cache), 3000));
+  const std::string replay = "\n(Inputs from WORKBOOK_SEED=" + std::to_string(c.seed) +
+                             "; replay with `WORKBOOK_SEED=" + std::to_string(c.seed) +
+                             " ctest --preset lab" + lab.number + " -R '" + t.test + "'`.)";
   item.status = ItemStatus::failed;
   if (forged) {
-    item.output = "Not credited: the test process wrote records to the grader's channel that the grader did not "
-                  "expect (a forged result?). The grader reads results from this channel only; printing or writing "
-                  "\"passed\" anywhere earns nothing.";
+    item.output =
+        "Not credited: the test process wrote records to the grader's channel that the grader did "
+        "not "
+        "expect (a forged result?). The grader reads results from this channel only; printing or "
+        "writing "
+        "\"passed\" anywhere earns nothing.";
     item.details["forged"] = true;
   } else if (ended && result == "passed" && r.ok()) {
     item.status = ItemStatus::passed;
@@ -79,28 +86,37 @@ void judge_visible(Item& item, const TestRun& t, const RunResult& r, const Conte
     item.output = "The test's checks passed, but then the test process " + r.describe() +
                   ": a crash at exit (a static object of yours?) fails the test." + output;
   } else if (ended && result == "skipped" &&
-             std::any_of(rubric.skip_reasons.begin(), rubric.skip_reasons.end(),
-                         [&](const std::string& why) { return skip.find(why) != std::string::npos; })) {
+             std::any_of(
+                 rubric.skip_reasons.begin(), rubric.skip_reasons.end(),
+                 [&](const std::string& why) { return skip.find(why) != std::string::npos; })) {
     item.status = ItemStatus::skipped;
-    item.output = "Not graded: the test skipped itself on this machine: " + student_paths(skip, c.ws, c.cache);
+    item.output = "Not graded: the test skipped itself on this machine: " +
+                  student_paths(skip, c.ws, c.cache);
   } else if (ended && result == "skipped") {
     item.output = "The test skipped itself for a reason the lab does not allow (" + cut(skip, 300) +
                   "): a skip is not a pass. Edit " + lab.edit() + "." + output;
   } else if (ended) {
     // The test's own failure messages (GoogleTest prints them again on stdout: not repeated).
-    item.output = fenced(cut(student_paths(failures, c.ws, c.cache), 6000)) + "Edit " + lab.edit() + "." + replay;
+    item.output = fenced(cut(student_paths(failures, c.ws, c.cache), 6000)) + "Edit " + lab.edit() +
+                  "." + replay;
   } else if (started) {
-    const std::string how = r.timed_out || r.output_flood || !r.exited ? r.describe()
-                                                                       : "its process exited (code " + std::to_string(r.code) + ") in the middle of it";
-    item.output = "The test did not finish: " + how + ".\n" +
-                  (failures.empty() ? "" : fenced(cut(student_paths(failures, c.ws, c.cache), 3000))) + "Edit " + lab.edit() + "." + replay + output;
+    const std::string how =
+        r.timed_out || r.output_flood || !r.exited
+            ? r.describe()
+            : "its process exited (code " + std::to_string(r.code) + ") in the middle of it";
+    item.output =
+        "The test did not finish: " + how + ".\n" +
+        (failures.empty() ? "" : fenced(cut(student_paths(failures, c.ws, c.cache), 3000))) +
+        "Edit " + lab.edit() + "." + replay + output;
   } else {
     item.output = "The test process ended before the test began (" + r.describe() +
-                  "): code of yours that runs at start-up, or a crash while loading? Edit " + lab.edit() + "." + output;
+                  "): code of yours that runs at start-up, or a crash while loading? Edit " +
+                  lab.edit() + "." + output;
   }
 }
 
-void run_visible(Context& c, const LabRecipe& lab, const Rubric& rubric, std::vector<Item>& items, Clock::time_point lab_start) {
+void run_visible(Context& c, const LabRecipe& lab, const Rubric& rubric, std::vector<Item>& items,
+                 Clock::time_point lab_start) {
   const double timeout = c.options.test_timeout.value_or(rubric.test_timeout_seconds);
   // A GPU lab's tests one at a time: they time kernels of known length, and share the GPU's memory.
   const int jobs = c.parallel_ok && !lab.gpu ? std::max(1, c.options.jobs) : 1;
@@ -116,16 +132,19 @@ void run_visible(Context& c, const LabRecipe& lab, const Rubric& rubric, std::ve
       ++next;
       if (since(lab_start) > rubric.lab_seconds) {
         item.status = ItemStatus::failed;
-        item.output = "Not run: the lab's time budget (" + fixed(rubric.lab_seconds, 0) + " s) ran out.";
+        item.output =
+            "Not run: the lab's time budget (" + fixed(rubric.lab_seconds, 0) + " s) ran out.";
         continue;
       }
       TestRun t;
       t.test = item.test;
       t.nonce = random_hex(16);
       int channel[2], nonce[2];
-      if (pipe2(channel, O_CLOEXEC) != 0 || pipe2(nonce, O_CLOEXEC) != 0) throw std::runtime_error("pipe failed");
+      if (pipe2(channel, O_CLOEXEC) != 0 || pipe2(nonce, O_CLOEXEC) != 0)
+        throw std::runtime_error("pipe failed");
       const std::string line = t.nonce + "\n";
-      if (write(nonce[1], line.data(), line.size()) != static_cast<ssize_t>(line.size())) throw std::runtime_error("nonce write failed");
+      if (write(nonce[1], line.data(), line.size()) != static_cast<ssize_t>(line.size()))
+        throw std::runtime_error("nonce write failed");
       close(nonce[1]);
       SandboxSpec s = base_spec(c, rubric, timeout);
       s.gpu = lab.gpu;
@@ -157,15 +176,18 @@ void run_visible(Context& c, const LabRecipe& lab, const Rubric& rubric, std::ve
       read_channel(t, true);
       close(t.channel);
       judge_visible(items[it->first], t, r, c, lab, rubric);
-      c.log << "    " << items[it->first].name() << ": " << to_string(items[it->first].status) << "\n";
+      c.log << "    " << items[it->first].name() << ": " << to_string(items[it->first].status)
+            << "\n";
       it = running.erase(it);
     }
   }
 }
 
-// --- Hidden tests: the sealed checker (trusted) calls the student's worker in the sandbox --------------
+// --- Hidden tests: the sealed checker (trusted) calls the student's worker in the sandbox
+// --------------
 
-void run_hidden(Context& c, const LabRecipe& lab, const Rubric& rubric, std::vector<Item>& items, Clock::time_point lab_start) {
+void run_hidden(Context& c, const LabRecipe& lab, const Rubric& rubric, std::vector<Item>& items,
+                Clock::time_point lab_start) {
   if (lab.checker.empty() || lab.hidden_tests.empty()) return;
   const double timeout = c.options.test_timeout.value_or(rubric.test_timeout_seconds);
   SandboxSpec worker = base_spec(c, rubric, 3600);
@@ -178,7 +200,8 @@ void run_hidden(Context& c, const LabRecipe& lab, const Rubric& rubric, std::vec
   SandboxSpec checker;
   checker.isolate = false;
   for (char** e = environ; *e; ++e) checker.env.push_back(*e);
-  checker.env.push_back("WORKBOOK_SEALED_WORKER=" + (c.ws.bin(lab.name()) / "sealed_worker").string());
+  checker.env.push_back("WORKBOOK_SEALED_WORKER=" +
+                        (c.ws.bin(lab.name()) / "sealed_worker").string());
   checker.env.push_back("WORKBOOK_SEALED_SANDBOX=" + spec_file.string());
   checker.env.push_back("WORKBOOK_SEALED_TIMEOUT=" + fixed(timeout, 1));
   checker.env.push_back("WORKBOOK_SEED=" + std::to_string(c.seed));
@@ -201,7 +224,9 @@ void run_hidden(Context& c, const LabRecipe& lab, const Rubric& rubric, std::vec
           std::string failures;
           for (const json& f : items_of(t, "failures")) failures += f.value("failure", "") + "\n";
           const std::string name = suite.value("name", "") + "." + t.value("name", "");
-          const ItemStatus result = t.value("result", "") == "SKIPPED" ? ItemStatus::skipped : failures.empty() ? ItemStatus::passed : ItemStatus::failed;
+          const ItemStatus result = t.value("result", "") == "SKIPPED" ? ItemStatus::skipped
+                                    : failures.empty()                 ? ItemStatus::passed
+                                                                       : ItemStatus::failed;
           results[name] = {result, failures};
         }
       }
@@ -215,13 +240,15 @@ void run_hidden(Context& c, const LabRecipe& lab, const Rubric& rubric, std::vec
     const auto found = results.find(item.test);
     if (no_gpu) {
       item.status = ItemStatus::skipped;
-      item.output = "Not graded: the hidden test skipped itself on this machine: " + cut(r.output, 300);
+      item.output =
+          "Not graded: the hidden test skipped itself on this machine: " + cut(r.output, 300);
       continue;
     }
     if (found == results.end()) {
       // Fail closed: whatever stopped the checker, its tests did not pass (they gate other points).
       item.status = ItemStatus::failed;
-      item.output = "Not run: the hidden-test checker stopped early (" + r.describe() + "). If your code is not the "
+      item.output = "Not run: the hidden-test checker stopped early (" + r.describe() +
+                    "). If your code is not the "
                     "cause, tell your instructor: the grading is flagged for review.";
       item.details["grader_error"] = true;
       continue;
@@ -230,9 +257,10 @@ void run_hidden(Context& c, const LabRecipe& lab, const Rubric& rubric, std::vec
     if (item.status == ItemStatus::failed) {
       // The checker's own file paths mean nothing to a student; the message says what to fix.
       std::string text = student_paths(found->second.second, c.ws, c.cache);
-      text = std::regex_replace(text, std::regex(R"((^|\n)[^\n]*autograder/labs/[^\n]*:\d+\n)"), "$1");
-      item.output = fenced(cut(text, 5000)) + "Edit " + lab.edit() + ".\n(Hidden test; inputs from WORKBOOK_SEED=" +
-                    std::to_string(c.seed) + ".)";
+      text =
+          std::regex_replace(text, std::regex(R"((^|\n)[^\n]*autograder/labs/[^\n]*:\d+\n)"), "$1");
+      item.output = fenced(cut(text, 5000)) + "Edit " + lab.edit() +
+                    ".\n(Hidden test; inputs from WORKBOOK_SEED=" + std::to_string(c.seed) + ".)";
     } else if (item.status == ItemStatus::skipped) {
       item.output = "Not graded: skipped on this machine.";
     }

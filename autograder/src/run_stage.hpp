@@ -28,11 +28,13 @@ struct TestRun {
 void read_channel(TestRun& t, bool until_eof);
 /// A visible test's verdict, from its channel's records (tagged with the test's nonce) and how its
 /// process ended.
-void judge_visible(Item& item, const TestRun& t, const RunResult& r, const Context& c, const LabRecipe& lab,
-                   const Rubric& rubric);
+void judge_visible(Item& item, const TestRun& t, const RunResult& r, const Context& c,
+                   const LabRecipe& lab, const Rubric& rubric);
 /// Runs the lab's visible tests (in parallel where the sandbox allows) and judges them.
-void run_visible(Context& c, const LabRecipe& lab, const Rubric& rubric, std::vector<Item>& items, Clock::time_point lab_start);
+void run_visible(Context& c, const LabRecipe& lab, const Rubric& rubric, std::vector<Item>& items,
+                 Clock::time_point lab_start);
 /// Runs the lab's hidden tests through its sealed checker and judges them (fail closed).
-void run_hidden(Context& c, const LabRecipe& lab, const Rubric& rubric, std::vector<Item>& items, Clock::time_point lab_start);
+void run_hidden(Context& c, const LabRecipe& lab, const Rubric& rubric, std::vector<Item>& items,
+                Clock::time_point lab_start);
 
 }  // namespace workbook::grade

@@ -8,7 +8,8 @@
 // that cannot start as exit code 1; and as root without CAP_SYS_ADMIN (a container) it starts only
 // through a user namespace (root on the host again), not at all where those are off, where this
 // sandbox still runs the program as the sandbox user with its limits. The first two would need a
-// second trusted program inside its jail, and the third our own path anyway, so the jail stays here.
+// second trusted program inside its jail, and the third our own path anyway, so the jail stays
+// here.
 #include <grade/sandbox.hpp>
 
 #include <grade/gpu_access.hpp>
@@ -92,7 +93,8 @@ struct Plan {
   std::vector<JailEntry> jail;
   std::string jail_dir;
   bool isolate = true;
-  bool namespaces = true;  // WORKBOOK_GRADE_NAMESPACES=0: none (to try the degraded layers, or where they misbehave)
+  bool namespaces = true;  // WORKBOOK_GRADE_NAMESPACES=0: none (to try the degraded layers, or
+                           // where they misbehave)
   bool root = false;
   uid_t uid = 0;
   gid_t gid = 0;
@@ -155,7 +157,8 @@ unsigned long kept_flags(const std::string& source) {
 // In the init process, inside the new mount namespace: a tmpfs root with the planned entries,
 // then pivot_root into it. The old root is detached: nothing outside the jail remains reachable.
 void build_jail(const Plan& plan, bool pid_namespace, int error_fd) {
-  if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) die(error_fd, "making / private", errno);
+  if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
+    die(error_fd, "making / private", errno);
   if (mount("workbook-jail", plan.jail_dir.c_str(), "tmpfs", MS_NOSUID, "mode=0755,size=16m") != 0)
     die(error_fd, "mounting the jail on " + plan.jail_dir, errno);
   for (const JailEntry& e : plan.jail) {
@@ -164,7 +167,8 @@ void build_jail(const Plan& plan, bool pid_namespace, int error_fd) {
       case JailEntry::symlink: {
         const auto slash = target.rfind('/');
         mkdirs(target.substr(0, slash));
-        if (::symlink(e.link.c_str(), target.c_str()) != 0 && errno != EEXIST) die(error_fd, "symlink " + e.target, errno);
+        if (::symlink(e.link.c_str(), target.c_str()) != 0 && errno != EEXIST)
+          die(error_fd, "symlink " + e.target, errno);
         break;
       }
       case JailEntry::tmpfs:
@@ -191,8 +195,9 @@ void build_jail(const Plan& plan, bool pid_namespace, int error_fd) {
           const int fd = open(target.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
           if (fd >= 0) close(fd);
         }
-        // Recursive: what is mounted below the folder (a driver's libraries under /usr, as container
-        // toolkits and clusters mount them, single files included) is visible too, and read-only too.
+        // Recursive: what is mounted below the folder (a driver's libraries under /usr, as
+        // container toolkits and clusters mount them, single files included) is visible too, and
+        // read-only too.
         if (mount(e.source.c_str(), target.c_str(), nullptr, MS_BIND | MS_REC, nullptr) != 0)
           die(error_fd, "binding " + e.source, errno);
         if (!e.writable && e.kind != JailEntry::dev_file) {
@@ -200,7 +205,8 @@ void build_jail(const Plan& plan, bool pid_namespace, int error_fd) {
           attr.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID;
           if (mount_setattr(AT_FDCWD, target.c_str(), AT_RECURSIVE, &attr, sizeof attr) != 0) {
             // Before Linux 5.12: the folder's own mount only.
-            const unsigned long flags = MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | kept_flags(e.source);
+            const unsigned long flags =
+                MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | kept_flags(e.source);
             if (mount(nullptr, target.c_str(), nullptr, flags, nullptr) != 0)
               die(error_fd, "making " + e.source + " read-only", errno);
           }
@@ -217,7 +223,9 @@ void build_jail(const Plan& plan, bool pid_namespace, int error_fd) {
 }
 
 void set_limit(int resource, rlim_t value, rlim_t hard_extra = 0) {
-  struct rlimit r{value, value + hard_extra};
+  struct rlimit r {
+    value, value + hard_extra
+  };
   setrlimit(resource, &r);
 }
 
@@ -263,7 +271,8 @@ void close_all_except(std::vector<int> keep) {
 
   if (chdir(plan.cwd.c_str()) != 0) die(error_sink, "entering " + plan.cwd, errno);
   const Limits& l = plan.limits;
-  set_limit(RLIMIT_CPU, static_cast<rlim_t>(std::max(1.0, l.cpu_seconds)), 1);  // SIGXCPU, then SIGKILL
+  set_limit(RLIMIT_CPU, static_cast<rlim_t>(std::max(1.0, l.cpu_seconds)),
+            1);  // SIGXCPU, then SIGKILL
   // The CUDA driver reserves address space for the whole GPU memory and more at start: under
   // RLIMIT_AS it cannot start. RLIMIT_DATA counts what a process really allocates (heap and
   // private writable mappings), not reservations, so a GPU program is limited by that instead.
@@ -292,7 +301,8 @@ void close_all_except(std::vector<int> keep) {
 
 // pid 1 of the new pid namespace (or a plain middle process without one): builds the jail, starts
 // the program, reaps everything, and reports the program's status.
-[[noreturn]] void init_process(const Plan& plan, unsigned layers, int out_fd, int status_fd, int error_fd) {
+[[noreturn]] void init_process(const Plan& plan, unsigned layers, int out_fd, int status_fd,
+                               int error_fd) {
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   setpgid(0, 0);
   std::vector<int> keep = {0, 1, 2, out_fd, status_fd, error_fd};
@@ -338,8 +348,11 @@ unsigned try_namespaces(const Plan& plan) {
         !write_text("/proc/self/gid_map", "1000 " + std::to_string(plan.outer_gid) + " 1\n"))
       return layers;
   }
-  const std::pair<int, unsigned> each[] = {{CLONE_NEWNS, kMount}, {CLONE_NEWPID, kPid}, {CLONE_NEWNET, kNet},
-                                           {CLONE_NEWIPC, kIpc}, {CLONE_NEWUTS, kUts}};
+  const std::pair<int, unsigned> each[] = {{CLONE_NEWNS, kMount},
+                                           {CLONE_NEWPID, kPid},
+                                           {CLONE_NEWNET, kNet},
+                                           {CLONE_NEWIPC, kIpc},
+                                           {CLONE_NEWUTS, kUts}};
   int all = 0;
   for (const auto& [flag, layer] : each) all |= flag;
   if (unshare(all) == 0) {
@@ -371,7 +384,8 @@ unsigned try_namespaces(const Plan& plan) {
   if (plan.root && plan.isolate) layers |= kUid;
 
   int out[2], status[2], error[2];
-  if (pipe2(out, O_CLOEXEC) != 0 || pipe2(status, O_CLOEXEC) != 0 || pipe2(error, O_CLOEXEC) != 0) _exit(2);
+  if (pipe2(out, O_CLOEXEC) != 0 || pipe2(status, O_CLOEXEC) != 0 || pipe2(error, O_CLOEXEC) != 0)
+    _exit(2);
   const pid_t init = fork();
   if (init < 0) _exit(3);
   if (init == 0) {
@@ -394,7 +408,7 @@ unsigned try_namespaces(const Plan& plan) {
   const int init_fd = static_cast<int>(syscall(SYS_pidfd_open, init, 0));
   bool init_done = false, eof = false;
   int init_status = 0;
-  struct rusage usage{};
+  struct rusage usage {};
   Clock::time_point linger_until{};
   char buffer[65536];
   for (;;) {
@@ -405,15 +419,18 @@ unsigned try_namespaces(const Plan& plan) {
       kill(init, SIGKILL);
     }
     pollfd p[2] = {{eof ? -1 : out[0], POLLIN, 0}, {init_done ? -1 : init_fd, POLLIN, 0}};
-    if (init_fd >= 0 || !eof) poll(p, 2, 20);
-    else usleep(5000);
+    if (init_fd >= 0 || !eof)
+      poll(p, 2, 20);
+    else
+      usleep(5000);
     for (;;) {
       if (eof) break;
       const ssize_t n = read(out[0], buffer, sizeof buffer);
       if (n > 0) {
         h.output_bytes += static_cast<std::uint64_t>(n);
         if (kept.size() < plan.limits.output_keep_bytes)
-          kept.append(buffer, std::min<std::size_t>(static_cast<std::size_t>(n), plan.limits.output_keep_bytes - kept.size()));
+          kept.append(buffer, std::min<std::size_t>(static_cast<std::size_t>(n),
+                                                    plan.limits.output_keep_bytes - kept.size()));
         if (h.output_bytes > plan.limits.output_kill_bytes && !h.flood) {
           h.flood = 1;
           kill(-init, SIGKILL);
@@ -438,7 +455,8 @@ unsigned try_namespaces(const Plan& plan) {
   }
 
   int program_status = 0;
-  const bool have_status = read(status[0], &program_status, sizeof program_status) == sizeof program_status;
+  const bool have_status =
+      read(status[0], &program_status, sizeof program_status) == sizeof program_status;
   char error_text[512] = {};
   const ssize_t error_len = read(error[0], error_text, sizeof error_text - 1);
   h.layers = layers;
@@ -475,7 +493,8 @@ void add_system_paths(std::vector<JailEntry>& jail) {
       char link[4096];
       const ssize_t n = readlink(path, link, sizeof link - 1);
       if (n <= 0) continue;
-      jail.push_back({JailEntry::symlink, "", path, std::string(link, static_cast<std::size_t>(n))});
+      jail.push_back(
+          {JailEntry::symlink, "", path, std::string(link, static_cast<std::size_t>(n))});
     } else if (S_ISDIR(s.st_mode)) {
       jail.push_back({JailEntry::dir_bind, path, path, ""});
     }
@@ -562,14 +581,17 @@ Plan make_plan(const SandboxSpec& spec) {
         struct stat s;
         if (stat(node.c_str(), &s) != 0) continue;
         // Device nodes as they are (a read-only mount would not stop a device's ioctls anyway).
-        plan.jail.push_back({S_ISDIR(s.st_mode) ? JailEntry::dir_bind : JailEntry::dev_file, node, node, "", true});
+        plan.jail.push_back(
+            {S_ISDIR(s.st_mode) ? JailEntry::dir_bind : JailEntry::dev_file, node, node, "", true});
       }
     }
-    std::sort(mounts.begin(), mounts.end(), [](const Mount& a, const Mount& b) { return a.path.size() < b.path.size(); });
+    std::sort(mounts.begin(), mounts.end(),
+              [](const Mount& a, const Mount& b) { return a.path.size() < b.path.size(); });
     for (const Mount& m : mounts) {
       struct stat s;
       if (stat(m.path.c_str(), &s) != 0) continue;
-      plan.jail.push_back({S_ISDIR(s.st_mode) ? JailEntry::dir_bind : JailEntry::file_bind, m.path, m.path, "", m.writable});
+      plan.jail.push_back({S_ISDIR(s.st_mode) ? JailEntry::dir_bind : JailEntry::file_bind, m.path,
+                           m.path, "", m.writable});
     }
   }
   return plan;
@@ -601,21 +623,31 @@ std::string format_seconds(double s) {
 }  // namespace
 
 uid_t sandbox_uid_base() {
-  if (const char* v = std::getenv("WORKBOOK_GRADE_UID_BASE")) return static_cast<uid_t>(std::strtoul(v, nullptr, 10));
+  if (const char* v = std::getenv("WORKBOOK_GRADE_UID_BASE"))
+    return static_cast<uid_t>(std::strtoul(v, nullptr, 10));
   return 61000;
 }
 
 std::vector<std::string> clean_environment(const std::vector<std::string>& extra) {
-  std::vector<std::string> env = {"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/tmp", "TMPDIR=/tmp", "LANG=C.UTF-8",
-                                  "LC_ALL=C.UTF-8", "TERM=dumb", "GTEST_COLOR=no", "MALLOC_ARENA_MAX=2"};
+  std::vector<std::string> env = {"PATH=/usr/local/bin:/usr/bin:/bin",
+                                  "HOME=/tmp",
+                                  "TMPDIR=/tmp",
+                                  "LANG=C.UTF-8",
+                                  "LC_ALL=C.UTF-8",
+                                  "TERM=dumb",
+                                  "GTEST_COLOR=no",
+                                  "MALLOC_ARENA_MAX=2"};
   env.insert(env.end(), extra.begin(), extra.end());
   return env;
 }
 
 std::string RunResult::describe() const {
   if (!started) return "could not start: " + start_error;
-  if (timed_out) return "timed out after " + format_seconds(wall_seconds) + " s (an endless loop, or far too slow)";
-  if (output_flood) return "stopped after printing " + std::to_string(output_bytes >> 20) + " MiB of output";
+  if (timed_out)
+    return "timed out after " + format_seconds(wall_seconds) +
+           " s (an endless loop, or far too slow)";
+  if (output_flood)
+    return "stopped after printing " + std::to_string(output_bytes >> 20) + " MiB of output";
   if (exited) return "exit code " + std::to_string(code);
   std::string text = "killed by signal " + std::to_string(signal);
   if (const char* name = strsignal(signal)) text += std::string(" (") + name + ")";
@@ -627,7 +659,8 @@ std::string RunResult::describe() const {
 std::string RunResult::output_with_note() const {
   std::string text = output;
   if (output_bytes > output.size())
-    text += "\n[... " + std::to_string(output_bytes - output.size()) + " more bytes of output not kept]\n";
+    text += "\n[... " + std::to_string(output_bytes - output.size()) +
+            " more bytes of output not kept]\n";
   return text;
 }
 
@@ -668,8 +701,9 @@ const Isolation& isolation() {
     probing = false;
     if (have_dir) rmdir(dir);
     if (jail_unbuildable)
-      i.notes.push_back("namespaces are allowed but the jail cannot be built in them (" + jail_error +
-                        "; a container that masks parts of /proc does this): every run goes without namespaces.");
+      i.notes.push_back(
+          "namespaces are allowed but the jail cannot be built in them (" + jail_error +
+          "; a container that masks parts of /proc does this): every run goes without namespaces.");
     const unsigned layers = r.ok() ? r.layers : 0;
     i.user_namespace = layers & kUser;
     i.mount_namespace = (layers & kMount) && have_dir;
@@ -679,16 +713,20 @@ const Isolation& isolation() {
     if (!r.ok() && r.started) i.notes.push_back("the probe run failed: " + r.describe());
     if (!r.started) i.notes.push_back("the probe could not start: " + r.start_error);
     if (!i.root && !i.user_namespace && !jail_unbuildable)
-      i.notes.push_back("not root and no user namespaces: student code runs as the grader's own user and "
-                        "can read what the grader can (solutions, hidden tests). Grade as root, or allow "
-                        "unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1).");
+      i.notes.push_back(
+          "not root and no user namespaces: student code runs as the grader's own user and "
+          "can read what the grader can (solutions, hidden tests). Grade as root, or allow "
+          "unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1).");
     if (!i.mount_namespace)
-      i.notes.push_back("no mount namespace: no jail. Secrets are protected by file permissions only "
-                        "(as root: they are readable by root alone), other paths are visible.");
-    if (!i.net_namespace) i.notes.push_back("no network namespace: student code can reach the network.");
+      i.notes.push_back(
+          "no mount namespace: no jail. Secrets are protected by file permissions only "
+          "(as root: they are readable by root alone), other paths are visible.");
+    if (!i.net_namespace)
+      i.notes.push_back("no network namespace: student code can reach the network.");
     if (!i.pid_namespace)
       i.notes.push_back("no pid namespace: leftover processes are killed by process group" +
-                        std::string(i.root ? " and by user id." : " only (a process that leaves its group survives)."));
+                        std::string(i.root ? " and by user id."
+                                           : " only (a process that leaves its group survives)."));
     return i;
   }();
   return probed;
@@ -697,7 +735,8 @@ const Isolation& isolation() {
 SandboxProcess::SandboxProcess(const SandboxSpec& spec) : spec_(spec) {
   const Plan plan = make_plan(spec);
   int result[2];
-  if (pipe2(result, O_CLOEXEC) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
+  if (pipe2(result, O_CLOEXEC) != 0)
+    throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
   const pid_t parent = getpid();
   supervisor_ = fork();
   if (supervisor_ < 0) {
@@ -736,7 +775,8 @@ RunResult SandboxProcess::finish(double within) {
   std::string data;
   char buffer[65536];
   for (;;) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
     if (left <= 0 && !killed_) {
       kill();  // the supervisor dies; reading on gives end of file
       continue;
@@ -774,12 +814,24 @@ nlohmann::json spec_to_json(const SandboxSpec& s) {
   nlohmann::json mounts = nlohmann::json::array();
   for (const Mount& m : s.mounts) mounts.push_back({{"path", m.path}, {"writable", m.writable}});
   const Limits& l = s.limits;
-  return {{"argv", s.argv}, {"env", s.env}, {"cwd", s.cwd}, {"mounts", mounts}, {"jail_dir", s.jail_dir},
-          {"slot", s.slot}, {"isolate", s.isolate}, {"gpu", s.gpu},
-          {"limits", {{"wall_seconds", l.wall_seconds}, {"cpu_seconds", l.cpu_seconds}, {"memory_bytes", l.memory_bytes},
-                      {"file_bytes", l.file_bytes}, {"processes", l.processes}, {"open_files", l.open_files},
-                      {"output_keep_bytes", l.output_keep_bytes}, {"output_kill_bytes", l.output_kill_bytes},
-                      {"tmp_bytes", l.tmp_bytes}}}};
+  return {{"argv", s.argv},
+          {"env", s.env},
+          {"cwd", s.cwd},
+          {"mounts", mounts},
+          {"jail_dir", s.jail_dir},
+          {"slot", s.slot},
+          {"isolate", s.isolate},
+          {"gpu", s.gpu},
+          {"limits",
+           {{"wall_seconds", l.wall_seconds},
+            {"cpu_seconds", l.cpu_seconds},
+            {"memory_bytes", l.memory_bytes},
+            {"file_bytes", l.file_bytes},
+            {"processes", l.processes},
+            {"open_files", l.open_files},
+            {"output_keep_bytes", l.output_keep_bytes},
+            {"output_kill_bytes", l.output_kill_bytes},
+            {"tmp_bytes", l.tmp_bytes}}}};
 }
 
 SandboxSpec spec_from_json(const nlohmann::json& j) {
@@ -787,7 +839,8 @@ SandboxSpec spec_from_json(const nlohmann::json& j) {
   s.argv = j.value("argv", std::vector<std::string>{});
   s.env = j.value("env", clean_environment());
   s.cwd = j.value("cwd", "");
-  for (const auto& m : items_of(j, "mounts")) s.mounts.push_back({m.at("path"), m.value("writable", false)});
+  for (const auto& m : items_of(j, "mounts"))
+    s.mounts.push_back({m.at("path"), m.value("writable", false)});
   s.jail_dir = j.value("jail_dir", "");
   s.slot = j.value("slot", 0);
   s.isolate = j.value("isolate", true);

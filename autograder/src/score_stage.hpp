@@ -20,7 +20,8 @@ void fail_all(std::vector<Item>& items, const std::string& why);
 
 /// What the gates decided, for the perf stage.
 struct Gates {
-  std::set<std::string> not_timed;  ///< functions not implemented, or failing a gating test: not timed
+  std::set<std::string>
+      not_timed;  ///< functions not implemented, or failing a gating test: not timed
 };
 
 /// Applies the gates to a lab's tested items (before perf): an unimplemented function's passes, a
@@ -28,8 +29,9 @@ struct Gates {
 /// fails an integrity check (forfeit) earn nothing.
 Gates apply_gates(std::vector<Item>& items);
 
-/// The lab's totals: skipped items excluded or counted as zero by the rubric's policy, the scores of
-/// the tests, the build item first, and a lab where nothing could be graded marked so.
-void total_lab(LabResult& result, std::vector<Item> items, const Item& build, const LabRecipe& lab, const Rubric& rubric);
+/// The lab's totals: skipped items excluded or counted as zero by the rubric's policy, the scores
+/// of the tests, the build item first, and a lab where nothing could be graded marked so.
+void total_lab(LabResult& result, std::vector<Item> items, const Item& build, const LabRecipe& lab,
+               const Rubric& rubric);
 
 }  // namespace workbook::grade

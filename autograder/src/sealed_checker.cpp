@@ -36,7 +36,8 @@ std::string env_or(const char* name, const std::string& fallback) {
 Worker::Worker(std::size_t capacity_bytes) : capacity_(capacity_bytes) {
   memfd_ = memfd_create("workbook-sealed", MFD_CLOEXEC);
   if (memfd_ < 0 || ftruncate(memfd_, static_cast<off_t>(capacity_)) != 0)
-    throw std::runtime_error(std::string("shared memory for the sealed worker: ") + std::strerror(errno));
+    throw std::runtime_error(std::string("shared memory for the sealed worker: ") +
+                             std::strerror(errno));
   void* p = mmap(nullptr, capacity_, PROT_READ | PROT_WRITE, MAP_SHARED, memfd_, 0);
   if (p == MAP_FAILED) throw std::runtime_error(std::string("mmap: ") + std::strerror(errno));
   base_ = static_cast<std::byte*>(p);
@@ -55,21 +56,24 @@ Worker::~Worker() {
 void Worker::start() {
   const std::string worker = env_or("WORKBOOK_SEALED_WORKER", "");
   if (worker.empty())
-    throw std::runtime_error("WORKBOOK_SEALED_WORKER is not set: run sealed tests through the autograder or ctest");
+    throw std::runtime_error(
+        "WORKBOOK_SEALED_WORKER is not set: run sealed tests through the autograder or ctest");
   grade::SandboxSpec spec;
   const std::string sandbox = env_or("WORKBOOK_SEALED_SANDBOX", "");
   if (!sandbox.empty()) {
     spec = grade::spec_from_json(grade::read_json(sandbox));
   } else {
     // The project's own CI runs the reference and the stub this way: limits only, no isolation.
-    // A GPU lab's worker is a CUDA program (its memory limit then spares the driver's reservations).
+    // A GPU lab's worker is a CUDA program (its memory limit then spares the driver's
+    // reservations).
     spec.isolate = false;
     spec.gpu = env_or("WORKBOOK_SEALED_GPU", "0") == "1";
     spec.env = grade::clean_environment();
     spec.cwd = "/";
   }
   spec.argv = {worker};
-  spec.limits.wall_seconds = std::max(spec.limits.wall_seconds, 50 * timeout_);  // calls time out on their own
+  spec.limits.wall_seconds =
+      std::max(spec.limits.wall_seconds, 50 * timeout_);  // calls time out on their own
   int commands[2], replies[2];
   if (pipe2(commands, O_CLOEXEC) != 0 || pipe2(replies, O_CLOEXEC) != 0)
     throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
@@ -82,7 +86,8 @@ void Worker::start() {
 std::size_t Worker::reserve(std::size_t bytes) {
   const std::size_t offset = (used_ + 63) / 64 * 64;
   if (offset + bytes > capacity_)
-    throw std::length_error("sealed worker: the shared memory (" + std::to_string(capacity_ >> 20) + " MiB) is full");
+    throw std::length_error("sealed worker: the shared memory (" + std::to_string(capacity_ >> 20) +
+                            " MiB) is full");
   used_ = offset + bytes;
   return offset;
 }
@@ -96,7 +101,9 @@ std::string Worker::ended(const std::string& doing) {
   return dead_;
 }
 
-std::string Worker::output() { return output_; }
+std::string Worker::output() {
+  return output_;
+}
 
 Reply Worker::call(const std::string& function, const std::vector<Arg>& args) {
   Reply reply;
@@ -129,7 +136,8 @@ Reply Worker::call(const std::string& function, const std::vector<Arg>& args) {
       buffer_.erase(0, nl + 1);
       break;
     }
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
     if (left <= 0) {
       process_->kill();
       ended(doing);
@@ -174,12 +182,17 @@ Reply Worker::call(const std::string& function, const std::vector<Arg>& args) {
   if (!reply.ok) {
     reply.kind = r.value("kind", "protocol");
     const std::string message = r.value("message", "");
-    if (reply.kind == "not_implemented") reply.message = message;
-    else if (reply.kind == "invalid_argument") reply.message = function + " threw std::invalid_argument: " + message;
-    else reply.message = function + " threw " + r.value("type", std::string("an exception")) + ": " + message;
+    if (reply.kind == "not_implemented")
+      reply.message = message;
+    else if (reply.kind == "invalid_argument")
+      reply.message = function + " threw std::invalid_argument: " + message;
+    else
+      reply.message =
+          function + " threw " + r.value("type", std::string("an exception")) + ": " + message;
     return reply;
   }
-  for (const json& bits : grade::items_of(r, "returns")) reply.returns.push_back(std::bit_cast<double>(bits.get<std::uint64_t>()));
+  for (const json& bits : grade::items_of(r, "returns"))
+    reply.returns.push_back(std::bit_cast<double>(bits.get<std::uint64_t>()));
   // Writes outside the buffers it was given, found in the canaries around each one.
   for (const Arg& a : args) {
     if (!a.is_buffer || !a.damage) continue;
@@ -187,13 +200,15 @@ Reply Worker::call(const std::string& function, const std::vector<Arg>& args) {
     if (d.intact()) continue;
     reply.ok = false;
     reply.kind = "out_of_bounds";
-    reply.message = function + " wrote outside " + (a.name.empty() ? "a buffer" : a.name) + ": " +
-                    (d.before ? std::to_string(d.before) + " element(s) before its start" : std::string()) +
-                    (d.before && d.after ? ", " : "") +
-                    (d.after ? std::to_string(d.after) + " element(s) after its end (the first " +
-                                   std::to_string(d.first_after) + " past the last element)"
-                             : std::string()) +
-                    ". A loop that runs past n (a tail handled with a full batch?) writes memory it does not own.";
+    reply.message =
+        function + " wrote outside " + (a.name.empty() ? "a buffer" : a.name) + ": " +
+        (d.before ? std::to_string(d.before) + " element(s) before its start" : std::string()) +
+        (d.before && d.after ? ", " : "") +
+        (d.after ? std::to_string(d.after) + " element(s) after its end (the first " +
+                       std::to_string(d.first_after) + " past the last element)"
+                 : std::string()) +
+        ". A loop that runs past n (a tail handled with a full batch?) writes memory it does not "
+        "own.";
     return reply;
   }
   return reply;

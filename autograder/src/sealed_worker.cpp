@@ -54,11 +54,14 @@ double Call::number(std::size_t i) const {
 
 const Call::Argument& Call::buffer(std::size_t i, const char* type) const {
   if (i >= arguments_.size() || !arguments_[i].is_buffer || arguments_[i].type != type)
-    throw std::logic_error("sealed call: argument " + std::to_string(i) + " is not a buffer of " + type);
+    throw std::logic_error("sealed call: argument " + std::to_string(i) + " is not a buffer of " +
+                           type);
   return arguments_[i];
 }
 
-Registration::Registration(const char* name, Function function) { table()[name] = function; }
+Registration::Registration(const char* name, Function function) {
+  table()[name] = function;
+}
 
 }  // namespace workbook::sealed
 
@@ -69,11 +72,13 @@ int main() {
   FILE* out = fdopen(4, "w");
   struct stat s;
   if (in == nullptr || out == nullptr || fstat(5, &s) != 0) {
-    std::fprintf(stderr, "a sealed worker runs under the autograder's checker (it needs fds 3, 4 and 5)\n");
+    std::fprintf(stderr,
+                 "a sealed worker runs under the autograder's checker (it needs fds 3, 4 and 5)\n");
     return 2;
   }
   const std::size_t capacity = static_cast<std::size_t>(s.st_size);
-  auto* base = static_cast<std::byte*>(mmap(nullptr, capacity, PROT_READ | PROT_WRITE, MAP_SHARED, 5, 0));
+  auto* base =
+      static_cast<std::byte*>(mmap(nullptr, capacity, PROT_READ | PROT_WRITE, MAP_SHARED, 5, 0));
   if (base == MAP_FAILED) {
     std::perror("mmap");
     return 2;
@@ -102,7 +107,8 @@ int main() {
         arguments.push_back(argument);
       }
       const auto f = table().find(name);
-      if (f == table().end()) throw std::runtime_error("no sealed function named '" + name + "' in this worker");
+      if (f == table().end())
+        throw std::runtime_error("no sealed function named '" + name + "' in this worker");
       Call call(std::move(arguments));
       try {
         f->second(call);
@@ -114,9 +120,15 @@ int main() {
       } catch (const std::invalid_argument& e) {
         reply = {{"ok", false}, {"kind", "invalid_argument"}, {"message", e.what()}};
       } catch (const std::exception& e) {
-        reply = {{"ok", false}, {"kind", "exception"}, {"type", demangled(typeid(e).name())}, {"message", e.what()}};
+        reply = {{"ok", false},
+                 {"kind", "exception"},
+                 {"type", demangled(typeid(e).name())},
+                 {"message", e.what()}};
       } catch (...) {
-        reply = {{"ok", false}, {"kind", "exception"}, {"type", "unknown"}, {"message", "a thrown value that is not a std::exception"}};
+        reply = {{"ok", false},
+                 {"kind", "exception"},
+                 {"type", "unknown"},
+                 {"message", "a thrown value that is not a std::exception"}};
       }
     } catch (const std::exception& e) {
       reply = {{"ok", false}, {"kind", "protocol"}, {"message", e.what()}};

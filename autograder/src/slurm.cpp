@@ -41,7 +41,8 @@ Captured capture(const std::vector<std::string>& argv) {
   FILE* pipe = popen(line.c_str(), "r");
   if (!pipe) return c;
   char buffer[4096];
-  while (const std::size_t n = std::fread(buffer, 1, sizeof buffer, pipe)) c.output.append(buffer, n);
+  while (const std::size_t n = std::fread(buffer, 1, sizeof buffer, pipe))
+    c.output.append(buffer, n);
   const int status = pclose(pipe);
   c.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return c;
@@ -64,8 +65,10 @@ void require_slurm() {
   for (const std::string& m : missing) names += (names.empty() ? "" : ", ") + m;
   throw std::runtime_error(
       "batch --slurm needs Slurm's commands, and " + names + (missing.size() > 1 ? " are" : " is") +
-      " not on PATH here. Run it on the cluster's login node (where `sinfo` lists the partitions), or "
-      "install Slurm's client on this machine (Debian/Ubuntu: sudo apt-get install slurm-client; it "
+      " not on PATH here. Run it on the cluster's login node (where `sinfo` lists the partitions), "
+      "or "
+      "install Slurm's client on this machine (Debian/Ubuntu: sudo apt-get install slurm-client; "
+      "it "
       "also needs the cluster's /etc/slurm/slurm.conf and munge key). Without a cluster, grade "
       "locally: drop --slurm.");
 }
@@ -81,24 +84,32 @@ enum class TaskState { pending, running, done, failed };
 
 struct Submitted {
   std::string group;
-  std::string job;  // the array's job id
+  std::string job;               // the array's job id
   std::vector<std::string> ids;  // the submission of task i
 };
 
 // Where a group's results and files live.
-fs::path slurm_dir(const BatchOptions& b) { return b.out / "slurm"; }
-fs::path results_of(const BatchOptions& b, const LabGroup& g) { return slurm_dir(b) / g.name; }
+fs::path slurm_dir(const BatchOptions& b) {
+  return b.out / "slurm";
+}
+fs::path results_of(const BatchOptions& b, const LabGroup& g) {
+  return slurm_dir(b) / g.name;
+}
 std::string job_name(const BatchOptions& b, const LabGroup& g) {
   // Unique per output folder, so that two classes graded at once do not see each other's tasks.
   return "workbook-" + g.name + "-" + hash_hex(b.out.string()).substr(0, 8);
 }
 
 // The states of this run's tasks still in the queue: "<job>_<task>" -> PENDING, RUNNING, ...
-std::map<std::string, std::string> queued(const BatchOptions& b, const std::vector<LabGroup>& groups) {
+std::map<std::string, std::string> queued(const BatchOptions& b,
+                                          const std::vector<LabGroup>& groups) {
   std::vector<std::string> names;
   for (const LabGroup& g : groups) names.push_back(job_name(b, g));
-  const Captured c = capture({"squeue", "--noheader", "--array", "--name=" + join(names, ","), "--format=%i %T"});
-  if (c.code != 0) throw std::runtime_error("squeue failed (exit code " + std::to_string(c.code) + "): " + first_errors(c.output, 5));
+  const Captured c =
+      capture({"squeue", "--noheader", "--array", "--name=" + join(names, ","), "--format=%i %T"});
+  if (c.code != 0)
+    throw std::runtime_error("squeue failed (exit code " + std::to_string(c.code) +
+                             "): " + first_errors(c.output, 5));
   std::map<std::string, std::string> states;
   std::istringstream lines(c.output);
   for (std::string id, state; lines >> id >> state;) states[id] = state;
@@ -108,7 +119,8 @@ std::map<std::string, std::string> queued(const BatchOptions& b, const std::vect
 // Why a task ended without a result: sacct's state where accounting is on, else its log's words.
 std::string why_failed(const std::string& job, std::size_t task, const fs::path& log) {
   const std::string id = job + "_" + std::to_string(task);
-  const Captured c = capture({"sacct", "--noheader", "--parsable2", "--jobs", id, "--format=State,ExitCode"});
+  const Captured c =
+      capture({"sacct", "--noheader", "--parsable2", "--jobs", id, "--format=State,ExitCode"});
   if (c.code == 0 && !c.output.empty()) {
     const std::string first = c.output.substr(0, c.output.find('\n'));
     const std::string state = first.substr(0, first.find('|'));
@@ -116,13 +128,16 @@ std::string why_failed(const std::string& job, std::size_t task, const fs::path&
     if (state.rfind("CANCELLED", 0) == 0) return "cancelled";
     if (state == "OUT_OF_MEMORY") return "out of memory on its node";
     if (state == "NODE_FAIL") return "its node failed";
-    if (!state.empty() && state != "COMPLETED") return "ended " + state + " (exit " + first.substr(first.find('|') + 1) + ")";
+    if (!state.empty() && state != "COMPLETED")
+      return "ended " + state + " (exit " + first.substr(first.find('|') + 1) + ")";
   }
   const std::string text = fs::exists(log) ? read_text(log) : "";
-  if (text.find("DUE TO TIME LIMIT") != std::string::npos) return "timed out (the task's time limit; raise --time)";
+  if (text.find("DUE TO TIME LIMIT") != std::string::npos)
+    return "timed out (the task's time limit; raise --time)";
   if (text.find("CANCELLED") != std::string::npos) return "cancelled";
   if (text.empty()) return "ended without a result and without a log (" + log.string() + ")";
-  return "ended without a result; its log ends with:\n" + first_errors(text.size() > 1500 ? text.substr(text.size() - 1500) : text, 12);
+  return "ended without a result; its log ends with:\n" +
+         first_errors(text.size() > 1500 ? text.substr(text.size() - 1500) : text, 12);
 }
 
 // The results of one student, every group done: merged and written where a local batch puts them.
@@ -132,7 +147,8 @@ void publish(const BatchOptions& b, const std::vector<LabGroup>& groups, const s
   for (const LabGroup& g : groups) {
     const fs::path dir = results_of(b, g) / id;
     parts.push_back(GradeResult::from_json(read_json(dir / "record.json")));
-    if (fs::exists(dir / "grade.log")) logs += "=== lab group " + g.name + " ===\n" + read_text(dir / "grade.log");
+    if (fs::exists(dir / "grade.log"))
+      logs += "=== lab group " + g.name + " ===\n" + read_text(dir / "grade.log");
   }
   const fs::path done = b.out / "submissions";
   const fs::path partial = done / (".partial-" + id);
@@ -173,20 +189,25 @@ std::optional<std::uint64_t> batch_seed(const std::vector<std::string>& argument
 std::vector<LabGroup> lab_groups(const fs::path& trusted, const std::vector<std::string>& wanted) {
   LabGroup cpu{"cpu", {}, false}, gpu{"gpu", {}, true};
   const fs::path labs = trusted / "labs";
-  if (!fs::is_directory(labs)) throw std::invalid_argument(trusted.string() + " has no labs/ folder: is it the course's source tree? (--trusted)");
+  if (!fs::is_directory(labs))
+    throw std::invalid_argument(
+        trusted.string() + " has no labs/ folder: is it the course's source tree? (--trusted)");
   std::set<std::string> found;
   for (const auto& e : fs::directory_iterator(labs)) {
     const std::string name = e.path().filename().string();
     if (!e.is_directory() || name.size() < 3 || name[2] != '_') continue;
     const std::string number = name.substr(0, 2);
     found.insert(number);
-    if (!wanted.empty() && std::find(wanted.begin(), wanted.end(), number) == wanted.end()) continue;
+    if (!wanted.empty() && std::find(wanted.begin(), wanted.end(), number) == wanted.end())
+      continue;
     bool cuda = false;
-    for (const auto& f : fs::directory_iterator(e.path())) cuda = cuda || f.path().extension() == ".cu";
+    for (const auto& f : fs::directory_iterator(e.path()))
+      cuda = cuda || f.path().extension() == ".cu";
     (cuda ? gpu : cpu).labs.push_back(number);
   }
   for (const std::string& w : wanted)
-    if (!found.count(w)) throw std::invalid_argument("there is no lab " + w + " in " + labs.string());
+    if (!found.count(w))
+      throw std::invalid_argument("there is no lab " + w + " in " + labs.string());
   std::vector<LabGroup> groups;
   for (LabGroup* g : {&cpu, &gpu}) {
     std::sort(g->labs.begin(), g->labs.end());
@@ -210,19 +231,21 @@ GradeResult merge_results(const std::vector<GradeResult>& parts) {
     r.labs.insert(r.labs.end(), p.labs.begin(), p.labs.end());
     r.warnings.insert(r.warnings.end(), p.warnings.begin(), p.warnings.end());
   }
-  std::sort(r.labs.begin(), r.labs.end(), [](const LabResult& a, const LabResult& b) { return a.number < b.number; });
+  std::sort(r.labs.begin(), r.labs.end(),
+            [](const LabResult& a, const LabResult& b) { return a.number < b.number; });
   return r;
 }
 
-std::string sbatch_script(const SlurmOptions& s, const BatchOptions& b, const LabGroup& g, const fs::path& tasks,
-                          std::size_t task_count, const fs::path& grader) {
+std::string sbatch_script(const SlurmOptions& s, const BatchOptions& b, const LabGroup& g,
+                          const fs::path& tasks, std::size_t task_count, const fs::path& grader) {
   std::string array = "0-" + std::to_string(task_count - 1);
   if (s.max_parallel > 0) array += "%" + std::to_string(s.max_parallel);
   const std::string partition = g.gpu ? s.gpu_partition : s.partition;
   const std::string labs = join(g.labs, ",");
 
   std::string t = "#!/bin/bash\n";
-  t += std::string("# Grades ") + (g.labs.size() == 1 ? "lab " : "labs ") + labs + " of one submission per array task, on " + (g.gpu ? "a GPU node" : "a CPU node") + ".\n";
+  t += std::string("# Grades ") + (g.labs.size() == 1 ? "lab " : "labs ") + labs +
+       " of one submission per array task, on " + (g.gpu ? "a GPU node" : "a CPU node") + ".\n";
   t += "# Written by `workbook-grade batch --slurm`; a TA may adapt it and submit it by hand:\n";
   t += "#   sbatch " + (slurm_dir(b) / (g.name + ".sbatch")).string() + "\n";
   t += "#SBATCH --job-name=" + job_name(b, g) + "\n";
@@ -239,15 +262,20 @@ std::string sbatch_script(const SlurmOptions& s, const BatchOptions& b, const La
   t += "#SBATCH --output=" + (slurm_dir(b) / "logs" / (g.name + "-%A_%a.log")).string() + "\n";
   t += "set -euo pipefail\n\n";
 
-  t += "# This task's submission: line SLURM_ARRAY_TASK_ID + 1 of the task list (id, seed, path).\n";
-  t += "IFS=$'\\t' read -r id seed submission < <(sed -n \"$((SLURM_ARRAY_TASK_ID + 1))p\" " + shell_quote(tasks.string()) + ")\n";
+  t +=
+      "# This task's submission: line SLURM_ARRAY_TASK_ID + 1 of the task list (id, seed, path).\n";
+  t += "IFS=$'\\t' read -r id seed submission < <(sed -n \"$((SLURM_ARRAY_TASK_ID + 1))p\" " +
+       shell_quote(tasks.string()) + ")\n";
   t += "results=" + shell_quote(results_of(b, g).string()) + "\n\n";
   if (s.prepared_cache) {
-    t += "# The trusted cache, prepared beforehand (`workbook-grade prepare` on a node of this type).\n";
+    t += "# The trusted cache, prepared beforehand (`workbook-grade prepare` on a node of this "
+         "type).\n";
     t += "cache=" + shell_quote(b.cache.string()) + "\n\n";
   } else {
-    t += std::string("# The trusted cache is built once per node type (CPU model") + (g.gpu ? ", GPU model" : "") +
-         "): the first task on a\n# new type prepares it, under the cache's lock; the others wait for it, then reuse it.\n";
+    t += std::string("# The trusted cache is built once per node type (CPU model") +
+         (g.gpu ? ", GPU model" : "") +
+         "): the first task on a\n# new type prepares it, under the cache's lock; the others wait "
+         "for it, then reuse it.\n";
     t += "node_type=$( (grep -m1 '^model name' /proc/cpuinfo";
     if (g.gpu) t += "; nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1";
     t += ") | cksum | cut -d' ' -f1)\n";
@@ -258,13 +286,16 @@ std::string sbatch_script(const SlurmOptions& s, const BatchOptions& b, const La
   t += "  exec 9>\"/tmp/workbook-grade-slot-$slot.lock\"\n";
   t += "  flock --nonblock 9 && break\n";
   t += "done\n";
-  t += "flock --nonblock 9 || { echo \"no free sandbox slot: 64 grading tasks on this node\" >&2; exit 1; }\n\n";
+  t += "flock --nonblock 9 || { echo \"no free sandbox slot: 64 grading tasks on this node\" >&2; "
+       "exit 1; }\n\n";
 
   t += "partial=\"$results/.partial-$id\"\n";
   t += "rm -rf \"$partial\"\n";
   t += "status=0\n";
-  t += shell_quote(grader.string()) + " grade \"$submission\" --id \"$id\" --seed \"$seed\" --labs " + labs + " \\\n";
-  t += "    --trusted " + shell_quote(s.trusted.string()) + " --cache \"$cache\" --slot \"$slot\" --jobs \"$SLURM_CPUS_PER_TASK\" \\\n";
+  t += shell_quote(grader.string()) +
+       " grade \"$submission\" --id \"$id\" --seed \"$seed\" --labs " + labs + " \\\n";
+  t += "    --trusted " + shell_quote(s.trusted.string()) +
+       " --cache \"$cache\" --slot \"$slot\" --jobs \"$SLURM_CPUS_PER_TASK\" \\\n";
   t += "    --out \"$partial\"";
   if (s.prepared_cache) t += " --no-prepare";
   for (const std::string& a : passed_on(b.grade_arguments)) t.append(" ").append(shell_quote(a));
@@ -288,8 +319,10 @@ int batch_slurm(const BatchOptions& b, const SlurmOptions& s, std::ostream& log)
   if (groups.empty()) throw std::invalid_argument("no lab to grade");
   for (const LabGroup& g : groups)
     if (g.gpu && s.gpu_partition.empty())
-      throw std::invalid_argument("labs " + join(g.labs, ", ") + " need a GPU: name the partition of the GPU nodes with "
-                                  "--gpu-partition P (see `sinfo`), or leave those labs out with --labs");
+      throw std::invalid_argument(
+          "labs " + join(g.labs, ", ") +
+          " need a GPU: name the partition of the GPU nodes with "
+          "--gpu-partition P (see `sinfo`), or leave those labs out with --labs");
   const std::vector<std::pair<std::string, fs::path>> all = list_submissions(b.submissions);
   const fs::path dir = slurm_dir(b);
   fs::create_directories(dir / "logs");
@@ -301,17 +334,22 @@ int batch_slurm(const BatchOptions& b, const SlurmOptions& s, std::ostream& log)
   std::vector<Submitted> submitted;
   const fs::path jobs_file = dir / "jobs.json";
   if (!states.empty() && fs::exists(jobs_file)) {
-    log << states.size() << " task(s) of an earlier run are still queued or running: waiting for them\n";
-    for (const json& j : read_json(jobs_file)) submitted.push_back({j.at("group"), j.at("job"), j.at("ids")});
+    log << states.size()
+        << " task(s) of an earlier run are still queued or running: waiting for them\n";
+    for (const json& j : read_json(jobs_file))
+      submitted.push_back({j.at("group"), j.at("job"), j.at("ids")});
   } else {
     // One seed per submission, the same for all its groups: a failure's seed replays it.
     std::map<std::string, std::uint64_t> seeds;
     const fs::path seeds_file = dir / "seeds.json";
-    if (fs::exists(seeds_file)) seeds = read_json(seeds_file).get<std::map<std::string, std::uint64_t>>();
+    if (fs::exists(seeds_file))
+      seeds = read_json(seeds_file).get<std::map<std::string, std::uint64_t>>();
     const std::optional<std::uint64_t> fixed_seed = batch_seed(b.grade_arguments);
     for (const auto& [id, path] : all)
-      if (fixed_seed) seeds[id] = *fixed_seed;
-      else if (!seeds.count(id)) seeds[id] = std::stoull(random_hex(6), nullptr, 16);
+      if (fixed_seed)
+        seeds[id] = *fixed_seed;
+      else if (!seeds.count(id))
+        seeds[id] = std::stoull(random_hex(6), nullptr, 16);
     write_json(seeds_file, seeds);
     json jobs = json::array();
     for (const LabGroup& g : groups) {
@@ -329,12 +367,12 @@ int batch_slurm(const BatchOptions& b, const SlurmOptions& s, std::ostream& log)
       write_text_atomic(script, sbatch_script(s, b, g, tasks, ids.size(), self_executable()));
       const Captured c = capture({"sbatch", "--parsable", script.string()});
       if (c.code != 0)
-        throw std::runtime_error("sbatch refused " + script.string() + " (exit code " + std::to_string(c.code) + "):\n" +
-                                 first_errors(c.output, 10) + "Check the partition and account (sinfo, sacctmgr show assoc).");
+        throw std::runtime_error("sbatch refused " + script.string() + " (exit code " +
+                                 std::to_string(c.code) + "):\n" + first_errors(c.output, 10) +
+                                 "Check the partition and account (sinfo, sacctmgr show assoc).");
       const std::string job = c.output.substr(0, c.output.find_first_of(";\n"));
-      log << "submitted " << ids.size() << " task(s) of " << (g.labs.size() == 1 ? "lab " : "labs ") << join(g.labs, ", ")
-          << " as job array " << job << " ("
-          << script.string() << ")\n";
+      log << "submitted " << ids.size() << " task(s) of " << (g.labs.size() == 1 ? "lab " : "labs ")
+          << join(g.labs, ", ") << " as job array " << job << " (" << script.string() << ")\n";
       submitted.push_back({g.name, job, ids});
       jobs.push_back({{"group", g.name}, {"job", job}, {"ids", ids}});
     }
@@ -342,16 +380,20 @@ int batch_slurm(const BatchOptions& b, const SlurmOptions& s, std::ostream& log)
     if (submitted.empty()) log << "every lab group of every submission is already graded\n";
   }
   if (!s.wait) {
-    log << "not waiting (--no-wait): run the same command again to follow the tasks and collect the results\n";
+    log << "not waiting (--no-wait): run the same command again to follow the tasks and collect "
+           "the results\n";
     return 0;
   }
 
   // Waiting: the queue's states, and results as they appear.
-  auto state_of = [&](const Submitted& job, std::size_t task, const std::map<std::string, std::string>& queue) {
+  auto state_of = [&](const Submitted& job, std::size_t task,
+                      const std::map<std::string, std::string>& queue) {
     const auto it = queue.find(job.job + "_" + std::to_string(task));
-    const LabGroup& g = *std::find_if(groups.begin(), groups.end(), [&](const LabGroup& x) { return x.name == job.group; });
+    const LabGroup& g = *std::find_if(groups.begin(), groups.end(),
+                                      [&](const LabGroup& x) { return x.name == job.group; });
     if (it != queue.end()) return it->second == "PENDING" ? TaskState::pending : TaskState::running;
-    return fs::exists(results_of(b, g) / job.ids[task] / "record.json") ? TaskState::done : TaskState::failed;
+    return fs::exists(results_of(b, g) / job.ids[task] / "record.json") ? TaskState::done
+                                                                        : TaskState::failed;
   };
   std::string last;
   for (;;) {
@@ -360,8 +402,9 @@ int batch_slurm(const BatchOptions& b, const SlurmOptions& s, std::ostream& log)
     for (const Submitted& j : submitted)
       for (std::size_t t = 0; t < j.ids.size(); ++t) ++count[state_of(j, t, states)];
     std::ostringstream line;
-    line << "slurm: " << count[TaskState::pending] << " pending, " << count[TaskState::running] << " running, "
-         << count[TaskState::done] << " done, " << count[TaskState::failed] << " failed";
+    line << "slurm: " << count[TaskState::pending] << " pending, " << count[TaskState::running]
+         << " running, " << count[TaskState::done] << " done, " << count[TaskState::failed]
+         << " failed";
     if (line.str() != last) log << line.str() << "\n" << std::flush;
     last = line.str();
     if (count[TaskState::pending] + count[TaskState::running] == 0) break;
@@ -375,20 +418,26 @@ int batch_slurm(const BatchOptions& b, const SlurmOptions& s, std::ostream& log)
   for (const Submitted& j : submitted)
     for (std::size_t t = 0; t < j.ids.size(); ++t) {
       if (state_of(j, t, {}) != TaskState::failed) continue;
-      const fs::path task_log = dir / "logs" / (j.group + "-" + j.job + "_" + std::to_string(t) + ".log");
+      const fs::path task_log =
+          dir / "logs" / (j.group + "-" + j.job + "_" + std::to_string(t) + ".log");
       const std::string why = why_failed(j.job, t, task_log);
       failed_ids.insert(j.ids[t]);
-      log << "NOT GRADED: " << j.ids[t] << ", lab group " << j.group << ": " << why << " (log: " << task_log.string()
-          << "; retried on the next run)\n";
-      errors += utc_now() + " " + j.ids[t] + " (" + j.group + ", task " + j.job + "_" + std::to_string(t) + "): " + why + "\n";
+      log << "NOT GRADED: " << j.ids[t] << ", lab group " << j.group << ": " << why
+          << " (log: " << task_log.string() << "; retried on the next run)\n";
+      errors += utc_now() + " " + j.ids[t] + " (" + j.group + ", task " + j.job + "_" +
+                std::to_string(t) + "): " + why + "\n";
     }
-  if (!errors.empty()) write_text_atomic(b.out / "errors.log", (fs::exists(b.out / "errors.log") ? read_text(b.out / "errors.log") : "") + errors);
+  if (!errors.empty())
+    write_text_atomic(
+        b.out / "errors.log",
+        (fs::exists(b.out / "errors.log") ? read_text(b.out / "errors.log") : "") + errors);
 
   // Every student whose groups are all done: one result, as a local batch writes it.
   std::size_t published = 0, ungraded_labs = 0;
   for (const auto& [id, path] : all) {
-    const bool complete = std::all_of(groups.begin(), groups.end(),
-                                      [&](const LabGroup& g) { return fs::exists(results_of(b, g) / id / "record.json"); });
+    const bool complete = std::all_of(groups.begin(), groups.end(), [&](const LabGroup& g) {
+      return fs::exists(results_of(b, g) / id / "record.json");
+    });
     if (!complete) {
       failed_ids.insert(id);  // failed now, or earlier and not yet retried (--no-wait)
       continue;
@@ -397,12 +446,14 @@ int batch_slurm(const BatchOptions& b, const SlurmOptions& s, std::ostream& log)
     ++published;
     const json record = read_json(b.out / "submissions" / id / "record.json");
     for (const json& lab : record.value("labs", json::array()))
-      ungraded_labs += lab.value("status", "") == "not_graded" || lab.value("status", "") == "unavailable";
+      ungraded_labs +=
+          lab.value("status", "") == "not_graded" || lab.value("status", "") == "unavailable";
   }
   failed_submissions = static_cast<int>(failed_ids.size());
   log << published << " of " << all.size() << " submissions graded on Slurm";
-  if (failed_submissions > 0) log << "; " << failed_submissions << " not graded (see above and " << (b.out / "errors.log").string()
-                                  << "): run the same command again to retry them";
+  if (failed_submissions > 0)
+    log << "; " << failed_submissions << " not graded (see above and "
+        << (b.out / "errors.log").string() << "): run the same command again to retry them";
   log << "\n";
   write_summary(b.out, log);
   if (failed_submissions > 0) return failed_submissions;

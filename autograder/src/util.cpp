@@ -68,7 +68,8 @@ std::string hash_hex(std::string_view data) {
 
 std::string hash_tree(const fs::path& root, const std::vector<std::string>& skip) {
   std::vector<fs::path> files;
-  for (auto it = fs::recursive_directory_iterator(root); it != fs::recursive_directory_iterator(); ++it) {
+  for (auto it = fs::recursive_directory_iterator(root); it != fs::recursive_directory_iterator();
+       ++it) {
     const fs::path relative = fs::relative(it->path(), root);
     if (it.depth() == 0 && std::find(skip.begin(), skip.end(), relative.string()) != skip.end()) {
       if (it->is_directory()) it.disable_recursion_pending();
@@ -94,7 +95,9 @@ std::vector<std::string> split_command(std::string_view line) {
     } else if (c == '"') {
       in_word = true;
       for (++i; i < line.size() && line[i] != '"'; ++i) {
-        if (line[i] == '\\' && i + 1 < line.size() && std::string_view("\"\\$`").find(line[i + 1]) != std::string_view::npos) ++i;
+        if (line[i] == '\\' && i + 1 < line.size() &&
+            std::string_view("\"\\$`").find(line[i + 1]) != std::string_view::npos)
+          ++i;
         word += line[i];
       }
     } else if (c == '\\' && i + 1 < line.size()) {
@@ -114,7 +117,10 @@ std::vector<std::string> split_command(std::string_view line) {
 }
 
 std::string shell_quote(const std::string& word) {
-  if (!word.empty() && word.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-+=/.,:@%") == std::string::npos)
+  if (!word.empty() &&
+      word.find_first_not_of(
+          "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-+=/.,:@%") ==
+          std::string::npos)
     return word;
   return "'" + replace_all(word, "'", "'\\''") + "'";
 }
@@ -139,7 +145,9 @@ bool glob_match(std::string_view p, std::string_view t) {
   return pi == p.size();
 }
 
-std::string html_escape(std::string_view text) { return workbook::xml_escape(text); }
+std::string html_escape(std::string_view text) {
+  return workbook::xml_escape(text);
+}
 
 std::string csv_field(const std::string& text) {
   if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
@@ -173,11 +181,13 @@ std::string random_hex(std::size_t bytes) {
 }
 
 bool is_linker_line(std::string_view line) {
-  // "<path>/ld: ...", "ld.bfd: ...", "ld.gold: ...", "ld.lld: ...", "mold: ...", "<path>/x86_64-linux-gnu-ld: ..."
+  // "<path>/ld: ...", "ld.bfd: ...", "ld.gold: ...", "ld.lld: ...", "mold: ...",
+  // "<path>/x86_64-linux-gnu-ld: ..."
   const std::size_t colon = line.find(": ");
   if (colon == std::string_view::npos) return false;
   std::string_view tool = line.substr(0, colon);
-  if (const std::size_t slash = tool.rfind('/'); slash != std::string_view::npos) tool = tool.substr(slash + 1);
+  if (const std::size_t slash = tool.rfind('/'); slash != std::string_view::npos)
+    tool = tool.substr(slash + 1);
   if (tool == "mold") return true;
   const std::size_t ld = tool.rfind("ld");
   if (ld == std::string_view::npos) return false;
@@ -192,14 +202,16 @@ std::string first_errors(const std::string& output, std::size_t max_lines) {
   std::istringstream in(output);
   for (std::string line; std::getline(in, line);) lines.push_back(line);
   // Start at the first line that reports an error: GCC, Clang and nvcc say "error:"; a linker names
-  // itself ("/usr/bin/ld: cannot find -lcuda", "ld.lld: error: ...") and the missing symbol or file.
-  // collect2's closing "ld returned 1 exit status" only repeats that a line before it said why.
+  // itself ("/usr/bin/ld: cannot find -lcuda", "ld.lld: error: ...") and the missing symbol or
+  // file. collect2's closing "ld returned 1 exit status" only repeats that a line before it said
+  // why.
   std::size_t first = lines.size();
   for (std::size_t i = 0; i < lines.size(); ++i) {
     const std::string& l = lines[i];
-    if (is_linker_line(l) || (l.find("error:") != std::string::npos && l.find("collect2") == std::string::npos) ||
-        l.find("error ") == 0 || l.find("undefined reference") != std::string::npos || l.find("fatal error") != std::string::npos ||
-        l.rfind("CMake Error", 0) == 0) {
+    if (is_linker_line(l) ||
+        (l.find("error:") != std::string::npos && l.find("collect2") == std::string::npos) ||
+        l.find("error ") == 0 || l.find("undefined reference") != std::string::npos ||
+        l.find("fatal error") != std::string::npos || l.rfind("CMake Error", 0) == 0) {
       first = i;
       break;
     }
@@ -212,23 +224,29 @@ std::string first_errors(const std::string& output, std::size_t max_lines) {
   // Include the "In function ..." line just before the first error, when there is one.
   if (first > 0 && lines[first - 1].find("In ") != std::string::npos) --first;
   std::string out;
-  for (std::size_t i = first; i < lines.size() && i < first + max_lines; ++i) out += lines[i] + "\n";
-  if (lines.size() > first + max_lines) out += "[... " + std::to_string(lines.size() - first - max_lines) + " more lines]\n";
+  for (std::size_t i = first; i < lines.size() && i < first + max_lines; ++i)
+    out += lines[i] + "\n";
+  if (lines.size() > first + max_lines)
+    out += "[... " + std::to_string(lines.size() - first - max_lines) + " more lines]\n";
   return out;
 }
 
 std::string replace_all(std::string text, std::string_view from, std::string_view to) {
   if (from.empty()) return text;
-  for (std::size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
+  for (std::size_t at = text.find(from); at != std::string::npos;
+       at = text.find(from, at + to.size()))
     text.replace(at, from.size(), to);
   return text;
 }
 
-fs::path self_executable() { return fs::read_symlink("/proc/self/exe"); }
+fs::path self_executable() {
+  return fs::read_symlink("/proc/self/exe");
+}
 
 void copy_tree(const fs::path& from, const fs::path& to, const std::vector<std::string>& skip) {
   fs::create_directories(to);
-  for (auto it = fs::recursive_directory_iterator(from); it != fs::recursive_directory_iterator(); ++it) {
+  for (auto it = fs::recursive_directory_iterator(from); it != fs::recursive_directory_iterator();
+       ++it) {
     const fs::path relative = fs::relative(it->path(), from);
     if (it.depth() == 0 && std::find(skip.begin(), skip.end(), relative.string()) != skip.end()) {
       if (it->is_directory() && !it->is_symlink()) it.disable_recursion_pending();
@@ -246,6 +264,8 @@ void copy_tree(const fs::path& from, const fs::path& to, const std::vector<std::
   }
 }
 
-std::string lab_name(const std::string& number) { return "lab" + number; }
+std::string lab_name(const std::string& number) {
+  return "lab" + number;
+}
 
 }  // namespace workbook::grade

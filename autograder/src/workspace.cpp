@@ -11,7 +11,9 @@
 
 namespace workbook::grade {
 
-std::string fixed(double v, int digits) { return workbook::format_fixed(v, digits); }
+std::string fixed(double v, int digits) {
+  return workbook::format_fixed(v, digits);
+}
 
 std::string student_paths(std::string text, const Workspace& w, const Cache& cache) {
   text = replace_all(text, w.src().string() + "/", "");

@@ -22,11 +22,14 @@ namespace workbook::grade {
 
 using Clock = std::chrono::steady_clock;
 
-inline double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+inline double since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
 
 std::string fixed(double v, int digits = 2);
 
-// --- The workspace ----------------------------------------------------------------------------------
+// --- The workspace
+// ----------------------------------------------------------------------------------
 
 // W/src    the student's whitelisted files (readable by the sandbox)
 // W/obj    compiled objects, W/bin linked executables (written by the sandbox user)
@@ -47,13 +50,15 @@ struct Workspace {
 
   Workspace(const fs::path& work, int slot, bool keep_it) : keep(keep_it) {
     fs::create_directories(work);
-    if (geteuid() == 0) fs::permissions(work, fs::perms::owner_all | fs::perms::others_exec | fs::perms::group_exec);
+    if (geteuid() == 0)
+      fs::permissions(work, fs::perms::owner_all | fs::perms::others_exec | fs::perms::group_exec);
     // A name nobody can guess: the work folder is traversable, not listable.
     root = work / ("grade-" + random_hex(8));
     fs::create_directories(root);
     fs::permissions(root, fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec);
     uid = sandbox_uid_base() + static_cast<uid_t>(slot);
-    for (const fs::path& d : {src(), root / "obj", root / "bin", tmp(), jail(), priv()}) fs::create_directories(d);
+    for (const fs::path& d : {src(), root / "obj", root / "bin", tmp(), jail(), priv()})
+      fs::create_directories(d);
     fs::permissions(priv(), fs::perms::owner_all);
     fs::permissions(src(), fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
                                fs::perms::others_read | fs::perms::others_exec);
@@ -68,7 +73,8 @@ struct Workspace {
   void give(const fs::path& d) const {
     fs::create_directories(d);
     if (geteuid() == 0) {
-      if (chown(d.c_str(), uid, static_cast<gid_t>(uid)) != 0) throw std::runtime_error("chown " + d.string() + ": " + std::strerror(errno));
+      if (chown(d.c_str(), uid, static_cast<gid_t>(uid)) != 0)
+        throw std::runtime_error("chown " + d.string() + ": " + std::strerror(errno));
       fs::permissions(d, fs::perms::owner_all);
     } else {
       fs::permissions(d, fs::perms::owner_all);
@@ -83,7 +89,8 @@ std::string cut(const std::string& text, std::size_t max);
 // A Markdown code block that the text cannot close early.
 std::string fenced(const std::string& text);
 
-// --- The sandbox specs of each step -----------------------------------------------------------------
+// --- The sandbox specs of each step
+// -----------------------------------------------------------------
 
 struct Context {
   const GradeOptions& options;

@@ -29,7 +29,8 @@ using namespace workbook::grade;
 class EndToEnd : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir = fs::path(WORKBOOK_SELFTEST_OUT) / ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    dir = fs::path(WORKBOOK_SELFTEST_OUT) /
+          ::testing::UnitTest::GetInstance()->current_test_info()->name();
     fs::remove_all(dir);
     fs::create_directories(dir);
   }
@@ -64,23 +65,28 @@ void make_class(const fs::path& folder) {
 TEST_F(EndToEnd, AFailedPrepareIsNeverUpToDateAndItsLabIsNotGradedAsASuccess) {
   // A lab whose trusted build fails (here: its configure, as when a dependency is missing).
   const fs::path overlay = dir / "overlay";
-  write_text_atomic(overlay / "labs" / "98_broken" / "CMakeLists.txt",
-                    "message(FATAL_ERROR \"lab 98 needs libfoo, which is missing (a test of the grader)\")\n");
+  write_text_atomic(
+      overlay / "labs" / "98_broken" / "CMakeLists.txt",
+      "message(FATAL_ERROR \"lab 98 needs libfoo, which is missing (a test of the grader)\")\n");
   const std::string cache = (dir / "cache").string();
-  const std::vector<std::string> prepare = {"prepare", "--trusted", WORKBOOK_TRUSTED, "--overlay", overlay.string(),
-                                            "--cache", cache, "--labs", "98"};
+  const std::vector<std::string> prepare = {"prepare",   "--trusted",      WORKBOOK_TRUSTED,
+                                            "--overlay", overlay.string(), "--cache",
+                                            cache,       "--labs",         "98"};
   EXPECT_NE(grader(prepare), 0) << "a prepare whose lab failed to build exits non-zero";
   const nlohmann::json recipes = read_json(fs::path(cache) / "recipes.json");
   EXPECT_FALSE(recipes.value("complete", true));
   EXPECT_FALSE(recipes["labs"]["98"]["available"].get<bool>());
   EXPECT_NE(grader(prepare), 0);
   const std::string log = read_text(dir / "grader.log");
-  EXPECT_THAT(log, Not(HasSubstr("is up to date"))) << "the second prepare must build again, not reuse a failed cache";
+  EXPECT_THAT(log, Not(HasSubstr("is up to date")))
+      << "the second prepare must build again, not reuse a failed cache";
   EXPECT_THAT(log, HasSubstr("lab 98 needs libfoo"));
 
-  // Grading that lab: the results say it was not graded, and so does the exit code (never 0 / 0 as a success).
-  const int status = grader({"grade", "@reference", "--labs", "98", "--cache", cache, "--no-prepare", "--out", (dir / "out").string(),
-                             "--work", (dir / "work").string()});
+  // Grading that lab: the results say it was not graded, and so does the exit code (never 0 / 0 as
+  // a success).
+  const int status =
+      grader({"grade", "@reference", "--labs", "98", "--cache", cache, "--no-prepare", "--out",
+              (dir / "out").string(), "--work", (dir / "work").string()});
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 3) << read_text(dir / "grader.log");
   EXPECT_THAT(read_text(dir / "grader.log"), HasSubstr("lab 98 was not graded on this machine"));
@@ -90,9 +96,25 @@ TEST_F(EndToEnd, AFailedPrepareIsNeverUpToDateAndItsLabIsNotGradedAsASuccess) {
 TEST_F(EndToEnd, BatchKilledHalfwayResumesWithoutLosingOrDuplicatingAResult) {
   make_class(dir / "class");
   const fs::path out = dir / "out";
-  const std::vector<std::string> args = {WORKBOOK_GRADER, "batch", (dir / "class").string(), "--out", out.string(), "--cache",
-                                         WORKBOOK_SELFTEST_CACHE, "--jobs", "2", "--labs", "01", "--no-perf", "--no-prepare",
-                                         "--test-timeout", "20", "--seed", "7", "--work", (dir / "work").string()};
+  const std::vector<std::string> args = {WORKBOOK_GRADER,
+                                         "batch",
+                                         (dir / "class").string(),
+                                         "--out",
+                                         out.string(),
+                                         "--cache",
+                                         WORKBOOK_SELFTEST_CACHE,
+                                         "--jobs",
+                                         "2",
+                                         "--labs",
+                                         "01",
+                                         "--no-perf",
+                                         "--no-prepare",
+                                         "--test-timeout",
+                                         "20",
+                                         "--seed",
+                                         "7",
+                                         "--work",
+                                         (dir / "work").string()};
   {
     // The first run is killed (SIGKILL: no chance to clean up) once one result is in.
     workbook::Subprocess batch({.argv = args});
@@ -100,7 +122,8 @@ TEST_F(EndToEnd, BatchKilledHalfwayResumesWithoutLosingOrDuplicatingAResult) {
     auto finished = [&] {
       int n = 0;
       if (fs::exists(out / "submissions"))
-        for (const auto& e : fs::directory_iterator(out / "submissions")) n += e.path().filename().string()[0] != '.';
+        for (const auto& e : fs::directory_iterator(out / "submissions"))
+          n += e.path().filename().string()[0] != '.';
       return n;
     };
     while (finished() == 0 && std::chrono::steady_clock::now() - start < std::chrono::minutes(5))
@@ -108,7 +131,8 @@ TEST_F(EndToEnd, BatchKilledHalfwayResumesWithoutLosingOrDuplicatingAResult) {
     batch.kill();
     batch.wait();
     ASSERT_GE(finished(), 1) << "no result within 5 minutes";
-    ASSERT_LT(finished(), 4) << "the batch finished before it could be interrupted: nothing to resume";
+    ASSERT_LT(finished(), 4)
+        << "the batch finished before it could be interrupted: nothing to resume";
   }
   std::set<std::string> first;
   std::map<std::string, std::string> started;
@@ -122,11 +146,14 @@ TEST_F(EndToEnd, BatchKilledHalfwayResumesWithoutLosingOrDuplicatingAResult) {
   std::vector<std::string> rest(args.begin() + 1, args.end());
   ASSERT_EQ(grader(rest), 0) << read_text(dir / "grader.log");
   std::vector<std::string> ids;
-  for (const auto& e : fs::directory_iterator(out / "submissions")) ids.push_back(e.path().filename().string());
+  for (const auto& e : fs::directory_iterator(out / "submissions"))
+    ids.push_back(e.path().filename().string());
   std::sort(ids.begin(), ids.end());
-  EXPECT_THAT(ids, ::testing::ElementsAre("ana", "ben", "cleo", "dana")) << "a partial result was left, or one is missing";
+  EXPECT_THAT(ids, ::testing::ElementsAre("ana", "ben", "cleo", "dana"))
+      << "a partial result was left, or one is missing";
   for (const std::string& id : first)
-    EXPECT_EQ(read_json(out / "submissions" / id / "record.json").at("started_at"), started[id]) << id << " was graded twice";
+    EXPECT_EQ(read_json(out / "submissions" / id / "record.json").at("started_at"), started[id])
+        << id << " was graded twice";
   const std::string log = read_text(dir / "grader.log");
   EXPECT_THAT(log, HasSubstr(std::to_string(first.size()) + " already graded"));
   // The gradebook: one row per submission, no more.
@@ -134,8 +161,10 @@ TEST_F(EndToEnd, BatchKilledHalfwayResumesWithoutLosingOrDuplicatingAResult) {
   std::vector<std::string> rows;
   for (std::string line; std::getline(csv, line);) rows.push_back(line.substr(0, line.find(',')));
   EXPECT_THAT(rows, ::testing::ElementsAre("id", "ana", "ben", "cleo", "dana"));
-  EXPECT_EQ(read_json(out / "submissions" / "cleo" / "record.json")["labs"][0]["status"], "compile_error");
-  EXPECT_EQ(read_json(out / "submissions" / "dana" / "record.json")["files"][0]["path"], "labs/01_vectorized_relu/vector_ops.cpp");
+  EXPECT_EQ(read_json(out / "submissions" / "cleo" / "record.json")["labs"][0]["status"],
+            "compile_error");
+  EXPECT_EQ(read_json(out / "submissions" / "dana" / "record.json")["files"][0]["path"],
+            "labs/01_vectorized_relu/vector_ops.cpp");
   EXPECT_TRUE(fs::exists(out / "summary.md"));
   EXPECT_TRUE(fs::exists(out / "summary" / "scores.svg"));
   EXPECT_THAT(read_text(out / "summary.md"), HasSubstr("4 submissions graded"));
@@ -143,7 +172,9 @@ TEST_F(EndToEnd, BatchKilledHalfwayResumesWithoutLosingOrDuplicatingAResult) {
 
 TEST_F(EndToEnd, PackagesAGradescopeAutograderWithTheTrustedTree) {
   const fs::path zip = dir / "autograder.zip";
-  ASSERT_EQ(grader({"package", "gradescope", "--out", zip.string(), "--trusted", WORKBOOK_TRUSTED}), 0) << read_text(dir / "grader.log");
+  ASSERT_EQ(grader({"package", "gradescope", "--out", zip.string(), "--trusted", WORKBOOK_TRUSTED}),
+            0)
+      << read_text(dir / "grader.log");
   std::vector<std::string> names;
   for (const ArchiveEntry& e : read_archive(read_text(zip))) names.push_back(e.name);
   EXPECT_THAT(names, Contains("setup.sh"));
@@ -151,11 +182,14 @@ TEST_F(EndToEnd, PackagesAGradescopeAutograderWithTheTrustedTree) {
   EXPECT_THAT(names, Contains("labs/01_vectorized_relu/vector_ops.cpp"));
   EXPECT_THAT(names, Contains("solutions/01_vectorized_relu/vector_ops.cpp"));
   EXPECT_THAT(names, Contains("autograder/labs/01_vectorized_relu/rubric.json"));
-  for (const std::string& n : names) EXPECT_NE(n.rfind("build/", 0), 0u) << "a build output in the package: " << n;
+  for (const std::string& n : names)
+    EXPECT_NE(n.rfind("build/", 0), 0u) << "a build output in the package: " << n;
 }
 
 TEST_F(EndToEnd, WritesAClassroomWorkflowWithTheRubricsPoints) {
-  ASSERT_EQ(grader({"package", "classroom", "--out", dir.string(), "--trusted", WORKBOOK_TRUSTED, "--cache", WORKBOOK_SELFTEST_CACHE}), 0);
+  ASSERT_EQ(grader({"package", "classroom", "--out", dir.string(), "--trusted", WORKBOOK_TRUSTED,
+                    "--cache", WORKBOOK_SELFTEST_CACHE}),
+            0);
   const std::string yml = read_text(dir / ".github" / "workflows" / "classroom.yml");
   EXPECT_THAT(yml, HasSubstr("classroom-resources/autograding-command-grader@v1"));
   EXPECT_THAT(yml, HasSubstr("classroom-resources/autograding-grading-reporter@v1"));

@@ -20,7 +20,8 @@ using ::testing::HasSubstr;
 using namespace workbook::grade;
 
 fs::path write_rubric(const std::string& text) {
-  const fs::path p = fs::temp_directory_path() / ("workbook-rubric-" + std::to_string(getpid()) + "-" + random_hex(4) + ".json");
+  const fs::path p = fs::temp_directory_path() / ("workbook-rubric-" + std::to_string(getpid()) +
+                                                  "-" + random_hex(4) + ".json");
   std::ofstream(p) << text;
   return p;
 }
@@ -57,20 +58,27 @@ TEST(Rubric, ReadsRulesDefaultsAndTiers) {
   EXPECT_EQ(r.find(Source::hidden, "Relu.MatchesOracle")->points, 2);
   EXPECT_EQ(r.find(Source::hidden, "Relu.MatchesOracle")->visibility, "after_due_date");
   EXPECT_EQ(r.find(Source::visible, "Relu.Tail")->visibility, "visible");
-  EXPECT_EQ(Rubric::function_of(r.find(Source::visible, "BinaryOps.X"), Source::visible, "BinaryOps.X"), "add");
-  EXPECT_EQ(Rubric::function_of(nullptr, Source::visible, "SquaredDifference.Tail"), "squared_difference");
+  EXPECT_EQ(
+      Rubric::function_of(r.find(Source::visible, "BinaryOps.X"), Source::visible, "BinaryOps.X"),
+      "add");
+  EXPECT_EQ(Rubric::function_of(nullptr, Source::visible, "SquaredDifference.Tail"),
+            "squared_difference");
   EXPECT_EQ(r.find(Source::perf, "dot"), nullptr);
   EXPECT_EQ(r.find(Source::perf, "relu")->perf->zero_at, 6);
-  EXPECT_EQ(r.find(Source::perf, "relu")->perf->full_within, 1.5);  // the lab's tier, where the rule says nothing
+  EXPECT_EQ(r.find(Source::perf, "relu")->perf->full_within,
+            1.5);  // the lab's tier, where the rule says nothing
 }
 
 TEST(Rubric, RefusesMistakesInsteadOfIgnoringThem) {
   const std::vector<std::pair<std::string, std::string>> bad = {
       {R"({"format": 1, "rules": [], "defualts": {}})", "unknown key 'defualts'"},
-      {R"({"format": 1, "rules": [{"source": "visible", "match": "*", "gate": true}]})", "only hidden"},
-      {R"({"format": 1, "rules": [{"source": "perf", "match": "*", "perf": {"full_within": 3, "zero_at": 2}}]})", "full_within < zero_at"},
+      {R"({"format": 1, "rules": [{"source": "visible", "match": "*", "gate": true}]})",
+       "only hidden"},
+      {R"({"format": 1, "rules": [{"source": "perf", "match": "*", "perf": {"full_within": 3, "zero_at": 2}}]})",
+       "full_within < zero_at"},
       {R"({"format": 1, "lab": "02", "rules": []})", "rubric of lab 02"},
-      {R"({"format": 1, "rules": [{"source": "visible", "match": "*", "visibility": "secret"}]})", "unknown visibility"},
+      {R"({"format": 1, "rules": [{"source": "visible", "match": "*", "visibility": "secret"}]})",
+       "unknown visibility"},
       {R"({"format": 1, "optional_files": ["../x.hpp"], "rules": []})", "file name patterns"},
   };
   for (const auto& [text, message] : bad) {
@@ -108,27 +116,38 @@ TEST(Util, MatchesGlobs) {
 }
 
 TEST(Util, FindsTheFirstCompilerErrors) {
-  const std::string out = "In file included from x.cpp:1:\nlabs/01/vector_ops.cpp: In function 'void f()':\n"
-                          "labs/01/vector_ops.cpp:3:5: error: 'y' was not declared\n    3 | y = 1;\n      | ^\n";
-  EXPECT_EQ(first_errors(out), "labs/01/vector_ops.cpp: In function 'void f()':\nlabs/01/vector_ops.cpp:3:5: error: 'y' was not declared\n"
-                               "    3 | y = 1;\n      | ^\n");
+  const std::string out =
+      "In file included from x.cpp:1:\nlabs/01/vector_ops.cpp: In function 'void f()':\n"
+      "labs/01/vector_ops.cpp:3:5: error: 'y' was not declared\n    3 | y = 1;\n      | ^\n";
+  EXPECT_EQ(first_errors(out),
+            "labs/01/vector_ops.cpp: In function 'void f()':\nlabs/01/vector_ops.cpp:3:5: error: "
+            "'y' was not declared\n"
+            "    3 | y = 1;\n      | ^\n");
 }
 
 TEST(FirstErrors, ShowsTheLinkersOwnLinesNotOnlyCollect2) {
   const std::string missing_library =
-      "/usr/bin/ld: cannot find -lcuda: No such file or directory\ncollect2: error: ld returned 1 exit status\n";
+      "/usr/bin/ld: cannot find -lcuda: No such file or directory\ncollect2: error: ld returned 1 "
+      "exit status\n";
   EXPECT_EQ(first_errors(missing_library), missing_library);
   const std::string undefined =
-      "/opt/gcc/bin/../lib/gcc/x86_64-linux-gnu/13/../../../x86_64-linux-gnu/bin/ld: square_test.cpp.o: in function "
-      "`Square_Test::TestBody()':\nsquare_test.cpp:(.text+0x2f): undefined reference to `lab05::square(float*, long)'\n"
+      "/opt/gcc/bin/../lib/gcc/x86_64-linux-gnu/13/../../../x86_64-linux-gnu/bin/ld: "
+      "square_test.cpp.o: in function "
+      "`Square_Test::TestBody()':\nsquare_test.cpp:(.text+0x2f): undefined reference to "
+      "`lab05::square(float*, long)'\n"
       "collect2: error: ld returned 1 exit status\n";
   EXPECT_EQ(first_errors(undefined), undefined);
-  EXPECT_EQ(first_errors("noise\nld.lld: error: duplicate symbol: f\n"), "ld.lld: error: duplicate symbol: f\n");
-  EXPECT_EQ(first_errors("x86_64-linux-gnu-ld.bfd: cannot open dependency file x.d\ncollect2: error: ld returned 1\n"),
-            "x86_64-linux-gnu-ld.bfd: cannot open dependency file x.d\ncollect2: error: ld returned 1\n");
+  EXPECT_EQ(first_errors("noise\nld.lld: error: duplicate symbol: f\n"),
+            "ld.lld: error: duplicate symbol: f\n");
+  EXPECT_EQ(
+      first_errors("x86_64-linux-gnu-ld.bfd: cannot open dependency file x.d\ncollect2: error: ld "
+                   "returned 1\n"),
+      "x86_64-linux-gnu-ld.bfd: cannot open dependency file x.d\ncollect2: error: ld returned 1\n");
   // Only collect2 said anything: that line is still shown, never nothing.
-  EXPECT_EQ(first_errors("collect2: error: ld returned 1 exit status\n"), "collect2: error: ld returned 1 exit status\n");
-  EXPECT_EQ(first_errors("-- Found Threads: TRUE\nCMake Error at labs/98/CMakeLists.txt:1 (message):\n  libfoo is missing\n"),
+  EXPECT_EQ(first_errors("collect2: error: ld returned 1 exit status\n"),
+            "collect2: error: ld returned 1 exit status\n");
+  EXPECT_EQ(first_errors("-- Found Threads: TRUE\nCMake Error at labs/98/CMakeLists.txt:1 "
+                         "(message):\n  libfoo is missing\n"),
             "CMake Error at labs/98/CMakeLists.txt:1 (message):\n  libfoo is missing\n");
   EXPECT_FALSE(is_linker_line("build: ok"));
   EXPECT_FALSE(is_linker_line("world: hello"));
@@ -142,14 +161,40 @@ GradeResult example_result() {
   LabResult l;
   l.number = "01";
   l.folder = "01_vectorized_relu";
-  Item pass{.lab = "01", .source = Source::visible, .test = "Relu.Tail", .function = "relu", .score = 1, .max_score = 1, .status = ItemStatus::passed};
-  Item fail{.lab = "01", .source = Source::hidden, .test = "Relu.MatchesOracle", .function = "relu", .score = 0, .max_score = 2,
-            .status = ItemStatus::failed, .output = "the last 3 elements were never written", .visibility = "after_due_date"};
-  Item perf{.lab = "01", .source = Source::perf, .test = "relu", .function = "relu", .score = 2.5, .max_score = 5, .status = ItemStatus::failed,
+  Item pass{.lab = "01",
+            .source = Source::visible,
+            .test = "Relu.Tail",
+            .function = "relu",
+            .score = 1,
+            .max_score = 1,
+            .status = ItemStatus::passed};
+  Item fail{.lab = "01",
+            .source = Source::hidden,
+            .test = "Relu.MatchesOracle",
+            .function = "relu",
+            .score = 0,
+            .max_score = 2,
+            .status = ItemStatus::failed,
+            .output = "the last 3 elements were never written",
+            .visibility = "after_due_date"};
+  Item perf{.lab = "01",
+            .source = Source::perf,
+            .test = "relu",
+            .function = "relu",
+            .score = 2.5,
+            .max_score = 5,
+            .status = ItemStatus::failed,
             .output = "2.6x the reference's time"};
-  perf.details = {{"ratio", 2.6}, {"fraction_of_roof", 0.35}, {"gops", 1.2}, {"gbs", 9.6}, {"intensity", 0.125}, {"ops_unit", "FLOP"}};
-  Item gpu{.lab = "01", .source = Source::visible, .test = "Cuda.Square", .function = "square", .score = 0, .max_score = 0,
-           .status = ItemStatus::skipped, .output = "Not graded: no CUDA device"};
+  perf.details = {{"ratio", 2.6}, {"fraction_of_roof", 0.35}, {"gops", 1.2},
+                  {"gbs", 9.6},   {"intensity", 0.125},       {"ops_unit", "FLOP"}};
+  Item gpu{.lab = "01",
+           .source = Source::visible,
+           .test = "Cuda.Square",
+           .function = "square",
+           .score = 0,
+           .max_score = 0,
+           .status = ItemStatus::skipped,
+           .output = "Not graded: no CUDA device"};
   gpu.details["excluded"] = true;
   l.items = {pass, fail, perf, gpu};
   l.score = 3.5;
@@ -211,8 +256,11 @@ TEST(Outputs, CsvRowsQuoteWhatNeedsQuoting) {
   GradeResult r = example_result();
   r.id = "o'brien, pat";
   const std::string line = csv_line(csv_row(r, {"01", "02"}));
-  EXPECT_EQ(line.rfind("\"o'brien, pat\",3.50,8.00,43.8,3.50,8.00,graded,,,not graded,", 0), 0u) << line;
-  EXPECT_EQ(csv_line(csv_header({"01"})), "id,score,max_score,percent,lab01,lab01_max,lab01_status,flags,seconds,graded_at,seed,files\n");
+  EXPECT_EQ(line.rfind("\"o'brien, pat\",3.50,8.00,43.8,3.50,8.00,graded,,,not graded,", 0), 0u)
+      << line;
+  EXPECT_EQ(csv_line(csv_header({"01"})),
+            "id,score,max_score,percent,lab01,lab01_max,lab01_status,flags,seconds,graded_at,seed,"
+            "files\n");
 }
 
 TEST(Outputs, ReportsShowScoresAndWithholdHiddenDetails) {
@@ -224,7 +272,8 @@ TEST(Outputs, ReportsShowScoresAndWithholdHiddenDetails) {
   EXPECT_THAT(md, Not(HasSubstr("never written")));
   const std::string html = html_report(r);
   EXPECT_THAT(html, HasSubstr("<td class=\"not\">not graded</td>"));
-  EXPECT_EQ(GradeResult::from_json(r.to_json()).to_json(), r.to_json()) << "the record reads back as it was written";
+  EXPECT_EQ(GradeResult::from_json(r.to_json()).to_json(), r.to_json())
+      << "the record reads back as it was written";
 }
 
 }  // namespace

@@ -3,9 +3,9 @@
 //   | read-file PATH | connect HOST PORT | identity | daemon MARKER | write-fd FD TEXT | exit CODE
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -45,7 +45,8 @@ int main(int argc, char** argv) {
   if (what == "reserve") {
     // Address space only, as the CUDA driver reserves it at start: nothing is allocated.
     const std::size_t gib = std::strtoul(argv[2], nullptr, 10);
-    void* p = mmap(nullptr, gib << 30, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    void* p =
+        mmap(nullptr, gib << 30, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     std::cout << (p == MAP_FAILED ? "cannot reserve" : "reserved") << " " << gib << " GiB\n";
     return p == MAP_FAILED ? 8 : 0;
   }
@@ -88,7 +89,8 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (what == "identity") {
-    std::cout << "uid " << getuid() << " euid " << geteuid() << " nnp " << prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) << "\n";
+    std::cout << "uid " << getuid() << " euid " << geteuid() << " nnp "
+              << prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) << "\n";
     std::ifstream status("/proc/self/status");
     for (std::string line; std::getline(status, line);)
       if (line.rfind("CapEff", 0) == 0) std::cout << line << "\n";

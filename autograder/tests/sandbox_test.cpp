@@ -11,16 +11,16 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
-#include <filesystem>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <string>
 
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <grp.h>
-#include <sched.h>
 #include <netinet/in.h>
+#include <sched.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -40,8 +40,9 @@ namespace fs = std::filesystem;
 class Sandbox : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir = fs::temp_directory_path() / ("workbook-sandbox-test-" + std::to_string(getpid()) + "-" +
-                                       ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir = fs::temp_directory_path() /
+          ("workbook-sandbox-test-" + std::to_string(getpid()) + "-" +
+           ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::create_directories(dir / "jail");
     fs::create_directories(dir / "work");
     fs::permissions(dir, fs::perms::owner_all | fs::perms::others_exec | fs::perms::group_exec);
@@ -56,7 +57,8 @@ class Sandbox : public ::testing::Test {
     s.env = clean_environment({"MARKER=1"});
     s.cwd = (dir / "work").string();
     s.jail_dir = (dir / "jail").string();
-    s.mounts = {{fs::path(WORKBOOK_HOSTILE_PROGRAM).parent_path().string(), false}, {(dir / "work").string(), true}};
+    s.mounts = {{fs::path(WORKBOOK_HOSTILE_PROGRAM).parent_path().string(), false},
+                {(dir / "work").string(), true}};
     s.slot = 7;  // a user of its own, away from the grading slots a self-test may use
     s.limits.wall_seconds = 5;
     return s;
@@ -97,20 +99,27 @@ TEST_F(Sandbox, GivesOnlyTheEnvironmentItIsTold) {
   EXPECT_THAT(r.output, HasSubstr("env MARKER=1"));
   EXPECT_THAT(r.output, HasSubstr("env HOME=/tmp"));
   EXPECT_THAT(r.output, Not(HasSubstr("s3cret")));
-  EXPECT_THAT(r.output, HasSubstr("nnp 1")) << "no_new_privs: a setuid program cannot raise privileges";
+  EXPECT_THAT(r.output, HasSubstr("nnp 1"))
+      << "no_new_privs: a setuid program cannot raise privileges";
 }
 
 TEST_F(Sandbox, RunsAsAnUnprivilegedUserWhenTheGraderIsRoot) {
-  if (geteuid() != 0) GTEST_SKIP() << "the grader does not run as root here: the program runs as the grader's own user";
+  if (geteuid() != 0)
+    GTEST_SKIP()
+        << "the grader does not run as root here: the program runs as the grader's own user";
   const RunResult r = run_sandboxed(spec({"identity"}));
-  EXPECT_THAT(r.output, HasSubstr("uid " + std::to_string(sandbox_uid_base() + 7) + " euid " + std::to_string(sandbox_uid_base() + 7)));
+  EXPECT_THAT(r.output, HasSubstr("uid " + std::to_string(sandbox_uid_base() + 7) + " euid " +
+                                  std::to_string(sandbox_uid_base() + 7)));
   EXPECT_THAT(r.output, HasSubstr("CapEff:\t0000000000000000"));
 }
 
 TEST_F(Sandbox, WritesFilesAsTheSandboxUserWhenTheGraderIsRoot) {
   // The user must be the program's identity on the host, not only inside a user namespace (as
-  // bwrap --uid gives it): what it writes belongs to that user, and the grader's files stay out of reach.
-  if (geteuid() != 0) GTEST_SKIP() << "the grader does not run as root here: the program runs as the grader's own user";
+  // bwrap --uid gives it): what it writes belongs to that user, and the grader's files stay out of
+  // reach.
+  if (geteuid() != 0)
+    GTEST_SKIP()
+        << "the grader does not run as root here: the program runs as the grader's own user";
   const RunResult r = run_sandboxed(spec({"write-file", (dir / "work" / "written").string(), "1"}));
   ASSERT_TRUE(r.ok()) << r.describe() << "\n" << r.output;
   struct stat s {};
@@ -120,7 +129,8 @@ TEST_F(Sandbox, WritesFilesAsTheSandboxUserWhenTheGraderIsRoot) {
 }
 
 TEST_F(Sandbox, TellsAnExitCodeFromADeathBySignal) {
-  // 153 is what a shell reports for a death by SIGXFSZ (128 + 25): the feedback must not confuse them.
+  // 153 is what a shell reports for a death by SIGXFSZ (128 + 25): the feedback must not confuse
+  // them.
   const RunResult code = run_sandboxed(spec({"exit", "153"}));
   EXPECT_TRUE(code.exited);
   EXPECT_EQ(code.code, 153);
@@ -156,7 +166,9 @@ TEST_F(Sandbox, EndsADaemonThatLeftItsProcessGroup) {
   usleep(200000);
   const bool can_end_it = isolation().pid_namespace || geteuid() == 0;
   const int left = survivors(marker, true);
-  if (!can_end_it) GTEST_SKIP() << "without a pid namespace or root, a process that leaves its group survives (documented)";
+  if (!can_end_it)
+    GTEST_SKIP()
+        << "without a pid namespace or root, a process that leaves its group survives (documented)";
   EXPECT_EQ(left, 0) << "a process started in the sandbox outlived it";
 }
 
@@ -210,8 +222,8 @@ TEST_F(Sandbox, LimitsMemory) {
 }
 
 TEST_F(Sandbox, GpuRunsMayReserveAddressSpaceButAllocateNoMoreThanTheLimit) {
-  // The CUDA driver reserves address space for the whole GPU at start: RLIMIT_AS would stop it, so a
-  // GPU run is limited by what it really allocates (RLIMIT_DATA), and the limit still holds.
+  // The CUDA driver reserves address space for the whole GPU at start: RLIMIT_AS would stop it, so
+  // a GPU run is limited by what it really allocates (RLIMIT_DATA), and the limit still holds.
   SandboxSpec plain = spec({"reserve", "64"});
   plain.limits.memory_bytes = 256ull << 20;
   EXPECT_THAT(run_sandboxed(plain).output, HasSubstr("cannot reserve"));
@@ -229,10 +241,12 @@ TEST_F(Sandbox, GpuRunsMayReserveAddressSpaceButAllocateNoMoreThanTheLimit) {
 TEST_F(Sandbox, ShowsWhatIsMountedBelowAMountedFolderReadOnly) {
   // Driver libraries are often a mount of their own below a system folder (a container toolkit's
   // single-file binds, /usr/local/nvidia): the jail shows them, read-only like their folder.
-  if (!isolation().mount_namespace || geteuid() != 0) GTEST_SKIP() << "needs root and a mount namespace (a jail)";
+  if (!isolation().mount_namespace || geteuid() != 0)
+    GTEST_SKIP() << "needs root and a mount namespace (a jail)";
   fs::create_directories(dir / "tree" / "driver");
   fs::permissions(dir / "tree", fs::perms::all);
-  if (mount("workbook-test", (dir / "tree" / "driver").c_str(), "tmpfs", 0, "mode=0777,size=1m") != 0)
+  if (mount("workbook-test", (dir / "tree" / "driver").c_str(), "tmpfs", 0, "mode=0777,size=1m") !=
+      0)
     GTEST_SKIP() << "cannot mount a tmpfs here: " << std::strerror(errno);
   std::ofstream(dir / "tree" / "driver" / "libcuda.so.1") << "a driver library";
   fs::permissions(dir / "tree" / "driver" / "libcuda.so.1", fs::perms::all);
@@ -252,14 +266,17 @@ TEST_F(Sandbox, ShowsWhatIsMountedBelowAMountedFolderReadOnly) {
 TEST(GpuAccess, FindsTheDriversLibrariesInTheLoadersCache) {
   const std::string listing =
       "1234 libs found in cache `/etc/ld.so.cache'\n"
-      "\tlibnvidia-ptxjitcompiler.so.1 (libc6,x86-64) => /usr/local/nvidia/lib64/libnvidia-ptxjitcompiler.so.1\n"
+      "\tlibnvidia-ptxjitcompiler.so.1 (libc6,x86-64) => "
+      "/usr/local/nvidia/lib64/libnvidia-ptxjitcompiler.so.1\n"
       "\tlibcupti.so.13 (libc6,x86-64) => /usr/local/cuda/targets/x86_64-linux/lib/libcupti.so.13\n"
-      "\tlibcudart.so.13 (libc6,x86-64) => /usr/local/cuda/targets/x86_64-linux/lib/libcudart.so.13\n"
+      "\tlibcudart.so.13 (libc6,x86-64) => "
+      "/usr/local/cuda/targets/x86_64-linux/lib/libcudart.so.13\n"
       "\tlibcuda.so.1 (libc6,x86-64) => /run/nvidia/driver/lib64/libcuda.so.1\n"
       "\tlibcuda.so.1 (libc6,x86-64) => /run/nvidia/driver/lib64/libcuda.so.1\n"
       "\tlibc.so.6 (libc6,x86-64, OS ABI: Linux 3.2.0) => /lib/x86_64-linux-gnu/libc.so.6\n";
-  EXPECT_THAT(driver_libraries(listing), ::testing::ElementsAre("/usr/local/nvidia/lib64/libnvidia-ptxjitcompiler.so.1",
-                                                                "/run/nvidia/driver/lib64/libcuda.so.1"));
+  EXPECT_THAT(driver_libraries(listing),
+              ::testing::ElementsAre("/usr/local/nvidia/lib64/libnvidia-ptxjitcompiler.so.1",
+                                     "/run/nvidia/driver/lib64/libcuda.so.1"));
   EXPECT_TRUE(under_system_folder("/usr/local/nvidia/lib64"));
   EXPECT_TRUE(under_system_folder("/opt"));
   EXPECT_FALSE(under_system_folder("/run/nvidia/driver/lib64"));
@@ -268,7 +285,8 @@ TEST(GpuAccess, FindsTheDriversLibrariesInTheLoadersCache) {
 }
 
 TEST_F(Sandbox, GivesAGpuRunTheDeviceNodesFoundOnThisMachineOnly) {
-  if (!isolation().mount_namespace) GTEST_SKIP() << "no mount namespace on this machine: no jail (documented)";
+  if (!isolation().mount_namespace)
+    GTEST_SKIP() << "no mount namespace on this machine: no jail (documented)";
   const GpuAccess& gpu = gpu_access();
   SandboxSpec cpu = spec({"read-file", "/proc/self/mounts"});
   cpu.limits.output_keep_bytes = 1 << 20;
@@ -287,8 +305,11 @@ TEST_F(Sandbox, GivesAGpuRunTheDeviceNodesFoundOnThisMachineOnly) {
 }
 
 TEST_F(Sandbox, HasNoNetwork) {
-  if (!isolation().net_namespace) GTEST_SKIP() << "no network namespace on this machine (documented: the program can reach the network)";
-  // A server of the grader's on loopback: the sandbox has a loopback of its own, down, and no route out.
+  if (!isolation().net_namespace)
+    GTEST_SKIP()
+        << "no network namespace on this machine (documented: the program can reach the network)";
+  // A server of the grader's on loopback: the sandbox has a loopback of its own, down, and no route
+  // out.
   const int server = socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in a{};
   a.sin_family = AF_INET;
@@ -297,7 +318,8 @@ TEST_F(Sandbox, HasNoNetwork) {
   socklen_t length = sizeof a;
   getsockname(server, reinterpret_cast<sockaddr*>(&a), &length);
   listen(server, 1);
-  const RunResult local = run_sandboxed(spec({"connect", "127.0.0.1", std::to_string(ntohs(a.sin_port))}));
+  const RunResult local =
+      run_sandboxed(spec({"connect", "127.0.0.1", std::to_string(ntohs(a.sin_port))}));
   const RunResult outside = run_sandboxed(spec({"connect", "1.1.1.1", "53"}));
   close(server);
   EXPECT_THAT(local.output, HasSubstr("no connection")) << local.output;
@@ -305,14 +327,17 @@ TEST_F(Sandbox, HasNoNetwork) {
 }
 
 TEST_F(Sandbox, ShowsOnlyWhatTheJailHolds) {
-  if (!isolation().mount_namespace) GTEST_SKIP() << "no mount namespace on this machine: no jail (documented)";
+  if (!isolation().mount_namespace)
+    GTEST_SKIP() << "no mount namespace on this machine: no jail (documented)";
   std::ofstream(dir / "secret.txt") << "the reference solution";
-  fs::permissions(dir / "secret.txt", fs::perms::all);  // readable by anyone: only the jail hides it
+  fs::permissions(dir / "secret.txt",
+                  fs::perms::all);  // readable by anyone: only the jail hides it
   const RunResult hidden = run_sandboxed(spec({"read-file", (dir / "secret.txt").string()}));
   EXPECT_THAT(hidden.output, HasSubstr("cannot read")) << hidden.output;
   std::ofstream(dir / "work" / "visible.txt") << "a mounted file";
   fs::permissions(dir / "work" / "visible.txt", fs::perms::all);
-  const RunResult shown = run_sandboxed(spec({"read-file", (dir / "work" / "visible.txt").string()}));
+  const RunResult shown =
+      run_sandboxed(spec({"read-file", (dir / "work" / "visible.txt").string()}));
   EXPECT_THAT(shown.output, HasSubstr("read: a mounted file")) << shown.describe();
   const RunResult system = run_sandboxed(spec({"write-file", "/usr/workbook-sandbox-test", "1"}));
   EXPECT_FALSE(system.ok()) << "the system folders are read-only";
@@ -320,7 +345,8 @@ TEST_F(Sandbox, ShowsOnlyWhatTheJailHolds) {
 }
 
 TEST_F(Sandbox, CannotReadTheGradersFilesWhenRoot) {
-  if (geteuid() != 0) GTEST_SKIP() << "the grader does not run as root here: no user separation (documented)";
+  if (geteuid() != 0)
+    GTEST_SKIP() << "the grader does not run as root here: no user separation (documented)";
   // Inside a mounted folder, so that only the permissions stand between the program and the file.
   std::ofstream(dir / "work" / "rubric.json") << "{}";
   fs::permissions(dir / "work" / "rubric.json", fs::perms::owner_read | fs::perms::owner_write);
@@ -365,10 +391,12 @@ bool user_namespaces_allowed() {
 // The child of RunsWithoutNamespacesWhereTheJailCannotBeBuilt: masks `masked`, becomes nobody, and
 // exits 0 when a sandboxed run works and isolation() explains why it had no jail.
 [[noreturn]] void run_where_proc_is_masked(const char* masked) {
-  if (unshare(CLONE_NEWNS) != 0 || mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0 ||
+  if (unshare(CLONE_NEWNS) != 0 ||
+      mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0 ||
       mount("/dev/null", masked, nullptr, MS_BIND, nullptr) != 0 || setgroups(0, nullptr) != 0 ||
       setresgid(65534, 65534, 65534) != 0 || setresuid(65534, 65534, 65534) != 0 ||
-      prctl(PR_SET_DUMPABLE, 1) != 0) {  // as a grader started as that user is (else /proc/self is root's)
+      prctl(PR_SET_DUMPABLE, 1) !=
+          0) {  // as a grader started as that user is (else /proc/self is root's)
     std::fprintf(stderr, "setup: %s\n", std::strerror(errno));
     _exit(1);
   }
@@ -383,10 +411,13 @@ bool user_namespaces_allowed() {
   spec.mounts = {{fs::path(WORKBOOK_HOSTILE_PROGRAM).parent_path().string(), false}};
   const RunResult r = run_sandboxed(spec);
   rmdir(jail);
-  std::fprintf(stderr, "run: %s; jail %d; noted %d\n%s\n", r.describe().c_str(), i.mount_namespace, noted,
-               i.to_json().dump().c_str());
+  std::fprintf(stderr, "run: %s; jail %d; noted %d\n%s\n", r.describe().c_str(), i.mount_namespace,
+               noted, i.to_json().dump().c_str());
   const bool explained = noted || !user_namespaces_allowed();
-  _exit(r.ok() && r.output.find("allocated 1 MiB") != std::string::npos && !i.mount_namespace && explained ? 0 : 1);
+  _exit(r.ok() && r.output.find("allocated 1 MiB") != std::string::npos && !i.mount_namespace &&
+                explained
+            ? 0
+            : 1);
 }
 
 // A container that masks parts of /proc (Docker's and Podman's defaults) lets an unprivileged user
@@ -397,14 +428,18 @@ TEST(Isolation, RunsWithoutNamespacesWhereTheJailCannotBeBuilt) {
   const char* masked = nullptr;
   for (const char* path : {"/proc/keys", "/proc/timer_list", "/proc/kcore"})
     if (access(path, F_OK) == 0) masked = path;
-  if (geteuid() != 0 || !masked) GTEST_SKIP() << "needs root (to mask /proc and become another user) and /proc/keys";
+  if (geteuid() != 0 || !masked)
+    GTEST_SKIP() << "needs root (to mask /proc and become another user) and /proc/keys";
   const pid_t probe = fork();
   if (probe == 0) _exit(unshare(CLONE_NEWNS) == 0 ? 0 : 1);
   int status = 0;
   waitpid(probe, &status, 0);
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) GTEST_SKIP() << "cannot make a mount namespace here";
-  GTEST_FLAG_SET(death_test_style, "threadsafe");  // a fresh process, in which isolation() probes again
-  EXPECT_EXIT(run_where_proc_is_masked(masked), ::testing::ExitedWithCode(0), "run: exit code 0; jail 0");
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    GTEST_SKIP() << "cannot make a mount namespace here";
+  GTEST_FLAG_SET(death_test_style,
+                 "threadsafe");  // a fresh process, in which isolation() probes again
+  EXPECT_EXIT(run_where_proc_is_masked(masked), ::testing::ExitedWithCode(0),
+              "run: exit code 0; jail 0");
 }
 
 TEST(Isolation, ReportsWhatItCannotDo) {

@@ -1,6 +1,6 @@
-// The Slurm side of the grader that needs no cluster: which labs go to which array, the sbatch files
-// (what a TA reads and adapts), and one student's results of two arrays merged into one. The real
-// thing runs in autograder.slurm (slurm_test.sh) on a local Slurm.
+// The Slurm side of the grader that needs no cluster: which labs go to which array, the sbatch
+// files (what a TA reads and adapts), and one student's results of two arrays merged into one. The
+// real thing runs in autograder.slurm (slurm_test.sh) on a local Slurm.
 #include <grade/slurm.hpp>
 #include <grade/util.hpp>
 
@@ -18,9 +18,11 @@ using namespace workbook::grade;
 
 // A made-up course tree: two CPU labs and one CUDA lab.
 fs::path course() {
-  const fs::path root = fs::temp_directory_path() / ("workbook-slurm-unit-" + std::to_string(getpid()));
+  const fs::path root =
+      fs::temp_directory_path() / ("workbook-slurm-unit-" + std::to_string(getpid()));
   fs::remove_all(root);
-  for (const char* lab : {"01_relu", "02_matmul", "05_cuda"}) fs::create_directories(root / "labs" / lab);
+  for (const char* lab : {"01_relu", "02_matmul", "05_cuda"})
+    fs::create_directories(root / "labs" / lab);
   write_text_atomic(root / "labs" / "01_relu" / "relu.cpp", "");
   write_text_atomic(root / "labs" / "05_cuda" / "square.cu", "");
   return root;
@@ -56,7 +58,8 @@ TEST(SlurmScript, ReservesCoresAGpuAndPassesTheGradeOptionsOn) {
   b.cache = "/grades/cache";
   b.grade_arguments = {"--no-perf", "--labs", "01", "--seed", "7", "--test-timeout", "20"};
   const LabGroup gpu{"gpu", {"05", "06"}, true};
-  const std::string text = sbatch_script(s, b, gpu, "/grades/hw/slurm/gpu.tasks", 40, "/opt/workbook-grade");
+  const std::string text =
+      sbatch_script(s, b, gpu, "/grades/hw/slurm/gpu.tasks", 40, "/opt/workbook-grade");
   EXPECT_THAT(text, HasSubstr("#SBATCH --array=0-39%16\n"));
   EXPECT_THAT(text, HasSubstr("#SBATCH --partition=gpu\n"));
   EXPECT_THAT(text, HasSubstr("#SBATCH --account=cs4xx\n"));
@@ -76,7 +79,8 @@ TEST(SlurmScript, ReservesCoresAGpuAndPassesTheGradeOptionsOn) {
   const LabGroup cpu{"cpu", {"01"}, false};
   s.prepared_cache = true;
   s.exclusive = true;
-  const std::string cpu_text = sbatch_script(s, b, cpu, "/grades/hw/slurm/cpu.tasks", 1, "/opt/workbook-grade");
+  const std::string cpu_text =
+      sbatch_script(s, b, cpu, "/grades/hw/slurm/cpu.tasks", 1, "/opt/workbook-grade");
   EXPECT_THAT(cpu_text, HasSubstr("#SBATCH --partition=compute\n"));
   EXPECT_THAT(cpu_text, HasSubstr("#SBATCH --exclusive\n"));
   EXPECT_THAT(cpu_text, HasSubstr("#SBATCH --array=0-0%16\n"));

@@ -16,18 +16,22 @@
 
 namespace workbook {
 
-Bench::Bench(std::string lab, Ceilings ceilings) : lab_(std::move(lab)), ceilings_(std::move(ceilings)) {}
+Bench::Bench(std::string lab, Ceilings ceilings)
+    : lab_(std::move(lab)), ceilings_(std::move(ceilings)) {}
 
 std::vector<Analysis> Bench::compare(const std::string& group, const Work& work,
-                                     const std::vector<Version>& versions, const TimingOptions& timing) {
+                                     const std::vector<Version>& versions,
+                                     const TimingOptions& timing) {
   std::cerr << "  " << group << ": timing " << versions.size() << " version(s) ..." << std::endl;
   std::vector<BatchRunner> runners;
   for (const Version& v : versions) runners.push_back(v.runner ? v.runner : local_runner(v.kernel));
   std::vector<Timing> timings = time_interleaved(runners, timing);
   std::vector<Analysis> analyses;
   for (std::size_t k = 0; k < versions.size(); ++k) {
-    analyses.push_back(analyze(versions[k].work.value_or(work), timings[k].summary.median, ceilings_));
-    entries_.push_back({group, versions[k].label, versions[k].reference, std::move(timings[k]), analyses.back()});
+    analyses.push_back(
+        analyze(versions[k].work.value_or(work), timings[k].summary.median, ceilings_));
+    entries_.push_back(
+        {group, versions[k].label, versions[k].reference, std::move(timings[k]), analyses.back()});
   }
   return analyses;
 }
@@ -43,12 +47,15 @@ bool Bench::has(const std::string& group, const std::string& label) const {
                      [&](const Entry& e) { return e.group == group && e.label == label; });
 }
 
-void Bench::describe(const std::string& group, const std::string& text) { descriptions_.emplace_back(group, text); }
+void Bench::describe(const std::string& group, const std::string& text) {
+  descriptions_.emplace_back(group, text);
+}
 
 namespace {
 
 // A group's reference's median, or 0 when the group has none.
-double reference_seconds(const std::vector<std::pair<std::string, double>>& references, const std::string& group) {
+double reference_seconds(const std::vector<std::pair<std::string, double>>& references,
+                         const std::string& group) {
   for (const auto& [g, seconds] : references)
     if (g == group) return seconds;
   return 0;
@@ -62,17 +69,19 @@ std::string ratio_text(double seconds, double reference) {
 }  // namespace
 
 void Bench::finish(std::ostream& out, const std::filesystem::path& results, bool markdown) const {
-  const std::vector<std::string> header = {"kernel", "version", "median", "spread",    "GB/s",
-                                           "G op/s", "% of roof", "roof", "time / ref"};
+  const std::vector<std::string> header = {"kernel", "version",   "median", "spread",    "GB/s",
+                                           "G op/s", "% of roof", "roof",   "time / ref"};
   std::vector<std::pair<std::string, double>> references;
   for (const Entry& e : entries_)
-    if (e.reference && reference_seconds(references, e.group) == 0) references.emplace_back(e.group, e.timing.summary.median);
+    if (e.reference && reference_seconds(references, e.group) == 0)
+      references.emplace_back(e.group, e.timing.summary.median);
   Table table(header);
   std::ostringstream md;
   md << "|";
   for (const std::string& h : header) md << " " << h << " |";
   md << "\n|";
-  for (const std::string& h : header) md << (h == "kernel" || h == "version" || h == "roof" ? "---|" : "--:|");
+  for (const std::string& h : header)
+    md << (h == "kernel" || h == "version" || h == "roof" ? "---|" : "--:|");
   md << "\n";
   nlohmann::json records = nlohmann::json::array();
   std::vector<PlotPoint> points;
@@ -82,7 +91,8 @@ void Bench::finish(std::ostream& out, const std::filesystem::path& results, bool
   for (const Entry& e : entries_) {
     const Analysis& a = e.analysis;
     const double reference = reference_seconds(references, e.group);
-    const RooflineCells cells = roofline_cells(e.timing.summary, a);  // as every perf table shows them
+    const RooflineCells cells =
+        roofline_cells(e.timing.summary, a);  // as every perf table shows them
     const std::vector<std::string> row = {
         e.group == previous ? "" : e.group,
         e.label + (e.reference ? " *" : ""),
@@ -107,14 +117,15 @@ void Bench::finish(std::ostream& out, const std::filesystem::path& results, bool
                              {"analysis", to_json(a)}};
     if (reference > 0) record["time_over_reference"] = e.timing.summary.median / reference;
     records.push_back(std::move(record));
-    if (std::find(drawn.begin(), drawn.end(), a.work.traffic) == drawn.end()) drawn.push_back(a.work.traffic);
+    if (std::find(drawn.begin(), drawn.end(), a.work.traffic) == drawn.end())
+      drawn.push_back(a.work.traffic);
     if (a.work.compute == Compute::int8) compute = Compute::int8;
     points.push_back({e.group + ": " + e.label, a.intensity, a.gops,
                       e.reference ? PlotPoint::Role::reference : PlotPoint::Role::other});
   }
-  const std::string machine = ceilings_.device.empty()
-                                  ? ceilings_.machine.cpu_model + " (" + ceilings_.machine.simd + ")"
-                                  : ceilings_.device;
+  const std::string machine =
+      ceilings_.device.empty() ? ceilings_.machine.cpu_model + " (" + ceilings_.machine.simd + ")"
+                               : ceilings_.device;
   nlohmann::json groups = nlohmann::json::object();
   for (const auto& [group, text] : descriptions_) groups[group] = text;
   if (markdown) {
@@ -136,19 +147,24 @@ void Bench::finish(std::ostream& out, const std::filesystem::path& results, bool
                                             "\n");
   write_file(folder / (lab_ + ".svg"),
              roofline_svg(ceilings_, points,
-                          {.title = lab_ + " bench: every version on the roofline", .bandwidths = drawn, .compute = compute}));
+                          {.title = lab_ + " bench: every version on the roofline",
+                           .bandwidths = drawn,
+                           .compute = compute}));
   // In Markdown the table alone goes to `out`, ready to paste; where the files went, to stderr.
   (markdown ? std::cerr : out) << "Records: " << (folder / (lab_ + ".json")).string()
                                << "; plot: " << (folder / (lab_ + ".svg")).string() << "\n";
 }
 
 std::optional<int> parse_bench_arguments(int argc, char** argv, BenchOptions& options) {
-  CLI::App app("Times the lab's perf cases with each numbered version of the kernel in its place, beside "
-               "library baselines, against the measured ceilings.");
-  app.add_option("--ceilings", options.ceilings, "the machine's ceilings (measured into it if missing)");
+  CLI::App app(
+      "Times the lab's perf cases with each numbered version of the kernel in its place, beside "
+      "library baselines, against the measured ceilings.");
+  app.add_option("--ceilings", options.ceilings,
+                 "the machine's ceilings (measured into it if missing)");
   app.add_option("--results", options.results, "where results/bench/LAB.json and LAB.svg go");
   app.add_flag("--markdown", options.markdown, "print the handout's table, in Markdown");
-  app.add_option("--max-seconds", options.max_seconds, "the timing cap of each case (shorter: rougher figures)")
+  app.add_option("--max-seconds", options.max_seconds,
+                 "the timing cap of each case (shorter: rougher figures)")
       ->check(CLI::PositiveNumber);
   app.add_option("cases", options.cases, "the cases to time (default: all)");
   try {
@@ -166,8 +182,8 @@ namespace {
 // version the bench lists for the function the case times.
 class BenchCase : public perf::Case {
  public:
-  BenchCase(std::string name, const std::map<void (*)(), LabBench::Versions>& functions, Bench& bench,
-            const TimingOptions& timing)
+  BenchCase(std::string name, const std::map<void (*)(), LabBench::Versions>& functions,
+            Bench& bench, const TimingOptions& timing)
       : Case(name, seed_for(name)), functions_(functions), bench_(bench), timing_(timing) {}
 
   void measure(const perf::Kernel& kernel) override {
@@ -179,16 +195,17 @@ class BenchCase : public perf::Case {
     };
     std::vector<Bench::Version> rows;
     // Checks a version once (the case's verify, after poisoning the output), then adds its row.
-    auto add = [&](const std::string& label, const std::function<void()>& choose, bool checked, bool reference,
-                   const std::optional<Work>& own_work) {
+    auto add = [&](const std::string& label, const std::function<void()>& choose, bool checked,
+                   bool reference, const std::optional<Work>& own_work) {
       clear();
       choose();
       if (checked) {
         if (kernel.poison) kernel.poison();
         kernel.run();
         if (const CheckResult check = kernel.verify(); !check)
-          throw std::runtime_error("the bench's " + label + " gave a wrong result in case " + name() + ":\n" +
-                                   check.report() + "Edit the version in solutions/.");
+          throw std::runtime_error("the bench's " + label + " gave a wrong result in case " +
+                                   name() + ":\n" + check.report() +
+                                   "Edit the version in solutions/.");
       }
       rows.push_back({label, kernel.run, reference,
                       [base, clear, choose](int count) {
@@ -198,10 +215,12 @@ class BenchCase : public perf::Case {
                       },
                       own_work});
     };
-    add(reference_label, [] {}, true, Bench::kReference, std::nullopt);
+    add(
+        reference_label, [] {}, true, Bench::kReference, std::nullopt);
     for (const LabBench::Versions* v : used_)
       for (const LabBench::Row& row : v->rows)
-        if (row.cases.empty() || std::find(row.cases.begin(), row.cases.end(), name()) != row.cases.end())
+        if (row.cases.empty() ||
+            std::find(row.cases.begin(), row.cases.end(), name()) != row.cases.end())
           add(row.label, row.choose, row.checked, false, row.work);
     // The case's extras: library baselines, and its own kernel run otherwise (on one thread), which
     // here is the reference's.
@@ -210,7 +229,8 @@ class BenchCase : public perf::Case {
       if (extra.side == perf::Extra::Side::yours)
         label = "the reference's " + (label.starts_with("your ") ? label.substr(5) : label);
       const BatchRunner runner = perf::runner_of(extra);
-      rows.push_back({label, extra.run, false, [runner, clear](int count) {
+      rows.push_back({label, extra.run, false,
+                      [runner, clear](int count) {
                         clear();
                         return runner(count);
                       },
@@ -226,8 +246,10 @@ class BenchCase : public perf::Case {
     const auto found = functions_.find(function);
     if (found == functions_.end()) return nullptr;
     if (found->second.signature != std::type_index(signature))
-      throw std::logic_error("case " + name() + " times a function whose versions in bench.cpp have another type");
-    if (std::find(used_.begin(), used_.end(), &found->second) == used_.end()) used_.push_back(&found->second);
+      throw std::logic_error("case " + name() +
+                             " times a function whose versions in bench.cpp have another type");
+    if (std::find(used_.begin(), used_.end(), &found->second) == used_.end())
+      used_.push_back(&found->second);
     return found->second.slot.get();
   }
 
@@ -240,30 +262,37 @@ class BenchCase : public perf::Case {
 
 }  // namespace
 
-LabBench::LabBench(std::string lab, double max_seconds) : lab_(std::move(lab)), max_seconds_(max_seconds) {}
+LabBench::LabBench(std::string lab, double max_seconds)
+    : lab_(std::move(lab)), max_seconds_(max_seconds) {}
 
-int LabBench::main(int argc, char** argv, const std::function<Ceilings(const std::string& path)>& load_ceilings,
+int LabBench::main(int argc, char** argv,
+                   const std::function<Ceilings(const std::string& path)>& load_ceilings,
                    const std::function<void(Bench&, const BenchOptions&)>& more) const {
-  BenchOptions options{.ceilings = default_ceilings_path(), .results = results_dir(), .max_seconds = max_seconds_};
+  BenchOptions options{
+      .ceilings = default_ceilings_path(), .results = results_dir(), .max_seconds = max_seconds_};
   if (const std::optional<int> stop = parse_bench_arguments(argc, argv, options)) return *stop;
   std::vector<perf::Registered> cases = perf::registry();
   for (const perf::Registered& r : perf::bench_registry()) cases.push_back(r);
   for (const std::string& wanted : options.cases)
-    if (std::none_of(cases.begin(), cases.end(), [&](const perf::Registered& r) { return r.name == wanted; })) {
-      std::cerr << lab_ << "_bench: no case named '" << wanted << "'; the cases are those of the lab's "
+    if (std::none_of(cases.begin(), cases.end(),
+                     [&](const perf::Registered& r) { return r.name == wanted; })) {
+      std::cerr << lab_ << "_bench: no case named '" << wanted
+                << "'; the cases are those of the lab's "
                 << "tests/perf_cases.cpp\n";
       return 2;
     }
   try {
     Bench bench(lab_, load_ceilings ? load_ceilings(options.ceilings)
-                                    : load_or_measure_ceilings(options.ceilings, false, [](const std::string& line) {
-                                        std::cerr << "  " << line << "\n";
-                                      }));
+                                    : load_or_measure_ceilings(options.ceilings, false,
+                                                               [](const std::string& line) {
+                                                                 std::cerr << "  " << line << "\n";
+                                                               }));
     const TimingOptions timing{.max_seconds = options.max_seconds};
     std::size_t run = 0;
     std::string skipped;  // the last skip's message ("no CUDA device: skipped")
     for (const perf::Registered& r : cases) {
-      if (!options.cases.empty() && std::find(options.cases.begin(), options.cases.end(), r.name) == options.cases.end())
+      if (!options.cases.empty() &&
+          std::find(options.cases.begin(), options.cases.end(), r.name) == options.cases.end())
         continue;
       try {
         BenchCase c(r.name, functions_, bench, timing);

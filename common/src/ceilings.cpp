@@ -13,17 +13,20 @@
 namespace workbook {
 
 // The cache's fields, one key per member (the keys are the members' names).
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(MachineInfo, cpu_model, logical_cpus, simd, simd_bytes, l1d_bytes, l2_bytes, l3_bytes,
-                                   hostname, compiler)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Ceilings, machine, measured_at, threads, copy_1t_gbs, copy_regular_1t_gbs,
-                                   copy_streaming_1t_gbs, copy_all_gbs, triad_1t_gbs, triad_all_gbs, read_1t_gbs,
-                                   read_all_gbs, l1_read_1t_gbs, fma_1t_gflops, fma_all_gflops, int8_dot_1t_gops,
-                                   int8_dot_all_gops, int8_dot_instruction, cache_knee_bytes, device)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(MachineInfo, cpu_model, logical_cpus, simd, simd_bytes,
+                                   l1d_bytes, l2_bytes, l3_bytes, hostname, compiler)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Ceilings, machine, measured_at, threads, copy_1t_gbs,
+                                   copy_regular_1t_gbs, copy_streaming_1t_gbs, copy_all_gbs,
+                                   triad_1t_gbs, triad_all_gbs, read_1t_gbs, read_all_gbs,
+                                   l1_read_1t_gbs, fma_1t_gflops, fma_all_gflops, int8_dot_1t_gops,
+                                   int8_dot_all_gops, int8_dot_instruction, cache_knee_bytes,
+                                   device)
 
 nlohmann::json Ceilings::to_json() const {
   nlohmann::json j = *this;
   j["format"] = kFormat;
-  j["machine"]["fingerprint"] = machine.fingerprint();  // for whoever reads the file; recomputed when loaded
+  j["machine"]["fingerprint"] =
+      machine.fingerprint();  // for whoever reads the file; recomputed when loaded
   return j;
 }
 
@@ -34,7 +37,8 @@ Ceilings Ceilings::from_json(const nlohmann::json& j) {
   return with_device.get<Ceilings>();
 }
 
-std::optional<Ceilings> load_ceilings(const std::string& path, const std::function<bool(const Ceilings&)>& valid) {
+std::optional<Ceilings> load_ceilings(const std::string& path,
+                                      const std::function<bool(const Ceilings&)>& valid) {
   std::ifstream in(path);
   if (!in) return std::nullopt;
   try {
@@ -49,7 +53,9 @@ std::optional<Ceilings> load_ceilings(const std::string& path, const std::functi
 }
 
 std::optional<Ceilings> load_ceilings(const std::string& path) {
-  return load_ceilings(path, [](const Ceilings& c) { return c.machine.fingerprint() == machine_info().fingerprint(); });
+  return load_ceilings(path, [](const Ceilings& c) {
+    return c.machine.fingerprint() == machine_info().fingerprint();
+  });
 }
 
 void save_ceilings(const std::string& path, const Ceilings& ceilings) {
@@ -66,19 +72,23 @@ void save_ceilings(const std::string& path, const Ceilings& ceilings) {
 
 Ceilings load_or_measure_ceilings(const std::string& path, bool remeasure, const Progress& progress,
                                   const std::function<bool(const Ceilings&)>& valid,
-                                  const std::function<Ceilings(const Progress&)>& measure, const std::string& what) {
+                                  const std::function<Ceilings(const Progress&)>& measure,
+                                  const std::string& what) {
   if (!remeasure) {
     if (auto cached = load_ceilings(path, valid)) return *cached;
-    if (progress) progress("no ceilings measured on this " + what + " yet (" + path + "): measuring now");
+    if (progress)
+      progress("no ceilings measured on this " + what + " yet (" + path + "): measuring now");
   }
   Ceilings c = measure(progress);
   save_ceilings(path, c);
   return c;
 }
 
-Ceilings load_or_measure_ceilings(const std::string& path, bool remeasure, const Progress& progress) {
+Ceilings load_or_measure_ceilings(const std::string& path, bool remeasure,
+                                  const Progress& progress) {
   return load_or_measure_ceilings(
-      path, remeasure, progress, [](const Ceilings& c) { return c.machine.fingerprint() == machine_info().fingerprint(); },
+      path, remeasure, progress,
+      [](const Ceilings& c) { return c.machine.fingerprint() == machine_info().fingerprint(); },
       [](const Progress& p) { return measure_ceilings(p); }, "machine");
 }
 

@@ -50,7 +50,8 @@ class AccurateSum {
     compensation_ += std::fabs(sum_) >= std::fabs(x) ? (sum_ - t) + x : (x - t) + sum_;
     sum_ = t;
   }
-  // With an infinite or NaN term the compensation is meaningless (inf - inf): the plain sum is right.
+  // With an infinite or NaN term the compensation is meaningless (inf - inf): the plain sum is
+  // right.
   double value() const { return std::isfinite(sum_) ? sum_ + compensation_ : sum_; }
 
  private:
@@ -71,7 +72,8 @@ bool matches(double got, bool unwritten, double want, double scale, const Tolera
   if (unwritten) return false;
   if (std::isnan(want)) return std::isnan(got);
   // The answer as the output type can hold it: an exact result beyond FLT_MAX rounds to infinity.
-  const double representable = is_float_output<T> ? static_cast<double>(static_cast<T>(want)) : want;
+  const double representable =
+      is_float_output<T> ? static_cast<double>(static_cast<T>(want)) : want;
   if (std::isinf(representable)) return got == representable;
   if (!std::isfinite(got)) return false;
   if (tol.rel == 0 && tol.abs == 0) return got == representable;  // +0 == -0: zero's sign is free
@@ -161,7 +163,8 @@ bool transposed(const Outcome& o, const Tolerance& tol) {
   for (std::size_t r = 0; r < o.rows; ++r)
     for (std::size_t c = 0; c < o.cols; ++c) {
       const double g = o.got(c * o.rows + r), w = o.want(r * o.cols + c);
-      if (std::fabs(g - w) > std::max(tol.rel, 1e-5) * (std::fabs(w) + 1e-30) + tol.abs) return false;
+      if (std::fabs(g - w) > std::max(tol.rel, 1e-5) * (std::fabs(w) + 1e-30) + tol.abs)
+        return false;
     }
   return true;
 }
@@ -213,7 +216,8 @@ std::string diagnose(const Outcome& o, const Tolerance& tol) {
     if (o.bad_exactly(n - k, n))
       return "the last " + count(k, "element") +
              " were never written: your tail loop is missing or stops early (" +
-             batches_of(n, lanes) + "; with another width the count differs). After the SIMD "
+             batches_of(n, lanes) +
+             "; with another width the count differs). After the SIMD "
              "loop, finish the remaining elements one at a time.";
     if (o.bad_exactly(0, k))
       return "the first " + count(k, "element") +
@@ -248,7 +252,8 @@ std::string diagnose(const Outcome& o, const Tolerance& tol) {
   if (swallowed > 0 && nan_related == o.bad_count)
     return "NaN inputs must give NaN (as in PyTorch), but " + count(swallowed, "NaN") +
            " became a number (first at index " + std::to_string(first_swallowed) + ", you wrote " +
-           fmt(o.got(first_swallowed)) + "). Every comparison with NaN is false, so `x > 0 ? x : 0` "
+           fmt(o.got(first_swallowed)) +
+           "). Every comparison with NaN is false, so `x > 0 ? x : 0` "
            "maps NaN to 0 while `x < 0 ? 0 : x` keeps it; the same holds for a SIMD select.";
   if (invented > 0 && nan_related == o.bad_count)
     return "the kernel produced NaN where the answer is a number (" + count(invented, "element") +
@@ -266,7 +271,8 @@ std::string diagnose(const Outcome& o, const Tolerance& tol) {
   }
   if (shifted_by(o, 1) || shifted_by(o, -1))
     return "the output is shifted by one element: out[i] holds the answer for i " +
-           std::string(shifted_by(o, 1) ? "+ 1" : "- 1") + ". Check the index you load or store at.";
+           std::string(shifted_by(o, 1) ? "+ 1" : "- 1") +
+           ". Check the index you load or store at.";
   if (transposed(o, tol))
     return "the output is transposed: element [i][j] holds the answer for [j][i]. Check the order "
            "of your row and column indices (and the leading dimension you multiply by).";
@@ -303,11 +309,14 @@ std::string where_line(const Where& w) {
 
 // --- Tolerances ----------------------------------------------------------------------------------
 
-double gamma_float(double k) { return k * kFloatUnitRoundoff / (1 - k * kFloatUnitRoundoff); }
+double gamma_float(double k) {
+  return k * kFloatUnitRoundoff / (1 - k * kFloatUnitRoundoff);
+}
 
 Tolerance Tolerance::exact() {
-  return {0, 0, "exact: the result selects or copies input values, so it must equal the oracle "
-                "bit for bit (the sign of zero is not checked)"};
+  return {0, 0,
+          "exact: the result selects or copies input values, so it must equal the oracle "
+          "bit for bit (the sign of zero is not checked)"};
 }
 
 Tolerance Tolerance::roundings(int k) {
@@ -321,7 +330,8 @@ Tolerance Tolerance::roundings(int k) {
 Tolerance Tolerance::sum_of(std::size_t terms) {
   return {gamma_float(static_cast<double>(terms)), 0,
           "a float32 sum of " + std::to_string(terms) + " terms, in any order: |error| <= gamma_" +
-              std::to_string(terms) + " * sum|terms| with gamma_n = n u / (1 - n u), u = 2^-24 "
+              std::to_string(terms) +
+              " * sum|terms| with gamma_n = n u / (1 - n u), u = 2^-24 "
               "(Higham, Accuracy and Stability of Numerical Algorithms, 2002, section 4.2)"};
 }
 
@@ -388,8 +398,8 @@ CheckResult check_elementwise(const GuardedBuffer<T>& buffer,
     if (damage.after > 0)
       r.diagnosis = "wrote past the end of the output: " + count(damage.after, "element") +
                     " after the last one changed (the first " +
-                    (damage.first_after == 0 ? std::string("right after it") :
-                        std::to_string(damage.first_after) + " past it") +
+                    (damage.first_after == 0 ? std::string("right after it")
+                                             : std::to_string(damage.first_after) + " past it") +
                     "). The last full batch must end at or before n; finish the rest one by one.";
     else if (damage.before > 0)
       r.diagnosis = "wrote before the first element of the output (" +
@@ -397,7 +407,8 @@ CheckResult check_elementwise(const GuardedBuffer<T>& buffer,
     else
       r.diagnosis = "wrote into the padding between rows (row " + std::to_string(first_padding) +
                     ", columns " + std::to_string(shape.cols) + " to " +
-                    std::to_string(shape.ld - 1) + "): step between rows by ld, but write only "
+                    std::to_string(shape.ld - 1) +
+                    "): step between rows by ld, but write only "
                     "the first cols elements of each.";
     return r;
   }
@@ -462,12 +473,14 @@ CheckResult check_elementwise(const GuardedBuffer<T>& buffer,
               std::to_string(o.n) + " elements are wrong (first at " +
               (o.rows > 1 ? "row " + std::to_string(r.first_wrong / o.cols) + ", column " +
                                 std::to_string(r.first_wrong % o.cols)
-                          : "index " + std::to_string(r.first_wrong)) + ")";
+                          : "index " + std::to_string(r.first_wrong)) +
+              ")";
   r.diagnosis = diagnose<T>(o, how.tolerance);
 
   std::ostringstream d;
   d << "  First mismatches:\n    " << (o.rows > 1 ? "  row,col" : "    index");
-  for (const Column& c : how.inputs) d << " " << std::string(std::max<int>(0, 14 - int(c.name.size())), ' ') << c.name;
+  for (const Column& c : how.inputs)
+    d << " " << std::string(std::max<int>(0, 14 - int(c.name.size())), ' ') << c.name;
   d << "            got       expected\n";
   std::size_t shown = 0;
   for (std::size_t i = 0; i < o.n && shown < 6; ++i) {
@@ -563,8 +576,8 @@ CheckResult check_reduction(double got, const ReductionOracle& oracle, const Whe
   CheckResult r;
   r.checked = 1;
   r.edit = where_line(where);
-  r.tolerance = Tolerance::sum_of(n + oracle.extra_roundings).derivation + ", with sum|terms| = " +
-                fmt(sums.magnitude);
+  r.tolerance = Tolerance::sum_of(n + oracle.extra_roundings).derivation +
+                ", with sum|terms| = " + fmt(sums.magnitude);
   if (!std::isfinite(want)) {
     r.ok = std::isnan(want) ? std::isnan(got) : got == want;
   } else {
@@ -592,31 +605,39 @@ CheckResult check_reduction(double got, const ReductionOracle& oracle, const Whe
   };
 
   if (std::isnan(got) && std::isfinite(want)) {
-    r.diagnosis = "returned NaN for finite inputs: an uninitialised accumulator, or a read past "
-                  "the end of the input.";
+    r.diagnosis =
+        "returned NaN for finite inputs: an uninitialised accumulator, or a read past "
+        "the end of the input.";
   } else if (got == 0 && want != 0) {
-    r.diagnosis = "returned 0: the sum never reached the result (an accumulator never added, "
-                  "or returned before the loop).";
-  } else if (n > 0 && oracle.finish(s) != s && std::fabs(got - s) <= slack + gamma_float(1) * std::fabs(s)) {
-    r.diagnosis = "returned the sum itself, without its final step (for a distance: the square "
-                  "root).";
+    r.diagnosis =
+        "returned 0: the sum never reached the result (an accumulator never added, "
+        "or returned before the loop).";
+  } else if (n > 0 && oracle.finish(s) != s &&
+             std::fabs(got - s) <= slack + gamma_float(1) * std::fabs(s)) {
+    r.diagnosis =
+        "returned the sum itself, without its final step (for a distance: the square "
+        "root).";
   } else if (near(2 * s)) {
-    r.diagnosis = "returned twice the answer: the elements were counted twice (the tail loop "
-                  "starts at 0, or accumulators were added together twice).";
+    r.diagnosis =
+        "returned twice the answer: the elements were counted twice (the tail loop "
+        "starts at 0, or accumulators were added together twice).";
   }
   // Elements left out at the end or the start.
   AccurateSum dropped;
   for (std::size_t k = 1; r.diagnosis.empty() && k <= std::min<std::size_t>(n, 64); ++k) {
     dropped.add(oracle.term(n - k));
     if (near(s - dropped.value()))
-      r.diagnosis = "the last " + count(k, "element") + " were left out of the sum: your tail "
-                    "loop is missing or stops early (" + batches_of(n, lanes) + ").";
+      r.diagnosis = "the last " + count(k, "element") +
+                    " were left out of the sum: your tail "
+                    "loop is missing or stops early (" +
+                    batches_of(n, lanes) + ").";
   }
   AccurateSum skipped;
   for (std::size_t k = 1; r.diagnosis.empty() && k <= std::min<std::size_t>(n, 64); ++k) {
     skipped.add(oracle.term(k - 1));
     if (near(s - skipped.value()))
-      r.diagnosis = "the first " + count(k, "element") + " were left out of the sum: check where "
+      r.diagnosis = "the first " + count(k, "element") +
+                    " were left out of the sum: check where "
                     "your loop starts.";
   }
   // Partial reductions of the SIMD lanes or of several accumulators (skipped for huge n: it costs
@@ -626,7 +647,8 @@ CheckResult check_reduction(double got, const ReductionOracle& oracle, const Whe
       if (!r.diagnosis.empty() || n < 2 * w) break;
       if (near(partial([&](std::size_t i) { return i % w == 0; })) ||
           near(partial([&](std::size_t i) { return i % w == 0 || i >= n / w * w; })))
-        r.diagnosis = "only one lane of each " + std::to_string(w) + "-wide batch reached the "
+        r.diagnosis = "only one lane of each " + std::to_string(w) +
+                      "-wide batch reached the "
                       "result: add up all the lanes of the accumulator at the end (xsimd::hadd).";
       for (std::size_t k : {std::size_t{2}, std::size_t{4}, std::size_t{8}}) {
         if (!r.diagnosis.empty() || n < 2 * w * k) break;
@@ -634,15 +656,19 @@ CheckResult check_reduction(double got, const ReductionOracle& oracle, const Whe
         auto first_acc = [&](std::size_t i) { return i < blocked && (i / w) % k == 0; };
         if (near(partial(first_acc)) ||
             near(partial([&](std::size_t i) { return first_acc(i) || i >= blocked; })))
-          r.diagnosis = "only the first of your " + std::to_string(k) + " accumulators reached "
-                        "the result (with batches of " + std::to_string(w) + "): add them all "
+          r.diagnosis = "only the first of your " + std::to_string(k) +
+                        " accumulators reached "
+                        "the result (with batches of " +
+                        std::to_string(w) +
+                        "): add them all "
                         "together before the final reduction.";
       }
     }
   }
   if (r.diagnosis.empty())
-    r.diagnosis = "no simple pattern (no tail or lane left out, no double counting): check the "
-                  "arithmetic of one batch against the scalar formula.";
+    r.diagnosis =
+        "no simple pattern (no tail or lane left out, no double counting): check the "
+        "arithmetic of one batch against the scalar formula.";
   return r;
 }
 
@@ -660,9 +686,10 @@ CheckResult check_unchanged(std::span<const float> before, std::span<const float
   if (r.wrong == 0) return r;
   r.ok = false;
   r.summary = where.function + ": changed its input " + name;
-  r.diagnosis = count(r.wrong, "element") + " of the input " + name + " changed (the first at index " +
-                std::to_string(r.first_wrong) + ", from " + fmt(before[r.first_wrong]) + " to " +
-                fmt(after[r.first_wrong]) + "). An input is read-only: write only to the output.";
+  r.diagnosis = count(r.wrong, "element") + " of the input " + name +
+                " changed (the first at index " + std::to_string(r.first_wrong) + ", from " +
+                fmt(before[r.first_wrong]) + " to " + fmt(after[r.first_wrong]) +
+                "). An input is read-only: write only to the output.";
   return r;
 }
 

@@ -8,10 +8,14 @@ namespace workbook {
 std::string format_seconds(double s) {
   char text[32];
   const double a = std::fabs(s);
-  if (a >= 1) std::snprintf(text, sizeof text, "%.3g s", s);
-  else if (a >= 1e-3) std::snprintf(text, sizeof text, "%.3g ms", s * 1e3);
-  else if (a >= 1e-6) std::snprintf(text, sizeof text, "%.3g us", s * 1e6);
-  else std::snprintf(text, sizeof text, "%.3g ns", s * 1e9);
+  if (a >= 1)
+    std::snprintf(text, sizeof text, "%.3g s", s);
+  else if (a >= 1e-3)
+    std::snprintf(text, sizeof text, "%.3g ms", s * 1e3);
+  else if (a >= 1e-6)
+    std::snprintf(text, sizeof text, "%.3g us", s * 1e6);
+  else
+    std::snprintf(text, sizeof text, "%.3g ns", s * 1e9);
   return text;
 }
 
@@ -21,6 +25,8 @@ std::string format_fixed(double value, int digits) {
   return text;
 }
 
-std::string format_percent(double fraction) { return format_fixed(100 * fraction, 0) + "%"; }
+std::string format_percent(double fraction) {
+  return format_fixed(100 * fraction, 0) + "%";
+}
 
 }  // namespace workbook

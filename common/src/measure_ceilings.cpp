@@ -10,9 +10,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
-#include <stdexcept>
 #include <latch>
 #include <limits>
+#include <stdexcept>
 #include <thread>
 #include <vector>
 
@@ -27,8 +27,8 @@ using Batch = xsimd::batch<float>;
 constexpr std::size_t kLanes = Batch::size;
 using Clock = std::chrono::steady_clock;
 
-// --- The measuring kernels: as simple as possible, so that what they reach is the machine's ---------
-// Each works on [begin, end) of its arrays, a multiple of kLanes, aligned.
+// --- The measuring kernels: as simple as possible, so that what they reach is the machine's
+// --------- Each works on [begin, end) of its arrays, a multiple of kLanes, aligned.
 
 enum class Stores { regular, streaming };
 
@@ -94,9 +94,15 @@ float fma_chains(long iterations) {
 constexpr int kInt8Chains = 12;
 using Int8Register = __m512i;
 constexpr int kInt8BytesPerRegister = 64;
-inline Int8Register int8_dot_step(Int8Register acc, Int8Register u, Int8Register s) { return _mm512_dpbusd_epi32(acc, u, s); }
-inline Int8Register int8_splat(int v) { return _mm512_set1_epi32(v); }
-inline Int8Register int8_bytes(char v) { return _mm512_set1_epi8(v); }
+inline Int8Register int8_dot_step(Int8Register acc, Int8Register u, Int8Register s) {
+  return _mm512_dpbusd_epi32(acc, u, s);
+}
+inline Int8Register int8_splat(int v) {
+  return _mm512_set1_epi32(v);
+}
+inline Int8Register int8_bytes(char v) {
+  return _mm512_set1_epi8(v);
+}
 #elif defined(__AVXVNNI__) || defined(__AVX2__)
 constexpr int kInt8Chains = 8;
 using Int8Register = __m256i;
@@ -105,20 +111,31 @@ inline Int8Register int8_dot_step(Int8Register acc, Int8Register u, Int8Register
 #if defined(__AVXVNNI__)
   return _mm256_dpbusd_avx_epi32(acc, u, s);
 #else
-  // u8 x s8 -> pairs summed to s16 (saturating), then pairs of s16 summed to s32 by multiplying by 1.
+  // u8 x s8 -> pairs summed to s16 (saturating), then pairs of s16 summed to s32 by multiplying
+  // by 1.
   const __m256i pairs = _mm256_maddubs_epi16(u, s);
   return _mm256_add_epi32(acc, _mm256_madd_epi16(pairs, _mm256_set1_epi16(1)));
 #endif
 }
-inline Int8Register int8_splat(int v) { return _mm256_set1_epi32(v); }
-inline Int8Register int8_bytes(char v) { return _mm256_set1_epi8(v); }
+inline Int8Register int8_splat(int v) {
+  return _mm256_set1_epi32(v);
+}
+inline Int8Register int8_bytes(char v) {
+  return _mm256_set1_epi8(v);
+}
 #else
 constexpr int kInt8Chains = 8;
 using Int8Register = int;
 constexpr int kInt8BytesPerRegister = 1;
-inline Int8Register int8_dot_step(Int8Register acc, Int8Register u, Int8Register s) { return acc + u * s; }
-inline Int8Register int8_splat(int v) { return v; }
-inline Int8Register int8_bytes(char v) { return v; }
+inline Int8Register int8_dot_step(Int8Register acc, Int8Register u, Int8Register s) {
+  return acc + u * s;
+}
+inline Int8Register int8_splat(int v) {
+  return v;
+}
+inline Int8Register int8_bytes(char v) {
+  return v;
+}
 #endif
 
 // The sum of a register's int32 lanes (only to use the result; not timed). Unsigned: the lanes
@@ -182,7 +199,8 @@ double on_threads(unsigned threads, const std::function<void(unsigned, unsigned)
 }
 
 // The best of several runs of on_threads(...).
-double best_on_threads(int runs, unsigned threads, const std::function<void(unsigned, unsigned)>& body) {
+double best_on_threads(int runs, unsigned threads,
+                       const std::function<void(unsigned, unsigned)>& body) {
   return best_seconds(runs, [&] { on_threads(threads, body); });
 }
 
@@ -224,7 +242,8 @@ Ceilings measure_ceilings(const Progress& progress) {
   std::vector<std::pair<std::size_t, double>> curve;  // (working-set bytes, GB/s)
   for (std::size_t bytes = std::size_t{256} << 10; bytes <= kMaxSet; bytes *= 2) {
     const std::size_t n = bytes / sizeof(float);
-    const int runs = static_cast<int>(std::clamp<std::size_t>((std::size_t{1} << 30) / bytes, 5, 200));
+    const int runs =
+        static_cast<int>(std::clamp<std::size_t>((std::size_t{1} << 30) / bytes, 5, 200));
     const double s = best_seconds(runs, [&] { copy(x.data(), y.data(), n, Stores::regular); });
     curve.emplace_back(2 * bytes, 2.0 * static_cast<double>(bytes) / s / 1e9);
   }
@@ -253,7 +272,8 @@ Ceilings measure_ceilings(const Progress& progress) {
   c.copy_streaming_1t_gbs = copy_rate(1, Stores::streaming);
   say("copy, 1 thread, streaming stores: " + gbs(c.copy_streaming_1t_gbs) + " GB/s");
   c.copy_1t_gbs = std::max(c.copy_regular_1t_gbs, c.copy_streaming_1t_gbs);
-  c.copy_all_gbs = std::max(copy_rate(c.threads, Stores::regular), copy_rate(c.threads, Stores::streaming));
+  c.copy_all_gbs =
+      std::max(copy_rate(c.threads, Stores::regular), copy_rate(c.threads, Stores::streaming));
   say("copy, " + std::to_string(c.threads) + " threads: " + gbs(c.copy_all_gbs) + " GB/s");
 
   AlignedVector<float> z(n, 2.0f);
@@ -323,7 +343,8 @@ Ceilings measure_ceilings(const Progress& progress) {
 
   // int8 dot-product peak: each byte lane is one multiply and one add, 2 OP.
   const long int8_iterations = kInt8BytesPerRegister > 1 ? 2'000'000 : 20'000'000;
-  const double int8_ops = 2.0 * kInt8Chains * kInt8BytesPerRegister * static_cast<double>(int8_iterations);
+  const double int8_ops =
+      2.0 * kInt8Chains * kInt8BytesPerRegister * static_cast<double>(int8_iterations);
   auto int8_rate = [&](unsigned threads) {
     const double s = best_on_threads(5, threads, [&](unsigned, unsigned) {
       volatile unsigned sink = int8_dot_chains(int8_iterations);
@@ -335,7 +356,8 @@ Ceilings measure_ceilings(const Progress& progress) {
   c.int8_dot_1t_gops = int8_rate(1);
   say("int8 dot (" + c.int8_dot_instruction + "), 1 core: " + gbs(c.int8_dot_1t_gops) + " GOP/s");
   c.int8_dot_all_gops = int8_rate(c.threads);
-  say("int8 dot, " + std::to_string(c.threads) + " threads: " + gbs(c.int8_dot_all_gops) + " GOP/s");
+  say("int8 dot, " + std::to_string(c.threads) + " threads: " + gbs(c.int8_dot_all_gops) +
+      " GOP/s");
   return c;
 }
 
@@ -355,7 +377,8 @@ void copy_streaming(std::span<const float> x, std::span<float> y) {
   if (x.size() != y.size() || !simd_aligned(y.data()))
     throw std::invalid_argument("copy_streaming: y must be as long as x and 64-byte aligned");
   const std::size_t whole = x.size() / kLanes * kLanes;
-  for (std::size_t i = 0; i < whole; i += kLanes) store_streaming(&y[i], Batch::load_unaligned(&x[i]));
+  for (std::size_t i = 0; i < whole; i += kLanes)
+    store_streaming(&y[i], Batch::load_unaligned(&x[i]));
   stream_fence();
   for (std::size_t i = whole; i < x.size(); ++i) y[i] = x[i];
 }

@@ -3,7 +3,8 @@
 namespace workbook {
 
 std::string repository_path(std::string_view path) {
-  // The compiler records the absolute path; a student knows the file by its place in the repository.
+  // The compiler records the absolute path; a student knows the file by its place in the
+  // repository.
   std::size_t best = std::string_view::npos;
   for (std::string_view root : {"/labs/", "/solutions/", "/common/", "/autograder/"}) {
     const std::size_t at = path.rfind(root);

@@ -1,13 +1,13 @@
 #include <workbook/internal/perf_driver.hpp>
 
 #include <workbook/ceilings.hpp>
+#include <workbook/internal/subprocess.hpp>
 #include <workbook/perf.hpp>
 #include <workbook/report.hpp>
 #include <workbook/roofline.hpp>
 #include <workbook/seed.hpp>
 #include <workbook/skip.hpp>
 #include <workbook/stats.hpp>
-#include <workbook/internal/subprocess.hpp>
 
 #include <algorithm>
 #include <cerrno>
@@ -36,7 +36,8 @@ using nlohmann::json;
 
 // Why a worker could not be timed: the verdict's reason.
 struct WorkerFailure : std::runtime_error {
-  WorkerFailure(Reason reason, const std::string& message) : std::runtime_error(message), reason(reason) {}
+  WorkerFailure(Reason reason, const std::string& message)
+      : std::runtime_error(message), reason(reason) {}
   Reason reason;
 };
 
@@ -46,7 +47,8 @@ class Mapping {
   Mapping(int fd, std::size_t bytes) : bytes_(bytes) {
     if (bytes_ == 0) return;
     void* p = mmap(nullptr, bytes_, PROT_READ, MAP_SHARED, fd, 0);
-    if (p == MAP_FAILED) throw std::runtime_error(std::string("mapping a worker's output: ") + std::strerror(errno));
+    if (p == MAP_FAILED)
+      throw std::runtime_error(std::string("mapping a worker's output: ") + std::strerror(errno));
     data_ = static_cast<const std::byte*>(p);
   }
   ~Mapping() {
@@ -54,7 +56,9 @@ class Mapping {
   }
   Mapping(const Mapping&) = delete;
   Mapping& operator=(const Mapping&) = delete;
-  std::span<const std::byte> bytes(std::size_t offset, std::size_t size) const { return {data_ + offset, size}; }
+  std::span<const std::byte> bytes(std::size_t offset, std::size_t size) const {
+    return {data_ + offset, size};
+  }
 
  private:
   const std::byte* data_ = nullptr;
@@ -68,7 +72,9 @@ class Worker {
   Worker(std::string who, const std::string& executable, const DriverOptions& o)
       : who_(std::move(who)), timeout_(o.timeout_seconds) {
     memfd_ = memfd_create("workbook-perf-output", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-    if (memfd_ < 0) throw std::runtime_error(std::string("shared memory for a perf worker: ") + std::strerror(errno));
+    if (memfd_ < 0)
+      throw std::runtime_error(std::string("shared memory for a perf worker: ") +
+                               std::strerror(errno));
     process_ = std::make_unique<Subprocess>(Subprocess::Options{
         .argv = {executable, "--worker", "--case", o.case_name, "--seed", std::to_string(o.seed)},
         .channel = true,
@@ -86,7 +92,8 @@ class Worker {
   // Room for the output (and the reference's scales) in the shared memory.
   void reserve(std::size_t bytes) {
     if (ftruncate(memfd_, static_cast<off_t>(bytes)) != 0)
-      throw std::runtime_error(std::string("sizing a perf worker's shared memory: ") + std::strerror(errno));
+      throw std::runtime_error(std::string("sizing a perf worker's shared memory: ") +
+                               std::strerror(errno));
     shared_bytes_ = bytes;
   }
   // The kernel's `k`-th batch from now (0: the next) is checked: poisoned first, its output copied
@@ -110,11 +117,13 @@ class Worker {
     json m = receive("setting up and checking");
     const std::string type = m.value("type", "");
     if (type == "ready") return m;
-    if (type == "not_implemented") throw WorkerFailure(Reason::not_implemented, m.at("message").get<std::string>());
+    if (type == "not_implemented")
+      throw WorkerFailure(Reason::not_implemented, m.at("message").get<std::string>());
     if (type == "skipped") throw WorkerFailure(Reason::skipped, m.at("message").get<std::string>());
     if (type == "wrong")
-      throw WorkerFailure(Reason::wrong, who_ + " gives wrong results, so its speed is not measured:\n" +
-                                       m.at("report").get<std::string>());
+      throw WorkerFailure(Reason::wrong,
+                          who_ + " gives wrong results, so its speed is not measured:\n" +
+                              m.at("report").get<std::string>());
     throw WorkerFailure(Reason::worker_error, who_ + ": " + m.value("message", m.dump()));
   }
 
@@ -125,7 +134,8 @@ class Worker {
     return [this, extra](int count) {
       const auto start = std::chrono::steady_clock::now();
       json m = extra < 0 ? run_kernel(count) : run_extra(extra, count);
-      const double round_trip = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      const double round_trip =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       if (extra < 0) driver_seconds.push_back(round_trip / count);
       return m.at("seconds").get<std::vector<double>>();
     };
@@ -137,9 +147,11 @@ class Worker {
   void await_verify() {
     json m = receive("checking the output of the timed runs");
     if (!m.value("ok", false))
-      throw WorkerFailure(Reason::wrong, who_ + " was right once but wrong after the timed runs (a race, a "
-                                          "stale output, or a result cached between calls?):\n" +
-                                      m.value("report", ""));
+      throw WorkerFailure(Reason::wrong,
+                          who_ +
+                              " was right once but wrong after the timed runs (a race, a "
+                              "stale output, or a result cached between calls?):\n" +
+                              m.value("report", ""));
   }
 
   std::vector<double> driver_seconds;
@@ -154,17 +166,22 @@ class Worker {
     send(command);
     json m = receive("running");
     if (m.value("type", "") != "times")
-      throw WorkerFailure(Reason::worker_error, who_ + " failed while timed: " + m.value("message", m.dump()));
+      throw WorkerFailure(Reason::worker_error,
+                          who_ + " failed while timed: " + m.value("message", m.dump()));
     if (checked) {
-      if (!m.value("snapshot", false)) throw WorkerFailure(Reason::worker_error, who_ + " did not copy its output as asked");
+      if (!m.value("snapshot", false))
+        throw WorkerFailure(Reason::worker_error, who_ + " did not copy its output as asked");
       // Frozen as it is now: the worker keeps its descriptor, but can write no more. Sealing fails
       // while a writable mapping remains, which the harness's copy does not leave.
       if (fcntl(memfd_, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0)
-        throw WorkerFailure(Reason::output_tampered,
-                            who_ + " kept the shared memory of its output mapped for writing after copying "
-                                   "the output of a timed call (" + std::strerror(errno) +
-                                   "): code in your kernel's process could change the output after the "
-                                   "check. Your kernel must not touch the harness's descriptors.");
+        throw WorkerFailure(
+            Reason::output_tampered,
+            who_ +
+                " kept the shared memory of its output mapped for writing after copying "
+                "the output of a timed call (" +
+                std::strerror(errno) +
+                "): code in your kernel's process could change the output after the "
+                "check. Your kernel must not touch the harness's descriptors.");
       checked_batch_ = batch;
     }
     return m;
@@ -173,7 +190,8 @@ class Worker {
     send(json{{"cmd", "run_extra"}, {"index", extra}, {"count", count}});
     json m = receive("running");
     if (m.value("type", "") != "times")
-      throw WorkerFailure(Reason::worker_error, who_ + " failed while timed: " + m.value("message", m.dump()));
+      throw WorkerFailure(Reason::worker_error,
+                          who_ + " failed while timed: " + m.value("message", m.dump()));
     return m;
   }
   void send(const json& m) {
@@ -190,8 +208,9 @@ class Worker {
         }
       case Subprocess::Read::timeout:
         process_->kill();
-        throw WorkerFailure(Reason::timeout, who_ + " did not answer within " + format_fixed(timeout_, 0) +
-                                           " s while " + doing + ": an endless loop, or far too slow");
+        throw WorkerFailure(Reason::timeout, who_ + " did not answer within " +
+                                                 format_fixed(timeout_, 0) + " s while " + doing +
+                                                 ": an endless loop, or far too slow");
       case Subprocess::Read::end:
         break;
     }
@@ -199,9 +218,11 @@ class Worker {
   }
   WorkerFailure died(const std::string& doing) {
     const auto exit = process_->wait(10);
-    return WorkerFailure(Reason::crashed, who_ + " crashed " + doing + " (" +
-                                        (exit ? exit->describe() : std::string("no exit status")) +
-                                        "). Run the correctness tests first; a crash there is easier to debug.");
+    return WorkerFailure(
+        Reason::crashed,
+        who_ + " crashed " + doing + " (" +
+            (exit ? exit->describe() : std::string("no exit status")) +
+            "). Run the correctness tests first; a crash there is easier to debug.");
   }
 
   std::string who_;
@@ -221,7 +242,8 @@ std::optional<OutputCheck> output_check_of(const json& ready) {
   OutputCheck c;
   c.element = element_from_string(o.at("element").get<std::string>());
   c.count = o.at("count").get<std::size_t>();
-  c.tolerance = {o.at("tolerance").at("rel").get<double>(), o.at("tolerance").at("abs").get<double>(),
+  c.tolerance = {o.at("tolerance").at("rel").get<double>(),
+                 o.at("tolerance").at("abs").get<double>(),
                  o.at("tolerance").value("derivation", "")};
   c.scaled = o.value("scaled", false);
   return c;
@@ -239,7 +261,8 @@ std::string show(double v, Element e) {
 
 // Both outputs are within rel * scale + abs of the exact answer, so within twice that of each
 // other. Without a scale the check's is |exact|, which is at most max(|s|, |r|) / (1 - rel).
-double allowed_difference(const OutputCheck& c, const float* scale, std::size_t i, double s, double r) {
+double allowed_difference(const OutputCheck& c, const float* scale, std::size_t i, double s,
+                          double r) {
   const double rel = c.tolerance.rel;
   const double magnitude =
       scale ? double(scale[i]) : std::max(std::fabs(s), std::fabs(r)) / (rel < 1 ? 1 - rel : 1);
@@ -305,17 +328,19 @@ void record_profile(const std::string& path, const std::string& lab, const std::
                     const Analysis& a, const Ceilings& c) {
   json profile = {{"format", 1},
                   {"lab", lab},
-                  {"about", "The fraction of its roofline each reference kernel reached, measured by "
-                            "`cmake --workflow --preset bench`. The student kit has no solutions: "
-                            "its perf tests expect the reference's time to be the roofline time / "
-                            "fraction on the student's own machine."},
+                  {"about",
+                   "The fraction of its roofline each reference kernel reached, measured by "
+                   "`cmake --workflow --preset bench`. The student kit has no solutions: "
+                   "its perf tests expect the reference's time to be the roofline time / "
+                   "fraction on the student's own machine."},
                   {"cases", json::object()}};
   if (std::ifstream in(path); in) profile = json::parse(in);
-  profile["cases"][case_name] = {{"fraction_of_roof", a.fraction_of_roof},
-                                 {"bound", to_string(a.bound)},
-                                 {"seconds", a.seconds},
-                                 {"measured_on", c.device.empty() ? c.machine.cpu_model + ", " + c.machine.simd : c.device},
-                                 {"measured_at", c.measured_at}};
+  profile["cases"][case_name] = {
+      {"fraction_of_roof", a.fraction_of_roof},
+      {"bound", to_string(a.bound)},
+      {"seconds", a.seconds},
+      {"measured_on", c.device.empty() ? c.machine.cpu_model + ", " + c.machine.simd : c.device},
+      {"measured_at", c.measured_at}};
   write_file(path, profile.dump(2) + "\n");
 }
 
@@ -324,16 +349,20 @@ double profile_fraction(const std::string& path, const std::string& case_name) {
   if (!profile.contains("cases") || !profile["cases"].contains(case_name))
     throw std::runtime_error(path + " has no entry for the perf case '" + case_name + "'");
   const double f = profile["cases"][case_name].at("fraction_of_roof").get<double>();
-  if (!(f > 0 && f <= 1.5)) throw std::runtime_error(path + ": a fraction of " + std::to_string(f) + " is not plausible");
+  if (!(f > 0 && f <= 1.5))
+    throw std::runtime_error(path + ": a fraction of " + std::to_string(f) + " is not plausible");
   return f;
 }
 
 }  // namespace
 
-std::optional<OutputDifference> compare_outputs(const OutputCheck& check, std::span<const std::byte> yours,
-                                                std::span<const std::byte> reference, std::span<const float> scale) {
+std::optional<OutputDifference> compare_outputs(const OutputCheck& check,
+                                                std::span<const std::byte> yours,
+                                                std::span<const std::byte> reference,
+                                                std::span<const float> scale) {
   const std::size_t bytes = size_of(check.element) * check.count;
-  if (yours.size() < bytes || reference.size() < bytes || (check.scaled && scale.size() < check.count))
+  if (yours.size() < bytes || reference.size() < bytes ||
+      (check.scaled && scale.size() < check.count))
     throw std::invalid_argument("compare_outputs: buffers smaller than the declared output");
   const float* s = check.scaled ? scale.data() : nullptr;
   switch (check.element) {
@@ -351,11 +380,13 @@ std::optional<OutputDifference> compare_outputs(const OutputCheck& check, std::s
 }
 
 std::string describe(const OutputCheck& check, const OutputDifference& d) {
-  const std::string value = d.never_written ? "the poison (never written)" : show(d.yours, check.element);
+  const std::string value =
+      d.never_written ? "the poison (never written)" : show(d.yours, check.element);
   return "the output of a timed call differs from the reference's on the same inputs: element " +
-         std::to_string(d.first) + " is " + value + ", expected " + show(d.reference, check.element) +
-         " (difference allowed there: " + (d.allowed > 0 ? show(d.allowed, Element::f32) : std::string("none")) +
-         "; " + std::to_string(d.differing) + " of " + std::to_string(check.count) +
+         std::to_string(d.first) + " is " + value + ", expected " +
+         show(d.reference, check.element) + " (difference allowed there: " +
+         (d.allowed > 0 ? show(d.allowed, Element::f32) : std::string("none")) + "; " +
+         std::to_string(d.differing) + " of " + std::to_string(check.count) +
          " elements differ). Your kernel skips or fakes work when timed: its output was right when "
          "checked in its own process, but the driver also compares the output of one timed call, "
          "chosen at random, with the reference's.";
@@ -381,7 +412,8 @@ Verdict judge(const DriverOptions& o, std::ostream& out) {
   const Progress progress = [&](const std::string& line) { out << "  ceilings: " << line << "\n"; };
   Ceilings ceilings;
   try {
-    ceilings = o.load_ceilings ? o.load_ceilings(progress) : load_or_measure_ceilings(o.ceilings_path, false, progress);
+    ceilings = o.load_ceilings ? o.load_ceilings(progress)
+                               : load_or_measure_ceilings(o.ceilings_path, false, progress);
   } catch (const Skipped& e) {
     return finish(Outcome::skipped, Reason::skipped, e.what());
   }
@@ -425,8 +457,10 @@ Verdict judge(const DriverOptions& o, std::ostream& out) {
       }
       if (theirs.at("work") != session.ready.at("work") ||
           theirs.value("output", json()) != session.ready.value("output", json()))
-        throw WorkerFailure(Reason::mismatch, "the two workers describe different work or outputs for " + o.case_name +
-                                                  ": they were built from different perf cases. Rebuild.");
+        throw WorkerFailure(Reason::mismatch,
+                            "the two workers describe different work or outputs for " +
+                                o.case_name +
+                                ": they were built from different perf cases. Rebuild.");
       // The check of a timed call: in one of the first two rounds (at least two run), one batch of
       // each worker, picked here where the code under test cannot see it.
       const std::optional<OutputCheck> check = output_check_of(theirs);
@@ -458,11 +492,12 @@ Verdict judge(const DriverOptions& o, std::ostream& out) {
         const Mapping yours = student->map(), ref = reference->map();
         const std::size_t bytes = size_of(check->element) * check->count;
         const std::span<const std::byte> scales =
-            check->scaled ? ref.bytes(output_bytes(check->element, check->count), sizeof(float) * check->count)
+            check->scaled ? ref.bytes(output_bytes(check->element, check->count),
+                                      sizeof(float) * check->count)
                           : std::span<const std::byte>();
-        const std::optional<OutputDifference> d =
-            compare_outputs(*check, yours.bytes(0, bytes), ref.bytes(0, bytes),
-                            {reinterpret_cast<const float*>(scales.data()), scales.size() / sizeof(float)});
+        const std::optional<OutputDifference> d = compare_outputs(
+            *check, yours.bytes(0, bytes), ref.bytes(0, bytes),
+            {reinterpret_cast<const float*>(scales.data()), scales.size() / sizeof(float)});
         session.output_check = TimedOutputCheck{.checked = true,
                                                 .elements = check->count,
                                                 .student_batch = student->checked_batch(),
@@ -476,17 +511,21 @@ Verdict judge(const DriverOptions& o, std::ostream& out) {
           throw WorkerFailure(Reason::timed_output_differs, describe(*check, *d));
         }
       } else {
-        session.output_check = TimedOutputCheck{.checked = false, .why = "the perf case declares no output"};
+        session.output_check =
+            TimedOutputCheck{.checked = false, .why = "the perf case declares no output"};
       }
       session.student = c.a.summary;
       session.reference = c.b.summary;
       session.ratio = c.ratio;
       session.ratio_note = "over " + std::to_string(c.rounds) + " interleaved rounds, quartiles " +
-                           format_fixed(c.ratio.q1, 2) + "x to " + format_fixed(c.ratio.q3, 2) + "x";
+                           format_fixed(c.ratio.q1, 2) + "x to " + format_fixed(c.ratio.q3, 2) +
+                           "x";
       session.rounds = c.rounds;
       session.ratios = c.ratios;
-      session.student_timed = timed_batches(student->driver_seconds, c.a.warmup_runs, student->checked_batch());
-      session.reference_timed = timed_batches(reference->driver_seconds, c.b.warmup_runs, reference->checked_batch());
+      session.student_timed =
+          timed_batches(student->driver_seconds, c.a.warmup_runs, student->checked_batch());
+      session.reference_timed =
+          timed_batches(reference->driver_seconds, c.b.warmup_runs, reference->checked_batch());
       reference->request_verify();
       student->request_verify();
       failed_check = session.output_check;
@@ -497,7 +536,8 @@ Verdict judge(const DriverOptions& o, std::ostream& out) {
         throw;
       }
     } else {
-      session.output_check = TimedOutputCheck{.checked = false, .why = "no reference worker here (profile mode)"};
+      session.output_check =
+          TimedOutputCheck{.checked = false, .why = "no reference worker here (profile mode)"};
       failed_check = session.output_check;
       const Timing t = time_runs(student->runner(), o.timing);
       session.student = t.summary;
@@ -510,9 +550,11 @@ Verdict judge(const DriverOptions& o, std::ostream& out) {
     // student's kernel in the student's.
     const json& extras = session.ready.at("extras");
     for (std::size_t k = 0; k < extras.size(); ++k) {
-      const Extra::Side side = extras[k].at("side") == "library" ? Extra::Side::library : Extra::Side::yours;
+      const Extra::Side side =
+          extras[k].at("side") == "library" ? Extra::Side::library : Extra::Side::yours;
       Worker& where = side == Extra::Side::library && reference ? *reference : *student;
-      session.extras.push_back({extras[k].at("label").get<std::string>(), side, extras[k].at("work").get<Work>(),
+      session.extras.push_back({extras[k].at("label").get<std::string>(), side,
+                                extras[k].at("work").get<Work>(),
                                 time_runs(where.runner(static_cast<int>(k)), o.timing).summary});
     }
     return session;
@@ -524,7 +566,8 @@ Verdict judge(const DriverOptions& o, std::ostream& out) {
     // A shared machine can slow one process for its whole life (where its memory landed, a
     // neighbour): before calling a kernel too slow, measure again with a fresh pair of processes.
     if (!o.reference.empty() && session.ratio.median > o.max_ratio) {
-      out << "  " << format_fixed(session.ratio.median, 2) << "x the reference's time: confirming with a fresh pair of processes ...\n";
+      out << "  " << format_fixed(session.ratio.median, 2)
+          << "x the reference's time: confirming with a fresh pair of processes ...\n";
       failed_check.reset();
       Session again = measure();
       v.first_attempt_ratio = session.ratio.median;
@@ -532,7 +575,8 @@ Verdict judge(const DriverOptions& o, std::ostream& out) {
     }
   } catch (const WorkerFailure& e) {
     v.output_check = failed_check;
-    if (e.reason == Reason::skipped)  // nothing to run on here: not a failure, and not a pass either
+    if (e.reason ==
+        Reason::skipped)  // nothing to run on here: not a failure, and not a pass either
       return finish(Outcome::skipped, Reason::skipped, e.what());
     if (reference_failed) return finish(Outcome::error, Reason::reference_failed, e.what());
     if (e.reason == Reason::mismatch) return finish(Outcome::error, Reason::mismatch, e.what());
@@ -571,12 +615,21 @@ Verdict judge(const DriverOptions& o, std::ostream& out) {
       return finish(Outcome::error, Reason::profile, e.what());
     }
     const double expected = roofline_seconds(work, ceilings) / fraction;
-    reference_time = Summary{.count = 1, .min = expected, .q1 = expected, .median = expected,
-                             .q3 = expected, .max = expected, .mean = expected, .stddev = 0};
+    reference_time = Summary{.count = 1,
+                             .min = expected,
+                             .q1 = expected,
+                             .median = expected,
+                             .q3 = expected,
+                             .max = expected,
+                             .mean = expected,
+                             .stddev = 0};
     ratio = session.student;
-    for (double* x : {&ratio.min, &ratio.q1, &ratio.median, &ratio.q3, &ratio.max, &ratio.mean, &ratio.stddev}) *x /= expected;
+    for (double* x :
+         {&ratio.min, &ratio.q1, &ratio.median, &ratio.q3, &ratio.max, &ratio.mean, &ratio.stddev})
+      *x /= expected;
     v.reference_label = "reference (expected)";
-    v.ratio_note = "against the reference's recorded " + format_percent(fraction) + " of the roofline, from " + o.profile;
+    v.ratio_note = "against the reference's recorded " + format_percent(fraction) +
+                   " of the roofline, from " + o.profile;
     v.profile = ProfileUse{.path = o.profile, .fraction_of_roof = fraction};
   }
   v.reference = Side{.timing = reference_time,
@@ -585,11 +638,14 @@ Verdict judge(const DriverOptions& o, std::ostream& out) {
                      .expected_from_profile = o.reference.empty()};
   v.ratio = ratio;
 
-  // The driver's own clock: medians of the timed batches (the reference's expected time without one).
+  // The driver's own clock: medians of the timed batches (the reference's expected time without
+  // one).
   DriverClock clock;
   clock.yours = session.student_timed.empty() ? 0 : summarize(session.student_timed).median;
-  clock.reference = o.reference.empty() ? reference_time.median
-                                        : (session.reference_timed.empty() ? 0 : summarize(session.reference_timed).median);
+  clock.reference =
+      o.reference.empty()
+          ? reference_time.median
+          : (session.reference_timed.empty() ? 0 : summarize(session.reference_timed).median);
   if (clock.yours > 0 && clock.reference > 0 && std::isfinite(clock.reference)) {
     clock.ratio = clock.yours / clock.reference;
     clock.analysis = analyze(work, clock.yours, ceilings);
@@ -600,19 +656,24 @@ Verdict judge(const DriverOptions& o, std::ostream& out) {
   if (ready.contains("per_item")) {
     const double items = ready["per_item"].at("items").get<double>();
     const std::string item = ready["per_item"].at("item").get<std::string>();
-    v.per_item = PerItem{.items = items, .item = item, .student_seconds = yours / items,
+    v.per_item = PerItem{.items = items,
+                         .item = item,
+                         .student_seconds = yours / items,
                          .reference_seconds = reference_time.median / items};
     v.notes.push_back("Per " + item + " (" + format_fixed(items, 0) + " per call): yours " +
                       format_seconds(yours / items) + ", " + v.reference_label + " " +
                       format_seconds(reference_time.median / items) + ".");
   }
   for (const auto& e : session.extras) {
-    ExtraResult x{.label = e.label, .timing = e.time, .analysis = analyze(e.work, e.time.median, ceilings),
+    ExtraResult x{.label = e.label,
+                  .timing = e.time,
+                  .analysis = analyze(e.work, e.time.median, ceilings),
                   .time_over_yours = e.time.median / yours};
     if (is_one_thread_run(work, e.side, e.work)) {
       x.speedup = e.time.median / yours;
       x.parallel_efficiency = *x.speedup / work.threads;
-      v.notes.push_back("Yours: " + speedup_note(e.time.median, yours, work.threads) + " (against " + e.label + ").");
+      v.notes.push_back("Yours: " + speedup_note(e.time.median, yours, work.threads) +
+                        " (against " + e.label + ").");
     }
     v.extras.push_back(std::move(x));
   }
@@ -620,8 +681,8 @@ Verdict judge(const DriverOptions& o, std::ostream& out) {
 
   if (ratio.median <= o.max_ratio) return finish(Outcome::pass, Reason::ok, "");
   return finish(Outcome::fail, Reason::too_slow,
-                "your " + v.function + " takes " + format_fixed(ratio.median, 2) + "x the reference's time; within " +
-                    format_fixed(o.max_ratio, 2) + "x passes.");
+                "your " + v.function + " takes " + format_fixed(ratio.median, 2) +
+                    "x the reference's time; within " + format_fixed(o.max_ratio, 2) + "x passes.");
 }
 
 Verdict drive(const DriverOptions& o, std::ostream& out) {

@@ -11,8 +11,8 @@
 #include <workbook/timing.hpp>
 
 #include <algorithm>
-#include <cstdio>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <iostream>
 #include <stdexcept>
@@ -25,33 +25,43 @@
 
 namespace workbook::perf {
 
-Case::Case(std::string name, std::uint64_t seed) : name_(std::move(name)), seed_(seed), rng_(seed) {}
+Case::Case(std::string name, std::uint64_t seed)
+    : name_(std::move(name)), seed_(seed), rng_(seed) {}
 
 void Case::describe(std::string function, std::string text) {
   function_ = std::move(function);
   description_ = std::move(text);
 }
 
-void Case::work(const Work& work) { work_ = work; }
+void Case::work(const Work& work) {
+  work_ = work;
+}
 
 void Case::hint(double below, std::string text) {
   hints_.push_back({below, std::move(text)});
-  std::sort(hints_.begin(), hints_.end(), [](const Hint& a, const Hint& b) { return a.below < b.below; });
+  std::sort(hints_.begin(), hints_.end(),
+            [](const Hint& a, const Hint& b) { return a.below < b.below; });
 }
 
-void Case::extra(Extra extra) { extras_.push_back(std::move(extra)); }
+void Case::extra(Extra extra) {
+  extras_.push_back(std::move(extra));
+}
 
 void Case::per_item(double items_per_call, std::string item) {
-  if (!(items_per_call > 0)) throw std::invalid_argument("per_item: a call must be made of at least one " + item);
+  if (!(items_per_call > 0))
+    throw std::invalid_argument("per_item: a call must be made of at least one " + item);
   items_per_call_ = items_per_call;
   item_ = std::move(item);
 }
 
 const char* to_string(Element e) {
   switch (e) {
-    case Element::f32: return "f32";
-    case Element::i8: return "i8";
-    case Element::i32: return "i32";
+    case Element::f32:
+      return "f32";
+    case Element::i8:
+      return "i8";
+    case Element::i32:
+      return "i32";
   }
   return "?";
 }
@@ -64,9 +74,12 @@ Element element_from_string(const std::string& s) {
 
 std::size_t size_of(Element e) {
   switch (e) {
-    case Element::f32: return sizeof(float);
-    case Element::i8: return sizeof(std::int8_t);
-    case Element::i32: return sizeof(std::int32_t);
+    case Element::f32:
+      return sizeof(float);
+    case Element::i8:
+      return sizeof(std::int8_t);
+    case Element::i32:
+      return sizeof(std::int32_t);
   }
   return 0;
 }
@@ -107,7 +120,8 @@ class Channel {
  public:
   Channel() : in_(fdopen(3, "r")), out_(fdopen(4, "w")) {
     if (in_ == nullptr || out_ == nullptr)
-      throw std::runtime_error("--worker needs the driver's channel on fds 3 and 4: run it through workbook-perf");
+      throw std::runtime_error(
+          "--worker needs the driver's channel on fds 3 and 4: run it through workbook-perf");
   }
   void send(const nlohmann::json& message) {
     const std::string line = message.dump() + "\n";
@@ -119,8 +133,9 @@ class Channel {
     char* line = nullptr;
     std::size_t size = 0;
     const ssize_t n = getline(&line, &size, in_);
-    nlohmann::json command = n > 0 ? nlohmann::json::parse(std::string(line, static_cast<std::size_t>(n)))
-                                   : nlohmann::json::object();
+    nlohmann::json command =
+        n > 0 ? nlohmann::json::parse(std::string(line, static_cast<std::size_t>(n)))
+              : nlohmann::json::object();
     std::free(line);
     return command;
   }
@@ -136,14 +151,19 @@ constexpr int kSnapshotFd = 5;
 // Copies the output of the last call into the shared memory, and, when the driver asks (of the
 // reference's worker), the scale of each element after it, as floats.
 void snapshot(const Output& output, bool with_scale) {
-  if (output.count == 0 || !output.copy) throw std::runtime_error("the driver asked for the output of a case that declares none");
+  if (output.count == 0 || !output.copy)
+    throw std::runtime_error("the driver asked for the output of a case that declares none");
   const std::size_t out_bytes = size_of(output.element) * output.count;
-  const std::size_t need = output_bytes(output.element, output.count) + (with_scale ? sizeof(float) * output.count : 0);
+  const std::size_t need =
+      output_bytes(output.element, output.count) + (with_scale ? sizeof(float) * output.count : 0);
   struct stat st {};
   if (fstat(kSnapshotFd, &st) != 0 || static_cast<std::size_t>(st.st_size) < need)
-    throw std::runtime_error("the driver's shared memory for the output (fd 5) is missing or too small");
+    throw std::runtime_error(
+        "the driver's shared memory for the output (fd 5) is missing or too small");
   void* p = mmap(nullptr, need, PROT_READ | PROT_WRITE, MAP_SHARED, kSnapshotFd, 0);
-  if (p == MAP_FAILED) throw std::runtime_error(std::string("mapping the driver's shared memory: ") + std::strerror(errno));
+  if (p == MAP_FAILED)
+    throw std::runtime_error(std::string("mapping the driver's shared memory: ") +
+                             std::strerror(errno));
   auto* base = static_cast<std::byte*>(p);
   try {
     output.copy({base, out_bytes});
@@ -179,23 +199,23 @@ class WorkerCase : public Case {
       extras.push_back({{"label", e.label},
                         {"side", e.side == Extra::Side::yours ? "yours" : "library"},
                         {"work", e.work}});
-    nlohmann::json ready = {{"type", "ready"},
-                            {"case", name()},
-                            {"function", function()},
-                            {"description", description()},
-                            {"work", work()},
-                            {"hints", hints},
+    nlohmann::json ready = {{"type", "ready"},        {"case", name()},
+                            {"function", function()}, {"description", description()},
+                            {"work", work()},         {"hints", hints},
                             {"extras", extras}};
     if (items_per_call() > 0) ready["per_item"] = {{"items", items_per_call()}, {"item", item()}};
     const Output& out = kernel.output;
     if (out.count > 0 && out.copy)
       ready["output"] = {{"element", to_string(out.element)},
                          {"count", out.count},
-                         {"tolerance", {{"rel", out.tolerance.rel}, {"abs", out.tolerance.abs},
-                                        {"derivation", out.tolerance.derivation}}},
+                         {"tolerance",
+                          {{"rel", out.tolerance.rel},
+                           {"abs", out.tolerance.abs},
+                           {"derivation", out.tolerance.derivation}}},
                          {"scaled", static_cast<bool>(out.scale)}};
     channel_.send(ready);
-    kernel.poison();  // every timed run must write the outputs again; verify checks the last one did
+    kernel
+        .poison();  // every timed run must write the outputs again; verify checks the last one did
     const BatchRunner runner = runner_of(kernel);
     for (;;) {
       const nlohmann::json command = channel_.receive();
@@ -205,7 +225,8 @@ class WorkerCase : public Case {
         // copied after it, outside the timed calls.
         const bool checked = command.value("snapshot", false);
         if (checked) kernel.poison();
-        nlohmann::json reply = {{"type", "times"}, {"seconds", runner(command.at("count").get<int>())}};
+        nlohmann::json reply = {{"type", "times"},
+                                {"seconds", runner(command.at("count").get<int>())}};
         if (checked) {
           snapshot(out, command.value("scale", false) && out.scale);
           reply["snapshot"] = true;
@@ -213,7 +234,8 @@ class WorkerCase : public Case {
         channel_.send(reply);
       } else if (what == "run_extra") {
         const Extra& extra = this->extras().at(command.at("index").get<std::size_t>());
-        channel_.send({{"type", "times"}, {"seconds", runner_of(extra)(command.at("count").get<int>())}});
+        channel_.send(
+            {{"type", "times"}, {"seconds", runner_of(extra)(command.at("count").get<int>())}});
       } else if (what == "verify") {
         const CheckResult r = kernel.verify();
         channel_.send({{"type", "verified"}, {"ok", r.ok}, {"report", r.report()}});
@@ -237,14 +259,16 @@ int run_worker(const std::string& name, std::uint64_t seed) {
   Channel channel;
   const Registered* registered = find_case(name);
   if (registered == nullptr) {
-    channel.send({{"type", "error"}, {"message", "no perf case named '" + name + "' in this worker"}});
+    channel.send(
+        {{"type", "error"}, {"message", "no perf case named '" + name + "' in this worker"}});
     return 2;
   }
   try {
     WorkerCase c(name, seed, channel);
     registered->function(c);
     if (!c.measured)
-      channel.send({{"type", "error"}, {"message", "perf case '" + name + "' never called measure()"}});
+      channel.send(
+          {{"type", "error"}, {"message", "perf case '" + name + "' never called measure()"}});
   } catch (const NotImplemented& e) {
     channel.send({{"type", "not_implemented"}, {"message", e.what()}, {"file", e.file()}});
   } catch (const Skipped& e) {
@@ -281,7 +305,8 @@ class LocalCase : public Case {
     const Analysis a = analyze(work(), t.summary.median, ceilings_);
     add_row(name(), t.summary, a);
     notes_ += "  " + name() + ": " + verdict(a) + "\n";
-    if (items_per_call() > 0) notes_ += "    " + per_item_note(t.summary.median, items_per_call(), item()) + "\n";
+    if (items_per_call() > 0)
+      notes_ += "    " + per_item_note(t.summary.median, items_per_call(), item()) + "\n";
     for (const Extra& e : extras()) {
       const Timing te = time_runs(runner_of(e));
       const Analysis ae = analyze(e.work, te.summary.median, ceilings_);
@@ -295,7 +320,8 @@ class LocalCase : public Case {
  private:
   void add_row(const std::string& label, const Summary& time, const Analysis& a) {
     const RooflineCells c = roofline_cells(time, a);
-    table_.add({label, c.median, c.spread, c.gbs, c.gops, c.of_roof, a.memory_bound_model ? "memory" : "compute"});
+    table_.add({label, c.median, c.spread, c.gbs, c.gops, c.of_roof,
+                a.memory_bound_model ? "memory" : "compute"});
   }
 
   const Ceilings& ceilings_;
@@ -309,10 +335,11 @@ int run_local(std::vector<std::string> names, const std::string& ceilings_path,
     for (const Registered& r : registry()) names.push_back(r.name);
   Ceilings ceilings;
   try {
-    ceilings = load_ceilings ? load_ceilings(ceilings_path)
-                             : load_or_measure_ceilings(ceilings_path, false, [](const std::string& line) {
-                                 std::cerr << "  " << line << "\n";
-                               });
+    ceilings = load_ceilings
+                   ? load_ceilings(ceilings_path)
+                   : load_or_measure_ceilings(ceilings_path, false, [](const std::string& line) {
+                       std::cerr << "  " << line << "\n";
+                     });
   } catch (const Skipped& e) {
     std::cout << e.what() << "\n";
     return kSkipReturnCode;
@@ -350,17 +377,20 @@ int run_local(std::vector<std::string> names, const std::string& ceilings_path,
 
 void add_worker_options(CLI::App& app, WorkerOptions& o) {
   app.add_flag("--list", o.list, "list the perf cases");
-  auto* worker = app.add_flag("--worker", o.worker, "serve the perf driver (workbook-perf) on fds 3, 4 and 5");
+  auto* worker =
+      app.add_flag("--worker", o.worker, "serve the perf driver (workbook-perf) on fds 3, 4 and 5");
   app.add_option("--case", o.case_name, "the case to serve (with --worker)")->needs(worker);
   app.add_option_function<std::uint64_t>(
          "--seed", [&o](const std::uint64_t& seed) { o.seed = seed; },
          "the inputs' seed (with --worker; default: derived from the case's name)")
       ->needs(worker);
-  app.add_option("--ceilings", o.ceilings, "the ceilings' cache of the stand-alone mode")->capture_default_str();
+  app.add_option("--ceilings", o.ceilings, "the ceilings' cache of the stand-alone mode")
+      ->capture_default_str();
   app.add_option("case", o.names, "the cases to time here, on the roofline (default: all)");
 }
 
-int run_worker_options(const WorkerOptions& o, const std::function<Ceilings(const std::string&)>& load_ceilings) {
+int run_worker_options(const WorkerOptions& o,
+                       const std::function<Ceilings(const std::string&)>& load_ceilings) {
   if (o.list) {
     for (const Registered& r : registry()) std::cout << r.name << "\n";
     return 0;
@@ -369,10 +399,13 @@ int run_worker_options(const WorkerOptions& o, const std::function<Ceilings(cons
   return run_local(o.names, o.ceilings, load_ceilings);
 }
 
-int worker_main(int argc, char** argv, const std::function<Ceilings(const std::string&)>& load_ceilings) {
+int worker_main(int argc, char** argv,
+                const std::function<Ceilings(const std::string&)>& load_ceilings) {
   WorkerOptions o{.ceilings = default_ceilings_path()};
-  CLI::App app{"Times this build's perf cases on the roofline; workbook-perf runs it as a worker (--worker) to "
-               "compare the student's kernel with the reference's."};
+  CLI::App app{
+      "Times this build's perf cases on the roofline; workbook-perf runs it as a worker (--worker) "
+      "to "
+      "compare the student's kernel with the reference's."};
   add_worker_options(app, o);
   try {
     app.parse(argc, argv);

@@ -20,7 +20,9 @@ RooflineCells roofline_cells(const Summary& time, const Analysis& a) {
           .of_roof = format_percent(a.fraction_of_roof)};
 }
 
-Table::Table(std::vector<std::string> header) { rows_.push_back(std::move(header)); }
+Table::Table(std::vector<std::string> header) {
+  rows_.push_back(std::move(header));
+}
 
 void Table::add(std::vector<std::string> row) {
   row.resize(rows_.front().size());
@@ -55,11 +57,20 @@ std::string xml_escape(std::string_view text) {
   out.reserve(text.size());
   for (char c : text) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -67,16 +78,20 @@ std::string xml_escape(std::string_view text) {
 
 namespace {
 
-std::string escape(const std::string& s) { return xml_escape(s); }
+std::string escape(const std::string& s) {
+  return xml_escape(s);
+}
 
-std::string n2(double v) { return format_fixed(v, 1); }
+std::string n2(double v) {
+  return format_fixed(v, 1);
+}
 
 // A roof of the plot: a bandwidth (a slanted line) or a compute rate (a horizontal one).
 struct Roof {
   std::string name;
   double value;  // GB/s or G ops/s
   bool bandwidth;
-  const char* dash;    // "" solid: one thread; dashed: all threads; dotted: a cache level
+  const char* dash;  // "" solid: one thread; dashed: all threads; dotted: a cache level
   const char* colour;
 };
 
@@ -86,7 +101,8 @@ std::string dash_attribute(const char* dash) {
 
 }  // namespace
 
-std::string roofline_svg(const Ceilings& c, const std::vector<PlotPoint>& points, const PlotOptions& options) {
+std::string roofline_svg(const Ceilings& c, const std::vector<PlotPoint>& points,
+                         const PlotOptions& options) {
   const std::string& title = options.title;
   const std::vector<Traffic>& bandwidths = options.bandwidths;
   const bool int8 = options.compute == Compute::int8;
@@ -107,12 +123,18 @@ std::string roofline_svg(const Ceilings& c, const std::vector<PlotPoint>& points
   const bool gpu = !c.device.empty();
   if (gpu) {
     // A GPU's roofs are the whole device's: no per-core lines (see Ceilings::device).
-    roofs.push_back({roofs_for({.ops = 1, .bytes = 1, .compute = options.compute}, c).compute_name + " " +
-                         n2(peak_all) + " G" + ops_unit + "/s", peak_all, false, "", "#333"});
+    roofs.push_back({roofs_for({.ops = 1, .bytes = 1, .compute = options.compute}, c).compute_name +
+                         " " + n2(peak_all) + " G" + ops_unit + "/s",
+                     peak_all, false, "", "#333"});
   } else {
-    roofs.push_back({"copy, " + std::to_string(c.threads) + " threads " + n2(c.copy_all_gbs) + " GB/s", c.copy_all_gbs, true, "6 4", "#333"});
-    roofs.push_back({peak_name + ", " + std::to_string(c.threads) + " threads " + n2(peak_all) + " G" + ops_unit + "/s", peak_all, false, "6 4", "#333"});
-    roofs.push_back({peak_name + ", 1 core " + n2(peak_1t) + " G" + ops_unit + "/s", peak_1t, false, "", "#333"});
+    roofs.push_back(
+        {"copy, " + std::to_string(c.threads) + " threads " + n2(c.copy_all_gbs) + " GB/s",
+         c.copy_all_gbs, true, "6 4", "#333"});
+    roofs.push_back({peak_name + ", " + std::to_string(c.threads) + " threads " + n2(peak_all) +
+                         " G" + ops_unit + "/s",
+                     peak_all, false, "6 4", "#333"});
+    roofs.push_back({peak_name + ", 1 core " + n2(peak_1t) + " G" + ops_unit + "/s", peak_1t, false,
+                     "", "#333"});
   }
   const double peak = peak_all, ridge_low = peak_1t / std::max(highest_bandwidth, c.copy_all_gbs),
                ridge_high = peak_all / lowest_bandwidth;
@@ -133,34 +155,46 @@ std::string roofline_svg(const Ceilings& c, const std::vector<PlotPoint>& points
   y_hi = std::pow(10, std::ceil(std::log10(y_hi)));
 
   const double left = 80, right = 560, top = 50, bottom = 430, width = 820, height = 500;
-  auto X = [&](double v) { return left + (right - left) * (std::log10(v) - std::log10(x_lo)) / (std::log10(x_hi) - std::log10(x_lo)); };
-  auto Y = [&](double v) { return bottom - (bottom - top) * (std::log10(v) - std::log10(y_lo)) / (std::log10(y_hi) - std::log10(y_lo)); };
+  auto X = [&](double v) {
+    return left + (right - left) * (std::log10(v) - std::log10(x_lo)) /
+                      (std::log10(x_hi) - std::log10(x_lo));
+  };
+  auto Y = [&](double v) {
+    return bottom - (bottom - top) * (std::log10(v) - std::log10(y_lo)) /
+                        (std::log10(y_hi) - std::log10(y_lo));
+  };
   auto f = [](double v) { return format_fixed(v, 1); };
 
   std::ostringstream s;
-  s << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << format_fixed(width, 0) << "\" height=\"" << format_fixed(height, 0)
-    << "\" viewBox=\"0 0 " << format_fixed(width, 0) << " " << format_fixed(height, 0) << "\" font-family=\"Helvetica, Arial, sans-serif\" font-size=\"12\">\n"
+  s << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << format_fixed(width, 0)
+    << "\" height=\"" << format_fixed(height, 0) << "\" viewBox=\"0 0 " << format_fixed(width, 0)
+    << " " << format_fixed(height, 0)
+    << "\" font-family=\"Helvetica, Arial, sans-serif\" font-size=\"12\">\n"
     << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
-    << "<text x=\"" << left << "\" y=\"28\" font-size=\"16\" font-weight=\"bold\">" << escape(title) << "</text>\n"
-    << "<defs><clipPath id=\"plot\"><rect x=\"" << left << "\" y=\"" << top << "\" width=\"" << right - left
-    << "\" height=\"" << bottom - top << "\"/></clipPath></defs>\n";
+    << "<text x=\"" << left << "\" y=\"28\" font-size=\"16\" font-weight=\"bold\">" << escape(title)
+    << "</text>\n"
+    << "<defs><clipPath id=\"plot\"><rect x=\"" << left << "\" y=\"" << top << "\" width=\""
+    << right - left << "\" height=\"" << bottom - top << "\"/></clipPath></defs>\n";
   // Grid and decade labels.
   for (double v = x_lo; v <= x_hi * 1.001; v *= 10) {
-    s << "<line x1=\"" << f(X(v)) << "\" y1=\"" << top << "\" x2=\"" << f(X(v)) << "\" y2=\"" << bottom
-      << "\" stroke=\"#e4e4e4\"/>\n<text x=\"" << f(X(v)) << "\" y=\"" << bottom + 18
-      << "\" text-anchor=\"middle\">" << escape(format_fixed(v, v < 1 ? int(std::ceil(-std::log10(v))) : 0)) << "</text>\n";
+    s << "<line x1=\"" << f(X(v)) << "\" y1=\"" << top << "\" x2=\"" << f(X(v)) << "\" y2=\""
+      << bottom << "\" stroke=\"#e4e4e4\"/>\n<text x=\"" << f(X(v)) << "\" y=\"" << bottom + 18
+      << "\" text-anchor=\"middle\">"
+      << escape(format_fixed(v, v < 1 ? int(std::ceil(-std::log10(v))) : 0)) << "</text>\n";
   }
   for (double v = y_lo; v <= y_hi * 1.001; v *= 10) {
-    s << "<line x1=\"" << left << "\" y1=\"" << f(Y(v)) << "\" x2=\"" << right << "\" y2=\"" << f(Y(v))
-      << "\" stroke=\"#e4e4e4\"/>\n<text x=\"" << left - 8 << "\" y=\"" << f(Y(v) + 4)
-      << "\" text-anchor=\"end\">" << escape(format_fixed(v, v < 1 ? int(std::ceil(-std::log10(v))) : 0)) << "</text>\n";
+    s << "<line x1=\"" << left << "\" y1=\"" << f(Y(v)) << "\" x2=\"" << right << "\" y2=\""
+      << f(Y(v)) << "\" stroke=\"#e4e4e4\"/>\n<text x=\"" << left - 8 << "\" y=\"" << f(Y(v) + 4)
+      << "\" text-anchor=\"end\">"
+      << escape(format_fixed(v, v < 1 ? int(std::ceil(-std::log10(v))) : 0)) << "</text>\n";
   }
-  s << "<rect x=\"" << left << "\" y=\"" << top << "\" width=\"" << right - left << "\" height=\"" << bottom - top
-    << "\" fill=\"none\" stroke=\"#444\"/>\n"
-    << "<text x=\"" << (left + right) / 2 << "\" y=\"" << bottom + 40 << "\" text-anchor=\"middle\">arithmetic intensity ("
-    << escape(ops_unit) << " per byte)</text>\n"
-    << "<text transform=\"translate(24," << (top + bottom) / 2 << ") rotate(-90)\" text-anchor=\"middle\">G"
-    << escape(ops_unit) << "/s</text>\n";
+  s << "<rect x=\"" << left << "\" y=\"" << top << "\" width=\"" << right - left << "\" height=\""
+    << bottom - top << "\" fill=\"none\" stroke=\"#444\"/>\n"
+    << "<text x=\"" << (left + right) / 2 << "\" y=\"" << bottom + 40
+    << "\" text-anchor=\"middle\">arithmetic intensity (" << escape(ops_unit)
+    << " per byte)</text>\n"
+    << "<text transform=\"translate(24," << (top + bottom) / 2
+    << ") rotate(-90)\" text-anchor=\"middle\">G" << escape(ops_unit) << "/s</text>\n";
 
   // Roofs: each bandwidth rises until it meets the compute roof of the same thread count.
   s << "<g clip-path=\"url(#plot)\">\n";
@@ -171,21 +205,25 @@ std::string roofline_svg(const Ceilings& c, const std::vector<PlotPoint>& points
       const bool many = gpu || r.name.find("threads") != std::string::npos;
       const double cap = many ? peak_all : peak_1t;
       const double knee = cap / r.value;
-      s << "<polyline fill=\"none\" stroke=\"" << roof_colour << "\" stroke-width=\"1.5\"" << dash << " points=\""
-        << f(X(x_lo)) << "," << f(Y(r.value * x_lo)) << " " << f(X(knee)) << "," << f(Y(cap)) << "\"/>\n";
+      s << "<polyline fill=\"none\" stroke=\"" << roof_colour << "\" stroke-width=\"1.5\"" << dash
+        << " points=\"" << f(X(x_lo)) << "," << f(Y(r.value * x_lo)) << " " << f(X(knee)) << ","
+        << f(Y(cap)) << "\"/>\n";
     } else {
-      s << "<line x1=\"" << left << "\" y1=\"" << f(Y(r.value)) << "\" x2=\"" << right << "\" y2=\"" << f(Y(r.value))
-        << "\" stroke=\"" << roof_colour << "\" stroke-width=\"1.5\"" << dash << "/>\n";
+      s << "<line x1=\"" << left << "\" y1=\"" << f(Y(r.value)) << "\" x2=\"" << right << "\" y2=\""
+        << f(Y(r.value)) << "\" stroke=\"" << roof_colour << "\" stroke-width=\"1.5\"" << dash
+        << "/>\n";
     }
   }
   // The ridge of the first (the kernel's own) one-thread roofline: memory-bound to its left.
   const double ridge = peak_1t / roofs.front().value;
-  s << "<circle cx=\"" << f(X(ridge)) << "\" cy=\"" << f(Y(peak_1t)) << "\" r=\"3\" fill=\"#333\"/>\n"
-    << "<text x=\"" << f(X(ridge) + 6) << "\" y=\"" << f(Y(peak_1t) + 16) << "\" fill=\"#333\">ridge "
-    << escape(format_fixed(ridge, ridge < 10 ? 1 : 0)) << "</text>\n";
+  s << "<circle cx=\"" << f(X(ridge)) << "\" cy=\"" << f(Y(peak_1t))
+    << "\" r=\"3\" fill=\"#333\"/>\n"
+    << "<text x=\"" << f(X(ridge) + 6) << "\" y=\"" << f(Y(peak_1t) + 16)
+    << "\" fill=\"#333\">ridge " << escape(format_fixed(ridge, ridge < 10 ? 1 : 0)) << "</text>\n";
   // Points. Beyond a few, they are numbered on the plot and named in a key beside it.
   std::size_t labelled = 0;
-  for (const PlotPoint& p : points) labelled += options.label_others || p.role != PlotPoint::Role::other;
+  for (const PlotPoint& p : points)
+    labelled += options.label_others || p.role != PlotPoint::Role::other;
   const bool numbered = labelled > 3;
   int other = 0, number = 0;
   std::vector<std::pair<const char*, std::string>> key;
@@ -193,63 +231,78 @@ std::string roofline_svg(const Ceilings& c, const std::vector<PlotPoint>& points
     if (!(p.intensity > 0 && p.gops > 0)) continue;
     if (!options.label_others && p.role == PlotPoint::Role::other) {
       // A class scatter: one faint dot per submission, drawn under the labelled points.
-      s << "<circle cx=\"" << f(X(p.intensity)) << "\" cy=\"" << f(Y(p.gops)) << "\" r=\"3\" fill=\"#5c940d\" fill-opacity=\"0.45\"/>\n";
+      s << "<circle cx=\"" << f(X(p.intensity)) << "\" cy=\"" << f(Y(p.gops))
+        << "\" r=\"3\" fill=\"#5c940d\" fill-opacity=\"0.45\"/>\n";
       continue;
     }
     ++number;
-    const char* colour = p.role == PlotPoint::Role::student   ? "#d9480f"
+    const char* colour = p.role == PlotPoint::Role::student     ? "#d9480f"
                          : p.role == PlotPoint::Role::reference ? "#1c7ed6"
                                                                 : "#5c940d";
-    const double dy = numbered ? 4 : p.role == PlotPoint::Role::student ? 16 : p.role == PlotPoint::Role::reference ? -8 : 4 + 14 * (other++ % 3);
+    const double dy = numbered                               ? 4
+                      : p.role == PlotPoint::Role::student   ? 16
+                      : p.role == PlotPoint::Role::reference ? -8
+                                                             : 4 + 14 * (other++ % 3);
     const std::string label = numbered ? std::to_string(number) : p.label;
     if (numbered) key.emplace_back(colour, std::to_string(number) + "  " + p.label);
-    s << "<circle cx=\"" << f(X(p.intensity)) << "\" cy=\"" << f(Y(p.gops)) << "\" r=\"5\" fill=\"" << colour
-      << "\" stroke=\"white\"/>\n<text x=\"" << f(X(p.intensity) + 8) << "\" y=\"" << f(Y(p.gops) + dy)
-      << "\" fill=\"" << colour << "\">" << escape(label) << "</text>\n";
+    s << "<circle cx=\"" << f(X(p.intensity)) << "\" cy=\"" << f(Y(p.gops)) << "\" r=\"5\" fill=\""
+      << colour << "\" stroke=\"white\"/>\n<text x=\"" << f(X(p.intensity) + 8) << "\" y=\""
+      << f(Y(p.gops) + dy) << "\" fill=\"" << colour << "\">" << escape(label) << "</text>\n";
   }
   s << "</g>\n";
   // Legend: the roofs, as measured on this machine.
   double ly = top + 4;
-  s << "<text x=\"" << right + 16 << "\" y=\"" << ly + 8 << "\" font-weight=\"bold\">measured on this "
-    << (gpu ? "GPU" : "machine") << "</text>\n";
+  s << "<text x=\"" << right + 16 << "\" y=\"" << ly + 8
+    << "\" font-weight=\"bold\">measured on this " << (gpu ? "GPU" : "machine") << "</text>\n";
   for (const Roof& r : roofs) {
     ly += 22;
-    s << "<line x1=\"" << right + 16 << "\" y1=\"" << ly << "\" x2=\"" << right + 44 << "\" y2=\"" << ly
-      << "\" stroke=\"" << r.colour << "\" stroke-width=\"1.5\"" << dash_attribute(r.dash) << "/>\n"
-      << "<text x=\"" << right + 50 << "\" y=\"" << ly + 4 << "\">" << escape(r.name) << "</text>\n";
+    s << "<line x1=\"" << right + 16 << "\" y1=\"" << ly << "\" x2=\"" << right + 44 << "\" y2=\""
+      << ly << "\" stroke=\"" << r.colour << "\" stroke-width=\"1.5\"" << dash_attribute(r.dash)
+      << "/>\n"
+      << "<text x=\"" << right + 50 << "\" y=\"" << ly + 4 << "\">" << escape(r.name)
+      << "</text>\n";
   }
   ly += 30;
-  std::vector<std::pair<const char*, const char*>> kinds = {{"#d9480f", "your kernel"}, {"#1c7ed6", "reference"}};
-  if (std::any_of(points.begin(), points.end(), [](const PlotPoint& p) { return p.role == PlotPoint::Role::other; }))
-    kinds.emplace_back("#5c940d", options.label_others ? "other versions, libraries" : "other submissions");
+  std::vector<std::pair<const char*, const char*>> kinds = {{"#d9480f", "your kernel"},
+                                                            {"#1c7ed6", "reference"}};
+  if (std::any_of(points.begin(), points.end(),
+                  [](const PlotPoint& p) { return p.role == PlotPoint::Role::other; }))
+    kinds.emplace_back("#5c940d",
+                       options.label_others ? "other versions, libraries" : "other submissions");
   for (const auto& [colour, name] : kinds) {
-    s << "<circle cx=\"" << right + 30 << "\" cy=\"" << ly << "\" r=\"5\" fill=\"" << colour << "\"/>\n"
+    s << "<circle cx=\"" << right + 30 << "\" cy=\"" << ly << "\" r=\"5\" fill=\"" << colour
+      << "\"/>\n"
       << "<text x=\"" << right + 50 << "\" y=\"" << ly + 4 << "\">" << name << "</text>\n";
     ly += 20;
   }
   s << "<text x=\"" << right + 16 << "\" y=\"" << ly + 16 << "\" fill=\"#666\" font-size=\"10\">"
     << escape((gpu ? c.device : c.machine.cpu_model).substr(0, 40)) << "</text>\n"
     << "<text x=\"" << right + 16 << "\" y=\"" << ly + 30 << "\" fill=\"#666\" font-size=\"10\">"
-    << escape((gpu ? std::string("measured ") : c.machine.simd + ", measured ") + c.measured_at) << "</text>\n";
+    << escape((gpu ? std::string("measured ") : c.machine.simd + ", measured ") + c.measured_at)
+    << "</text>\n";
   ly += 52;
   for (const auto& [colour, line] : key) {
-    s << "<text x=\"" << right + 16 << "\" y=\"" << ly << "\" fill=\"" << colour << "\" font-size=\"11\">"
-      << escape(line) << "</text>\n";
+    s << "<text x=\"" << right + 16 << "\" y=\"" << ly << "\" fill=\"" << colour
+      << "\" font-size=\"11\">" << escape(line) << "</text>\n";
     ly += 15;
   }
   s << "</svg>\n";
   // Grow the canvas to fit the legend and the key (text widths estimated at 0.6 em a character).
   double widest = 0;
-  for (const Roof& r : roofs) widest = std::max(widest, 50 + 7.2 * static_cast<double>(r.name.size()));
-  for (const auto& [colour, line] : key) widest = std::max(widest, 16 + 6.6 * static_cast<double>(line.size()));
+  for (const Roof& r : roofs)
+    widest = std::max(widest, 50 + 7.2 * static_cast<double>(r.name.size()));
+  for (const auto& [colour, line] : key)
+    widest = std::max(widest, 16 + 6.6 * static_cast<double>(line.size()));
   std::string svg = s.str();
-  const double needed_width = std::max(width, right + widest + 12), needed_height = std::max(height, ly + 10);
+  const double needed_width = std::max(width, right + widest + 12),
+               needed_height = std::max(height, ly + 10);
   const auto size = [](double w, double h) {
-    return "width=\"" + format_fixed(w, 0) + "\" height=\"" + format_fixed(h, 0) + "\" viewBox=\"0 0 " + format_fixed(w, 0) + " " +
-           format_fixed(h, 0);
+    return "width=\"" + format_fixed(w, 0) + "\" height=\"" + format_fixed(h, 0) +
+           "\" viewBox=\"0 0 " + format_fixed(w, 0) + " " + format_fixed(h, 0);
   };
   const std::string from = size(width, height);
-  if (const auto at = svg.find(from); at != std::string::npos) svg.replace(at, from.size(), size(needed_width, needed_height));
+  if (const auto at = svg.find(from); at != std::string::npos)
+    svg.replace(at, from.size(), size(needed_width, needed_height));
   return svg;
 }
 
@@ -266,9 +319,10 @@ void write_file(const std::filesystem::path& path, const std::string& text) {
 }
 
 nlohmann::json to_json(const Summary& s) {
-  return {{"count", s.count}, {"min", s.min},   {"q1", s.q1},     {"median", s.median},
-          {"q3", s.q3},       {"max", s.max},   {"mean", s.mean}, {"stddev", s.stddev},
-          {"rel_iqr", s.rel_iqr()}, {"cv", s.cv()}};
+  return {{"count", s.count},   {"min", s.min},       {"q1", s.q1},
+          {"median", s.median}, {"q3", s.q3},         {"max", s.max},
+          {"mean", s.mean},     {"stddev", s.stddev}, {"rel_iqr", s.rel_iqr()},
+          {"cv", s.cv()}};
 }
 
 nlohmann::json to_json(const Analysis& a) {

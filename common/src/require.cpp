@@ -20,7 +20,8 @@ void require_no_partial_overlap(std::string_view function, const void* a, std::s
   const bool overlap = a_bytes > 0 && b_bytes > 0 && a0 < b0 + b_bytes && b0 < a0 + a_bytes;
   if (!overlap || (a0 == b0 && a_bytes == b_bytes)) return;
   throw std::invalid_argument(std::string(function) + ": " + std::string(a_name) + " and " +
-                              std::string(b_name) + " overlap without being the same buffer; "
+                              std::string(b_name) +
+                              " overlap without being the same buffer; "
                               "pass the same span to work in place, or separate buffers");
 }
 

@@ -13,16 +13,22 @@ std::string num(double v, const char* format = "%.3g") {
   return text;
 }
 
-std::string percent(double fraction) { return num(100 * fraction, "%.0f") + "%"; }
+std::string percent(double fraction) {
+  return num(100 * fraction, "%.0f") + "%";
+}
 
 }  // namespace
 
 const char* to_string(Traffic traffic) {
   switch (traffic) {
-    case Traffic::copy: return "copy";
-    case Traffic::triad: return "triad";
-    case Traffic::read: return "read";
-    case Traffic::l1: return "l1";
+    case Traffic::copy:
+      return "copy";
+    case Traffic::triad:
+      return "triad";
+    case Traffic::read:
+      return "read";
+    case Traffic::l1:
+      return "l1";
   }
   return "?";
 }
@@ -33,7 +39,9 @@ Traffic traffic_from_string(std::string_view name) {
   throw std::invalid_argument("unknown memory traffic '" + std::string(name) + "'");
 }
 
-const char* to_string(Compute compute) { return compute == Compute::int8 ? "int8" : "fp32"; }
+const char* to_string(Compute compute) {
+  return compute == Compute::int8 ? "int8" : "fp32";
+}
 
 Compute compute_from_string(std::string_view name) {
   if (name == "fp32") return Compute::fp32;
@@ -47,10 +55,22 @@ namespace {
 Roofs gpu_roofs_for(const Work& work, const Ceilings& c) {
   Roofs r;
   switch (work.traffic) {
-    case Traffic::copy: r.bandwidth_gbs = c.copy_all_gbs; r.bandwidth_name = "device copy"; break;
-    case Traffic::triad: r.bandwidth_gbs = c.triad_all_gbs; r.bandwidth_name = "device triad"; break;
-    case Traffic::read: r.bandwidth_gbs = c.read_all_gbs; r.bandwidth_name = "device reads"; break;
-    case Traffic::l1: r.bandwidth_gbs = c.l1_read_1t_gbs; r.bandwidth_name = "copy in L2"; break;
+    case Traffic::copy:
+      r.bandwidth_gbs = c.copy_all_gbs;
+      r.bandwidth_name = "device copy";
+      break;
+    case Traffic::triad:
+      r.bandwidth_gbs = c.triad_all_gbs;
+      r.bandwidth_name = "device triad";
+      break;
+    case Traffic::read:
+      r.bandwidth_gbs = c.read_all_gbs;
+      r.bandwidth_name = "device reads";
+      break;
+    case Traffic::l1:
+      r.bandwidth_gbs = c.l1_read_1t_gbs;
+      r.bandwidth_name = "copy in L2";
+      break;
   }
   if (work.compute == Compute::int8) {
     r.compute_gops = c.int8_dot_all_gops;
@@ -68,8 +88,8 @@ Roofs roofs_for(const Work& work, const Ceilings& c) {
   if (!c.device.empty()) {
     const Roofs r = gpu_roofs_for(work, c);
     if (r.bandwidth_gbs <= 0 || r.compute_gops <= 0)
-      throw std::invalid_argument("roofline: the GPU's " + r.bandwidth_name + " or " + r.compute_name +
-                                  " roof is not measured");
+      throw std::invalid_argument("roofline: the GPU's " + r.bandwidth_name + " or " +
+                                  r.compute_name + " roof is not measured");
     return r;
   }
   const bool all = work.threads > 1;
@@ -98,10 +118,12 @@ Roofs roofs_for(const Work& work, const Ceilings& c) {
   }
   if (work.compute == Compute::int8) {
     r.compute_gops = all ? c.int8_dot_all_gops : c.int8_dot_1t_gops;
-    r.compute_name = all ? "int8 dot peak, " + std::to_string(c.threads) + " threads" : "int8 dot peak, 1 core";
+    r.compute_name =
+        all ? "int8 dot peak, " + std::to_string(c.threads) + " threads" : "int8 dot peak, 1 core";
   } else {
     r.compute_gops = all ? c.fma_all_gflops : c.fma_1t_gflops;
-    r.compute_name = all ? "FMA peak, " + std::to_string(c.threads) + " threads" : "FMA peak, 1 core";
+    r.compute_name =
+        all ? "FMA peak, " + std::to_string(c.threads) + " threads" : "FMA peak, 1 core";
   }
   if (r.bandwidth_gbs <= 0 || r.compute_gops <= 0)
     throw std::invalid_argument("roofline: the ceilings are not measured (zero roofs)");
@@ -115,9 +137,12 @@ double roofline_seconds(const Work& work, const Ceilings& ceilings) {
 
 const char* to_string(Bound bound) {
   switch (bound) {
-    case Bound::memory: return "memory";
-    case Bound::compute: return "compute";
-    case Bound::underutilized: return "underutilized";
+    case Bound::memory:
+      return "memory";
+    case Bound::compute:
+      return "compute";
+    case Bound::underutilized:
+      return "underutilized";
   }
   return "?";
 }
@@ -137,7 +162,7 @@ Analysis analyze(const Work& work, double seconds, const Ceilings& ceilings) {
   a.fraction_of_compute = a.gops / a.roofs.compute_gops;
   a.memory_bound_model = a.intensity < a.roofs.ridge();
   const double best = std::max(a.fraction_of_bandwidth, a.fraction_of_compute);
-  a.bound = best < 0.6 ? Bound::underutilized
+  a.bound = best < 0.6                                         ? Bound::underutilized
             : a.fraction_of_bandwidth >= a.fraction_of_compute ? Bound::memory
                                                                : Bound::compute;
   a.at_roofline = a.fraction_of_roof >= 0.9;
@@ -154,7 +179,8 @@ std::string verdict(const Analysis& a) {
   else
     s += percent(a.fraction_of_compute) + " of " + a.roofs.compute_name + " (" +
          num(a.roofs.compute_gops, "%.1f") + " G" + a.work.ops_unit + "/s)";
-  s += a.at_roofline ? ", at the roofline" : ", " + std::string(to_string(a.bound)) + " as measured";
+  s +=
+      a.at_roofline ? ", at the roofline" : ", " + std::string(to_string(a.bound)) + " as measured";
   return s;
 }
 
@@ -162,8 +188,10 @@ std::string next_step(const Analysis& a, std::span<const Hint> hints) {
   for (const Hint& h : hints)
     if (a.fraction_of_roof < h.below) return h.text;
   if (a.at_roofline)
-    return "You are at the roofline: the " + std::string(a.memory_bound_model ? "memory" : "compute") +
-           " roof binds, and only less work (fewer bytes, fewer operations) would make this faster.";
+    return "You are at the roofline: the " +
+           std::string(a.memory_bound_model ? "memory" : "compute") +
+           " roof binds, and only less work (fewer bytes, fewer operations) would make this "
+           "faster.";
   if (a.bound == Bound::underutilized)
     return "Neither roof binds: the kernel waits on something else, usually one long chain of "
            "dependent operations (a single accumulator), scalar code, or too little work in "

@@ -19,7 +19,9 @@ std::uint64_t splitmix64(std::uint64_t& x) {
 
 __extension__ typedef unsigned __int128 uint128;  // GCC and Clang
 
-std::uint64_t rotl(std::uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+std::uint64_t rotl(std::uint64_t x, int k) {
+  return (x << k) | (x >> (64 - k));
+}
 
 std::uint64_t read_base_seed() {
   if (const char* text = std::getenv("WORKBOOK_SEED"); text != nullptr && *text != '\0')
@@ -68,9 +70,13 @@ std::uint64_t Rng::next() {
   return result;
 }
 
-double Rng::uniform() { return static_cast<double>(next() >> 11) * 0x1p-53; }
+double Rng::uniform() {
+  return static_cast<double>(next() >> 11) * 0x1p-53;
+}
 
-double Rng::uniform(double lo, double hi) { return lo + (hi - lo) * uniform(); }
+double Rng::uniform(double lo, double hi) {
+  return lo + (hi - lo) * uniform();
+}
 
 std::int64_t Rng::integer(std::int64_t lo, std::int64_t hi) {
   if (hi < lo) throw std::invalid_argument("Rng::integer: empty range");

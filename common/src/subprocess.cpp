@@ -20,7 +20,8 @@ namespace {
 // A pipe whose ends sit above fd 10 and close on exec: the child gets only what it is handed.
 std::pair<int, int> make_pipe() {
   int fds[2];
-  if (pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
+  if (pipe2(fds, O_CLOEXEC) != 0)
+    throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
   for (int& fd : fds) {
     const int high = fcntl(fd, F_DUPFD_CLOEXEC, 10);
     close(fd);
@@ -70,7 +71,8 @@ Subprocess::Subprocess(const Options& options) {
   std::vector<int> extra;
   for (int fd : options.extra_fds) {
     const int high = fcntl(fd, F_DUPFD_CLOEXEC, 10);
-    if (high < 0) throw std::runtime_error(std::string("passing a descriptor: ") + std::strerror(errno));
+    if (high < 0)
+      throw std::runtime_error(std::string("passing a descriptor: ") + std::strerror(errno));
     extra.push_back(high);
   }
   int exec_error[2];
@@ -136,7 +138,8 @@ Subprocess::Read Subprocess::read_line(std::string& line, double timeout_seconds
       buffer_.erase(0, newline + 1);
       return Read::line;
     }
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
     if (left <= 0) return Read::timeout;
     pollfd p{from_child_, POLLIN, 0};
     const int ready = poll(&p, 1, static_cast<int>(std::min<long long>(left, 1 << 30)));

@@ -37,19 +37,33 @@ void fill_uniform(std::span<float> out, Rng& rng, double lo, double hi) {
 
 Vector adversarial(std::size_t n, Rng& rng, Specials specials) {
   constexpr float kMax = std::numeric_limits<float>::max();
-  constexpr float kMin = std::numeric_limits<float>::min();          // smallest normal
+  constexpr float kMin = std::numeric_limits<float>::min();            // smallest normal
   constexpr float kDenorm = std::numeric_limits<float>::denorm_min();  // smallest denormal
   Vector v = Vector::from_shape({n});
   for (auto& x : v) {
     const double sign = rng.chance(0.5) ? 1.0 : -1.0;
     switch (rng.integer(0, specials == Specials::all ? 9 : 7)) {
-      case 0: x = static_cast<float>(sign * 0.0); break;                            // +-0
-      case 1: x = static_cast<float>(sign * kDenorm * rng.integer(1, 1 << 22)); break;  // denormal
-      case 2: x = static_cast<float>(sign * kMin * rng.uniform(1, 4)); break;      // next to FLT_MIN
-      case 3: x = static_cast<float>(sign * rng.uniform(1e37, kMax)); break;        // huge
-      case 8: x = std::numeric_limits<float>::quiet_NaN(); break;
-      case 9: x = static_cast<float>(sign * std::numeric_limits<float>::infinity()); break;
-      default: x = static_cast<float>(rng.normal()); break;                          // ordinary
+      case 0:
+        x = static_cast<float>(sign * 0.0);
+        break;  // +-0
+      case 1:
+        x = static_cast<float>(sign * kDenorm * rng.integer(1, 1 << 22));
+        break;  // denormal
+      case 2:
+        x = static_cast<float>(sign * kMin * rng.uniform(1, 4));
+        break;  // next to FLT_MIN
+      case 3:
+        x = static_cast<float>(sign * rng.uniform(1e37, kMax));
+        break;  // huge
+      case 8:
+        x = std::numeric_limits<float>::quiet_NaN();
+        break;
+      case 9:
+        x = static_cast<float>(sign * std::numeric_limits<float>::infinity());
+        break;
+      default:
+        x = static_cast<float>(rng.normal());
+        break;  // ordinary
     }
   }
   return v;

@@ -9,13 +9,16 @@ namespace workbook {
 namespace {
 
 // Seconds since `start` on the options' clock.
-double since(double start, const TimingOptions& options) { return seconds_now(options.clock) - start; }
+double since(double start, const TimingOptions& options) {
+  return seconds_now(options.clock) - start;
+}
 
 // Runs `runner` until both a time and a count are reached; returns the runs' seconds.
 std::vector<double> warm_up(const BatchRunner& runner, const TimingOptions& options) {
   std::vector<double> runs;
   const double start = seconds_now(options.clock);
-  while (static_cast<int>(runs.size()) < options.warmup_runs || since(start, options) < options.warmup_seconds) {
+  while (static_cast<int>(runs.size()) < options.warmup_runs ||
+         since(start, options) < options.warmup_seconds) {
     for (double s : runner(1)) runs.push_back(s);
   }
   return runs;
@@ -32,7 +35,9 @@ void append(std::vector<double>& to, const std::vector<double>& from) {
   to.insert(to.end(), from.begin(), from.end());
 }
 
-double median_of(std::vector<double> v) { return summarize(v).median; }
+double median_of(std::vector<double> v) {
+  return summarize(v).median;
+}
 
 }  // namespace
 
@@ -69,7 +74,8 @@ Timing time_runs(const BatchRunner& runner, const TimingOptions& options) {
       t.converged = true;
       break;
     }
-    if (runs >= options.max_runs || (runs >= options.min_runs && since(start, options) >= options.max_seconds))
+    if (runs >= options.max_runs ||
+        (runs >= options.min_runs && since(start, options) >= options.max_seconds))
       break;
   }
   return t;
@@ -79,7 +85,8 @@ Timing time_cpu(std::function<void()> kernel, const TimingOptions& options) {
   return time_runs(local_runner(std::move(kernel)), options);
 }
 
-Comparison compare_interleaved(const BatchRunner& a, const BatchRunner& b, const TimingOptions& options,
+Comparison compare_interleaved(const BatchRunner& a, const BatchRunner& b,
+                               const TimingOptions& options,
                                const std::function<bool(const Comparison&)>& decided,
                                const std::function<void(int round)>& before_round) {
   Comparison c;
@@ -124,7 +131,8 @@ Comparison compare_interleaved(const BatchRunner& a, const BatchRunner& b, const
   return c;
 }
 
-std::vector<Timing> time_interleaved(const std::vector<BatchRunner>& runners, const TimingOptions& options) {
+std::vector<Timing> time_interleaved(const std::vector<BatchRunner>& runners,
+                                     const TimingOptions& options) {
   std::vector<Timing> timings(runners.size());
   std::vector<int> batch(runners.size());
   for (std::size_t k = 0; k < runners.size(); ++k) {
@@ -142,7 +150,8 @@ std::vector<Timing> time_interleaved(const std::vector<BatchRunner>& runners, co
     }
     bool all_converged = true;
     for (Timing& t : timings) {
-      t.converged = static_cast<int>(t.seconds.size()) >= options.min_runs && t.summary.rel_iqr() <= options.target_rel_iqr;
+      t.converged = static_cast<int>(t.seconds.size()) >= options.min_runs &&
+                    t.summary.rel_iqr() <= options.target_rel_iqr;
       all_converged = all_converged && t.converged;
     }
     if (round >= 2 && (all_converged || since(start, options) >= cap)) break;

@@ -13,14 +13,16 @@
 
 namespace {
 
-using workbook::CheckResult;
-using workbook::GuardedBuffer;
 using ::testing::HasSubstr;
 using ::testing::Not;
+using workbook::CheckResult;
+using workbook::GuardedBuffer;
 
 const workbook::Where kWhere{"kernel", "labs/00_example/kernel.cpp"};
 
-double answer(std::size_t i) { return 0.5 + static_cast<double>(i % 17) - 3.25; }
+double answer(std::size_t i) {
+  return 0.5 + static_cast<double>(i % 17) - 3.25;
+}
 
 // A buffer of n elements holding the exact answer, for a test to damage.
 GuardedBuffer<float> correct_output(std::size_t n) {
@@ -29,9 +31,11 @@ GuardedBuffer<float> correct_output(std::size_t n) {
   return y;
 }
 
-CheckResult check(const GuardedBuffer<float>& y, workbook::Tolerance tolerance = workbook::Tolerance::exact(),
+CheckResult check(const GuardedBuffer<float>& y,
+                  workbook::Tolerance tolerance = workbook::Tolerance::exact(),
                   workbook::Shape shape = {}) {
-  return workbook::check_elementwise(y, answer, {.where = kWhere, .tolerance = tolerance, .shape = shape});
+  return workbook::check_elementwise(y, answer,
+                                     {.where = kWhere, .tolerance = tolerance, .shape = shape});
 }
 
 TEST(Check, PassesAnExactOutputAndReportsNoError) {
@@ -99,14 +103,19 @@ TEST(Check, DiagnosesShiftByOne) {
 TEST(Check, DiagnosesNaNSwallowedAndInvented) {
   const std::vector<double> want = {1, std::nan(""), 2, std::nan(""), 3};
   GuardedBuffer<float> y(5);
-  for (std::size_t i = 0; i < 5; ++i) y[i] = std::isnan(want[i]) ? 0.0f : static_cast<float>(want[i]);
+  for (std::size_t i = 0; i < 5; ++i)
+    y[i] = std::isnan(want[i]) ? 0.0f : static_cast<float>(want[i]);
   auto oracle = [&](std::size_t i) { return want[i]; };
   const workbook::ElementwiseCheck how{.where = kWhere, .tolerance = workbook::Tolerance::exact()};
-  EXPECT_THAT(workbook::check_elementwise(y, oracle, how).diagnosis, HasSubstr("NaN inputs must give NaN"));
-  for (std::size_t i = 0; i < 5; ++i) y[i] = std::isnan(want[i]) ? NAN : static_cast<float>(want[i]);
-  EXPECT_TRUE(workbook::check_elementwise(y, oracle, how).ok) << "NaN where NaN is expected matches";
+  EXPECT_THAT(workbook::check_elementwise(y, oracle, how).diagnosis,
+              HasSubstr("NaN inputs must give NaN"));
+  for (std::size_t i = 0; i < 5; ++i)
+    y[i] = std::isnan(want[i]) ? NAN : static_cast<float>(want[i]);
+  EXPECT_TRUE(workbook::check_elementwise(y, oracle, how).ok)
+      << "NaN where NaN is expected matches";
   y[0] = NAN;
-  EXPECT_THAT(workbook::check_elementwise(y, oracle, how).diagnosis, HasSubstr("produced NaN where the answer is a number"));
+  EXPECT_THAT(workbook::check_elementwise(y, oracle, how).diagnosis,
+              HasSubstr("produced NaN where the answer is a number"));
 }
 
 TEST(Check, DiagnosesTailComputedWrongly) {
@@ -139,10 +148,12 @@ TEST(Check, DiagnosesTransposedMatrix) {
   const std::size_t n = 6;
   GuardedBuffer<float> c(n * n);
   for (std::size_t r = 0; r < n; ++r)
-    for (std::size_t k = 0; k < n; ++k) c[r * n + k] = static_cast<float>(answer(k * n + r) + 0.01 * double(r));
+    for (std::size_t k = 0; k < n; ++k)
+      c[r * n + k] = static_cast<float>(answer(k * n + r) + 0.01 * double(r));
   auto want = [](std::size_t i) { return answer(i) + 0.01 * double(i % 6); };
   const CheckResult r = workbook::check_elementwise(
-      c, want, {.where = kWhere, .tolerance = workbook::Tolerance::roundings(1), .shape = {n, n, n}});
+      c, want,
+      {.where = kWhere, .tolerance = workbook::Tolerance::roundings(1), .shape = {n, n, n}});
   EXPECT_THAT(r.diagnosis, HasSubstr("transposed"));
 }
 
@@ -150,7 +161,8 @@ TEST(Check, DiagnosesRowAndColumnTailsNeverWritten) {
   const std::size_t rows = 7, cols = 9;
   GuardedBuffer<float> c(rows * cols);
   for (std::size_t r = 0; r < rows - 1; ++r)
-    for (std::size_t k = 0; k < cols - 2; ++k) c[r * cols + k] = static_cast<float>(answer(r * cols + k));
+    for (std::size_t k = 0; k < cols - 2; ++k)
+      c[r * cols + k] = static_cast<float>(answer(r * cols + k));
   const CheckResult r = check(c, workbook::Tolerance::exact(), {rows, cols, cols});
   EXPECT_THAT(r.diagnosis, HasSubstr("the last 1 row and the last 2 columns were never written"));
   EXPECT_THAT(r.summary, HasSubstr("first at row 0, column 7"));
@@ -172,10 +184,16 @@ TEST(Check, RoundingToleranceIsGammaK) {
   GuardedBuffer<float> y(1);
   auto one = [](std::size_t) { return 1.0 + 0x1p-24; };
   y[0] = 1.0f;
-  EXPECT_TRUE(workbook::check_elementwise(y, one, {.where = kWhere, .tolerance = workbook::Tolerance::roundings(1)}).ok);
+  EXPECT_TRUE(workbook::check_elementwise(
+                  y, one, {.where = kWhere, .tolerance = workbook::Tolerance::roundings(1)})
+                  .ok);
   y[0] = std::nextafter(1.0f, 0.0f);  // 1.5 u below the exact value: too far for one rounding
-  EXPECT_FALSE(workbook::check_elementwise(y, one, {.where = kWhere, .tolerance = workbook::Tolerance::roundings(1)}).ok);
-  EXPECT_TRUE(workbook::check_elementwise(y, one, {.where = kWhere, .tolerance = workbook::Tolerance::roundings(2)}).ok);
+  EXPECT_FALSE(workbook::check_elementwise(
+                   y, one, {.where = kWhere, .tolerance = workbook::Tolerance::roundings(1)})
+                   .ok);
+  EXPECT_TRUE(workbook::check_elementwise(
+                  y, one, {.where = kWhere, .tolerance = workbook::Tolerance::roundings(2)})
+                  .ok);
   EXPECT_DOUBLE_EQ(workbook::gamma_float(2), 2 * 0x1p-24 / (1 - 2 * 0x1p-24));
 }
 
@@ -183,7 +201,9 @@ TEST(Check, OverflowToInfinityMatchesTheRoundedOracle) {
   GuardedBuffer<float> y(1);
   y[0] = std::numeric_limits<float>::infinity();
   auto huge = [](std::size_t) { return 6e38; };  // beyond FLT_MAX: float arithmetic gives +inf
-  EXPECT_TRUE(workbook::check_elementwise(y, huge, {.where = kWhere, .tolerance = workbook::Tolerance::roundings(1)}).ok);
+  EXPECT_TRUE(workbook::check_elementwise(
+                  y, huge, {.where = kWhere, .tolerance = workbook::Tolerance::roundings(1)})
+                  .ok);
 }
 
 TEST(Check, MetricsMaxAbsRelativeAndUlps) {
@@ -201,16 +221,21 @@ TEST(Check, IntegerOutputsAreExact) {
   GuardedBuffer<std::int32_t> c(10);
   for (int i = 0; i < 10; ++i) c[i] = i * 1000;
   auto want = [](std::size_t i) { return double(i) * 1000; };
-  EXPECT_TRUE(workbook::check_elementwise(c, want, {.where = kWhere, .tolerance = workbook::Tolerance::exact()}).ok);
+  EXPECT_TRUE(workbook::check_elementwise(
+                  c, want, {.where = kWhere, .tolerance = workbook::Tolerance::exact()})
+                  .ok);
   c[7] += 1;
-  const CheckResult r = workbook::check_elementwise(c, want, {.where = kWhere, .tolerance = workbook::Tolerance::exact()});
+  const CheckResult r = workbook::check_elementwise(
+      c, want, {.where = kWhere, .tolerance = workbook::Tolerance::exact()});
   EXPECT_FALSE(r.ok);
   EXPECT_EQ(r.first_wrong, 7u);
 }
 
 // --- Reductions ----------------------------------------------------------------------------------
 
-double term(std::size_t i) { return 1.0 + 0.001 * static_cast<double>(i % 97); }
+double term(std::size_t i) {
+  return 1.0 + 0.001 * static_cast<double>(i % 97);
+}
 
 CheckResult reduce_check(double got, std::size_t n) {
   return workbook::check_reduction(got, {.terms = n, .term = term}, kWhere);
@@ -252,8 +277,10 @@ TEST(CheckReduction, DiagnosesOneLaneReduced) {
 }
 
 TEST(CheckReduction, DiagnosesOneAccumulatorOfSeveral) {
-  const std::size_t n = 1000;  // batches of 16, 4 accumulators: blocks of 64, 15 of them, then a tail
-  const double got = sum_if(n, [](std::size_t i) { return (i < 960 && (i / 16) % 4 == 0) || i >= 960; });
+  const std::size_t n =
+      1000;  // batches of 16, 4 accumulators: blocks of 64, 15 of them, then a tail
+  const double got =
+      sum_if(n, [](std::size_t i) { return (i < 960 && (i / 16) % 4 == 0) || i >= 960; });
   EXPECT_THAT(reduce_check(got, n).diagnosis, HasSubstr("only the first of your 4 accumulators"));
 }
 
@@ -263,16 +290,20 @@ TEST(CheckReduction, DiagnosesZeroTwiceNaNAndMissingFinalStep) {
   EXPECT_THAT(reduce_check(0.0, n).diagnosis, HasSubstr("returned 0"));
   EXPECT_THAT(reduce_check(2 * s, n).diagnosis, HasSubstr("twice the answer"));
   EXPECT_THAT(reduce_check(NAN, n).diagnosis, HasSubstr("returned NaN"));
-  const workbook::ReductionOracle root{.terms = n, .term = term, .finish = [](double v) { return std::sqrt(v); }};
+  const workbook::ReductionOracle root{
+      .terms = n, .term = term, .finish = [](double v) { return std::sqrt(v); }};
   EXPECT_TRUE(workbook::check_reduction(std::sqrt(s), root, kWhere).ok);
-  EXPECT_THAT(workbook::check_reduction(s, root, kWhere).diagnosis, HasSubstr("without its final step"));
+  EXPECT_THAT(workbook::check_reduction(s, root, kWhere).diagnosis,
+              HasSubstr("without its final step"));
 }
 
 TEST(CheckReduction, NonFiniteAnswers) {
-  const workbook::ReductionOracle with_inf{.terms = 3, .term = [](std::size_t i) { return i == 1 ? INFINITY : 1.0; }};
+  const workbook::ReductionOracle with_inf{
+      .terms = 3, .term = [](std::size_t i) { return i == 1 ? INFINITY : 1.0; }};
   EXPECT_TRUE(workbook::check_reduction(INFINITY, with_inf, kWhere).ok);
   EXPECT_FALSE(workbook::check_reduction(3.0, with_inf, kWhere).ok);
-  const workbook::ReductionOracle with_nan{.terms = 3, .term = [](std::size_t i) { return i == 2 ? NAN : 1.0; }};
+  const workbook::ReductionOracle with_nan{
+      .terms = 3, .term = [](std::size_t i) { return i == 2 ? NAN : 1.0; }};
   EXPECT_TRUE(workbook::check_reduction(NAN, with_nan, kWhere).ok);
 }
 

@@ -35,7 +35,8 @@ TEST(KernelTimer, MeasuresShortKernelsWithoutTheEventsOverhead) {
   // CUPTI's records time the kernel itself: a 5 us spin reads 5 to 6 us (the GPU's global timer,
   // which the spin watches, ticks about once a microsecond), while events around it add 1.5-2 us.
   const workbook::BatchRunner kernel = cuda::kernel_runner([] { cuda::spin(5'000); });
-  if (!kernel) GTEST_SKIP() << "CUPTI is not available here: " << cuda::gpu_timer() << " time instead";
+  if (!kernel)
+    GTEST_SKIP() << "CUPTI is not available here: " << cuda::gpu_timer() << " time instead";
   const workbook::Timing t = workbook::time_runs(kernel, {.max_seconds = 1.0});
   EXPECT_GE(t.summary.median, 5e-6);
   EXPECT_LT(t.summary.median, 5e-6 + 1.5e-6);
@@ -63,7 +64,8 @@ TEST(EventTimer, AHostClockWithoutSynchronizingMeasuresOnlyTheLaunch) {
   WORKBOOK_CUDA_CHECK(cudaDeviceSynchronize());
   const auto start = std::chrono::steady_clock::now();
   cuda::spin(5'000'000);
-  const double host = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double host =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   WORKBOOK_CUDA_CHECK(cudaDeviceSynchronize());
   EXPECT_LT(host, 1e-3) << "a 5 ms kernel's launch took " << host << " s of host time";
 }
@@ -74,8 +76,11 @@ TEST(EventTimer, FlushingTheL2MakesACachedCopyReadMemoryAgain) {
   const std::size_t n = std::size_t{2} << 20;
   cuda::DeviceBuffer<float> x(n), y(n);
   workbook_test::fill(x.data(), n, 1.5f);
-  const double kept = cuda::time_gpu([&] { cuda::copy(x.data(), y.data(), n); }, {}, cuda::L2::keep).summary.median;
-  const double flushed = cuda::time_gpu([&] { cuda::copy(x.data(), y.data(), n); }, {}, cuda::L2::flush).summary.median;
+  const double kept =
+      cuda::time_gpu([&] { cuda::copy(x.data(), y.data(), n); }, {}, cuda::L2::keep).summary.median;
+  const double flushed =
+      cuda::time_gpu([&] { cuda::copy(x.data(), y.data(), n); }, {}, cuda::L2::flush)
+          .summary.median;
   EXPECT_LT(kept, 0.9 * flushed) << "kept in L2: " << kept << " s; flushed: " << flushed << " s";
 }
 
@@ -109,7 +114,7 @@ TEST(GpuCeilings, AreMeasuredAndPlausible) {
   EXPECT_EQ(c.device, d.fingerprint());
   EXPECT_GT(c.copy_all_gbs, 50);
   EXPECT_GT(c.read_all_gbs, 0.7 * c.copy_all_gbs);
-  EXPECT_GT(c.l1_read_1t_gbs, c.copy_all_gbs);  // the L2 is faster than device memory
+  EXPECT_GT(c.l1_read_1t_gbs, c.copy_all_gbs);           // the L2 is faster than device memory
   EXPECT_GT(c.fma_all_gflops, 10 * c.copy_all_gbs / 8);  // far right of a copy's 1/8 FLOP/byte
 }
 

@@ -22,15 +22,27 @@ namespace ncu = workbook::cuda::ncu;
 const char* kLog =
     "==PROF== Connected to process 4242 (/build/lab05_perf)\n"
     "==PROF== Profiling \"square_kernel\": 0%....50%....100% - 9 passes\n"
-    "\"ID\",\"Process ID\",\"Process Name\",\"Host Name\",\"Kernel Name\",\"Context\",\"Stream\",\"Block Size\","
-    "\"Grid Size\",\"Device\",\"CC\",\"dram__bytes_read.sum\",\"dram__bytes_write.sum\",\"dram__throughput.avg.pct_of_peak_sustained_elapsed\","
-    "\"gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed\",\"gpu__time_duration.sum\",\"launch__registers_per_thread\","
-    "\"sm__throughput.avg.pct_of_peak_sustained_elapsed\",\"sm__warps_active.avg.pct_of_peak_sustained_active\"\n"
-    "\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"byte\",\"byte\",\"%\",\"%\",\"nsecond\",\"register/thread\",\"%\",\"%\"\n"
-    "\"0\",\"4242\",\"lab05_perf\",\"127.0.0.1\",\"void square<4>(const float *, float *, unsigned long)\",\"1\",\"7\","
-    "\"(256, 1, 1)\",\"(1056, 1, 1)\",\"0\",\"9.0\",\"400,000,128\",\"400,001,024\",\"92.5\",\"92.7\",\"270,112\",\"32\",\"11.3\",\"88.1\"\n"
-    "\"1\",\"4242\",\"lab05_perf\",\"127.0.0.1\",\"void square<4>(const float *, float *, unsigned long)\",\"1\",\"7\","
-    "\"(256, 1, 1)\",\"(1056, 1, 1)\",\"0\",\"9.0\",\"400,000,000\",\"400,000,000\",\"93.5\",\"93.7\",\"269,888\",\"32\",\"11.7\",\"87.9\"\n"
+    "\"ID\",\"Process ID\",\"Process Name\",\"Host Name\",\"Kernel "
+    "Name\",\"Context\",\"Stream\",\"Block Size\","
+    "\"Grid "
+    "Size\",\"Device\",\"CC\",\"dram__bytes_read.sum\",\"dram__bytes_write.sum\",\"dram__"
+    "throughput.avg.pct_of_peak_sustained_elapsed\","
+    "\"gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed\",\"gpu__time_duration."
+    "sum\",\"launch__registers_per_thread\","
+    "\"sm__throughput.avg.pct_of_peak_sustained_elapsed\",\"sm__warps_active.avg.pct_of_peak_"
+    "sustained_active\"\n"
+    "\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"byte\",\"byte\",\"%\",\"%\","
+    "\"nsecond\",\"register/thread\",\"%\",\"%\"\n"
+    "\"0\",\"4242\",\"lab05_perf\",\"127.0.0.1\",\"void square<4>(const float *, float *, unsigned "
+    "long)\",\"1\",\"7\","
+    "\"(256, 1, 1)\",\"(1056, 1, "
+    "1)\",\"0\",\"9.0\",\"400,000,128\",\"400,001,024\",\"92.5\",\"92.7\",\"270,112\",\"32\",\"11."
+    "3\",\"88.1\"\n"
+    "\"1\",\"4242\",\"lab05_perf\",\"127.0.0.1\",\"void square<4>(const float *, float *, unsigned "
+    "long)\",\"1\",\"7\","
+    "\"(256, 1, 1)\",\"(1056, 1, "
+    "1)\",\"0\",\"9.0\",\"400,000,000\",\"400,000,000\",\"93.5\",\"93.7\",\"269,888\",\"32\",\"11."
+    "7\",\"87.9\"\n"
     "==PROF== Disconnected from process 4242\n";
 
 TEST(Ncu, ReadsTheRawCsvPage) {
@@ -65,7 +77,8 @@ TEST(Ncu, MergesTheKernelsOfOneRunWeightedByTime) {
 TEST(Ncu, ClassifiesAsKernelAgentDoes) {
   EXPECT_EQ(ncu::classify(12, 93, 0.97).bound, workbook::Bound::memory);
   EXPECT_TRUE(ncu::classify(12, 93, 0.97).at_roofline);
-  EXPECT_THAT(ncu::classify(12, 93, 0.97).text, HasSubstr("at the roofline (97% of the measured roof)"));
+  EXPECT_THAT(ncu::classify(12, 93, 0.97).text,
+              HasSubstr("at the roofline (97% of the measured roof)"));
   EXPECT_EQ(ncu::classify(85, 40, 0.5).bound, workbook::Bound::compute);
   EXPECT_EQ(ncu::classify(59, 59.9, 0.95).bound, workbook::Bound::underutilized);
   EXPECT_THAT(ncu::classify(30, 40, 0.3).text, HasSubstr("both under 60%"));
@@ -74,11 +87,13 @@ TEST(Ncu, ClassifiesAsKernelAgentDoes) {
 
 TEST(Ncu, SaysClearlyWhenTheCountersAreNotAccessible) {
   const auto why = ncu::explain_failure(
-      "==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to access NVIDIA GPU Performance Counters");
+      "==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to access NVIDIA GPU "
+      "Performance Counters");
   ASSERT_TRUE(why.has_value());
   EXPECT_THAT(*why, HasSubstr("may not read this GPU's performance counters"));
-  EXPECT_THAT(*ncu::explain_failure("==ERROR== Failed to initialize the profiler: LibraryNotLoaded"),
-              HasSubstr("not accessible"));
+  EXPECT_THAT(
+      *ncu::explain_failure("==ERROR== Failed to initialize the profiler: LibraryNotLoaded"),
+      HasSubstr("not accessible"));
   EXPECT_FALSE(ncu::explain_failure(kLog).has_value());
   EXPECT_THROW(ncu::parse_csv("==PROF== nothing here\n"), std::runtime_error);
 }
@@ -95,14 +110,16 @@ TEST(CudaCheck, AFailedCallNamesTheCallTheFileAndTheLine) {
     EXPECT_EQ(e.code(), cudaErrorMemoryAllocation);
   }
   try {
-    workbook::cuda::throw_error(cudaErrorIllegalAddress, "cudaDeviceSynchronize()", __FILE__, __LINE__);
+    workbook::cuda::throw_error(cudaErrorIllegalAddress, "cudaDeviceSynchronize()", __FILE__,
+                                __LINE__);
   } catch (const workbook::cuda::Error& e) {
     EXPECT_THAT(e.what(), HasSubstr("compute-sanitizer"));  // where to look for the faulting kernel
   }
 }
 
 TEST(CudaDevice, EitherADeviceOrAReasonToSkipNeverACrash) {
-  // On CI (no driver) this gives a reason; on a GPU machine, none. It must not throw in either case.
+  // On CI (no driver) this gives a reason; on a GPU machine, none. It must not throw in either
+  // case.
   std::optional<std::string> why;
   ASSERT_NO_THROW(why = workbook::cuda::why_no_device());
   if (why) {
@@ -133,7 +150,8 @@ TEST(GpuRoofline, TheRoofsAreTheWholeDevicesWithGpuNames) {
   EXPECT_EQ(a.roofs.bandwidth_name, "device copy");
   EXPECT_EQ(a.roofs.compute_name, "FMA peak, 132 SMs");
   EXPECT_NEAR(a.fraction_of_roof, 2900.0 / 3000, 1e-9);
-  EXPECT_EQ(workbook::roofs_for({.traffic = workbook::Traffic::l1}, c).bandwidth_name, "copy in L2");
+  EXPECT_EQ(workbook::roofs_for({.traffic = workbook::Traffic::l1}, c).bandwidth_name,
+            "copy in L2");
   // The cache keeps the device; an older cache without it reads as a CPU's.
   EXPECT_EQ(workbook::Ceilings::from_json(c.to_json()).device, c.device);
   auto j = c.to_json();
@@ -142,8 +160,9 @@ TEST(GpuRoofline, TheRoofsAreTheWholeDevicesWithGpuNames) {
 }
 
 TEST(GpuRoofline, ThePlotShowsTheGpusRoofsOnly) {
-  const std::string svg = workbook::roofline_svg(gpu_ceilings(), {{"you", 0.125, 300, workbook::PlotPoint::Role::student}},
-                                                 {.title = "square", .bandwidths = {workbook::Traffic::copy}});
+  const std::string svg = workbook::roofline_svg(
+      gpu_ceilings(), {{"you", 0.125, 300, workbook::PlotPoint::Role::student}},
+      {.title = "square", .bandwidths = {workbook::Traffic::copy}});
   EXPECT_THAT(svg, HasSubstr("device copy 3000.0 GB/s"));
   EXPECT_THAT(svg, HasSubstr("FMA peak, 132 SMs 60000.0 GFLOP/s"));
   EXPECT_THAT(svg, HasSubstr("measured on this GPU"));

@@ -2,9 +2,9 @@
 // workers report fixed times per call (see perf_test_worker.cpp), so that every decision asserted
 // here is the same on any machine, however loaded.
 #include <workbook/ceilings.hpp>
+#include <workbook/internal/perf_driver.hpp>
 #include <workbook/internal/perf_verdict.hpp>
 #include <workbook/perf.hpp>
-#include <workbook/internal/perf_driver.hpp>
 #include <workbook/skip.hpp>
 
 #include <gmock/gmock.h>
@@ -31,8 +31,9 @@ namespace fs = std::filesystem;
 class PerfDriver : public ::testing::Test {
  protected:
   void SetUp() override {
-    folder = fs::temp_directory_path() / ("workbook-driver-test-" + std::to_string(getpid()) + "-" +
-                                          ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    folder = fs::temp_directory_path() /
+             ("workbook-driver-test-" + std::to_string(getpid()) + "-" +
+              ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::create_directories(folder);
     // Synthetic ceilings for this machine, so the test does not spend seconds measuring. The test
     // kernel's data stays in cache, so its bandwidth roof is set high.
@@ -125,7 +126,8 @@ TEST_F(PerfDriver, TheRecordIsTheVerdictAndEveryReportRendersIt) {
   std::ifstream md(folder / "results" / "lab00" / "parallel.md");
   EXPECT_EQ(std::string(std::istreambuf_iterator<char>(md), {}), workbook::perf::markdown(verdict));
   EXPECT_THAT(workbook::perf::markdown(verdict, false), ::testing::Not(HasSubstr("![roofline]")));
-  EXPECT_THAT(workbook::perf::markdown(verdict, false), ::testing::EndsWith("**Next:** " + verdict.next + "\n\n"));
+  EXPECT_THAT(workbook::perf::markdown(verdict, false),
+              ::testing::EndsWith("**Next:** " + verdict.next + "\n\n"));
   // The driver's own clock, with the student's kernel placed on the roofline at its time.
   ASSERT_TRUE(verdict.clock && verdict.clock->analysis);
   EXPECT_GT(verdict.clock->ratio, 0);
@@ -143,11 +145,13 @@ TEST_F(PerfDriver, ReportsSpeedupEfficiencyAndTimePerItem) {
   EXPECT_THAT(output.str(), HasSubstr("x on 2 threads, a parallel efficiency of "));
   const auto r = record("parallel");
   EXPECT_EQ(r["per_item"]["item"], "element");
-  EXPECT_NEAR(r["per_item"]["student_seconds"].get<double>() * 65536, r["student"]["timing"]["median"].get<double>(), 1e-9);
+  EXPECT_NEAR(r["per_item"]["student_seconds"].get<double>() * 65536,
+              r["student"]["timing"]["median"].get<double>(), 1e-9);
   // The extra runs the kernel twice and reports twice the time.
   EXPECT_DOUBLE_EQ(r["extras"][0]["speedup"].get<double>(), 2.0);
   EXPECT_THAT(output.str(), HasSubstr("speedup 2.00x on 2 threads, a parallel efficiency of 100%"));
-  EXPECT_NEAR(r["extras"][0]["parallel_efficiency"].get<double>(), r["extras"][0]["speedup"].get<double>() / 2, 1e-12);
+  EXPECT_NEAR(r["extras"][0]["parallel_efficiency"].get<double>(),
+              r["extras"][0]["speedup"].get<double>() / 2, 1e-12);
 }
 
 TEST(PerfNotes, ASpeedupNeedsTheSameWorkOnOneThread) {
@@ -155,11 +159,15 @@ TEST(PerfNotes, ASpeedupNeedsTheSameWorkOnOneThread) {
   const workbook::Work two{.ops = 10, .bytes = 80, .threads = 2};
   const workbook::Work one{.ops = 10, .bytes = 80, .threads = 1};
   EXPECT_TRUE(workbook::perf::is_one_thread_run(two, Extra::Side::yours, one));
-  EXPECT_FALSE(workbook::perf::is_one_thread_run(two, Extra::Side::library, one)) << "a library is not yours";
-  EXPECT_FALSE(workbook::perf::is_one_thread_run(one, Extra::Side::yours, one)) << "the case itself is on one thread";
-  EXPECT_FALSE(workbook::perf::is_one_thread_run(two, Extra::Side::yours, {.ops = 10, .bytes = 40, .threads = 1}))
+  EXPECT_FALSE(workbook::perf::is_one_thread_run(two, Extra::Side::library, one))
+      << "a library is not yours";
+  EXPECT_FALSE(workbook::perf::is_one_thread_run(one, Extra::Side::yours, one))
+      << "the case itself is on one thread";
+  EXPECT_FALSE(workbook::perf::is_one_thread_run(two, Extra::Side::yours,
+                                                 {.ops = 10, .bytes = 40, .threads = 1}))
       << "other work";
-  EXPECT_EQ(workbook::perf::speedup_note(3.0, 2.0, 2), "speedup 1.50x on 2 threads, a parallel efficiency of 75%");
+  EXPECT_EQ(workbook::perf::speedup_note(3.0, 2.0, 2),
+            "speedup 1.50x on 2 threads, a parallel efficiency of 75%");
   EXPECT_EQ(workbook::perf::per_item_note(5e-3, 1000, "task"), "per task: 5 us");
 }
 
@@ -176,7 +184,9 @@ TEST_F(PerfDriver, FailsASlowKernelWithRooflineFeedback) {
 
 TEST_F(PerfDriver, ReportsNotImplemented) {
   EXPECT_EQ(run(options("not_implemented", WORKBOOK_TEST_WORKER_BAD)), 1);
-  EXPECT_THAT(output.str(), HasSubstr("FAIL: not implemented yet: implement scale in common/tests/perf_test_worker.cpp"));
+  EXPECT_THAT(
+      output.str(),
+      HasSubstr("FAIL: not implemented yet: implement scale in common/tests/perf_test_worker.cpp"));
   EXPECT_EQ(record("not_implemented")["reason"], "not_implemented");
 }
 
@@ -224,22 +234,26 @@ TEST_F(PerfDriver, ComparesTheOutputOfATimedCallWithTheReferences) {
   EXPECT_LE(check["student_batch"].get<int>(), 4);
   EXPECT_GE(check["reference_batch"].get<int>(), 1);
   EXPECT_LE(check["reference_batch"].get<int>(), 4);
-  EXPECT_THAT(output.str(), HasSubstr("Output: the output of a timed call, chosen at random, is the reference's"));
+  EXPECT_THAT(
+      output.str(),
+      HasSubstr("Output: the output of a timed call, chosen at random, is the reference's"));
 }
 
 TEST_F(PerfDriver, FailsAKernelThatFakesItsOwnCheckWhenTimed) {
   // Wrong on every timed call, while the check in its own process says "right": the driver's
   // comparison with the reference's output, on the same inputs, is what fails it.
   EXPECT_EQ(run(options("faked", WORKBOOK_TEST_WORKER_BAD)), 1) << output.str();
-  EXPECT_THAT(output.str(), HasSubstr("FAIL: the output of a timed call differs from the reference's on the same "
-                                      "inputs: element 0 is "));
+  EXPECT_THAT(output.str(),
+              HasSubstr("FAIL: the output of a timed call differs from the reference's on the same "
+                        "inputs: element 0 is "));
   EXPECT_THAT(output.str(), HasSubstr("65536 of 65536 elements differ"));
   EXPECT_THAT(output.str(), HasSubstr("Your kernel skips or fakes work when timed"));
   const auto r = record("faked");
   EXPECT_EQ(r["outcome"], "fail");
   EXPECT_EQ(r["reason"], "timed_output_differs");
   EXPECT_EQ(r["output_check"]["first"], 0);
-  EXPECT_DOUBLE_EQ(r["output_check"]["yours"].get<double>(), r["output_check"]["expected"].get<double>() + 1.0);
+  EXPECT_DOUBLE_EQ(r["output_check"]["yours"].get<double>(),
+                   r["output_check"]["expected"].get<double>() + 1.0);
 }
 
 TEST_F(PerfDriver, FailsAKernelThatSkipsWorkWhenTimed) {
@@ -273,21 +287,26 @@ TEST(CompareOutputs, EveryElementNaNAwareWithinTwiceTheTolerance) {
   const auto p = compare_outputs(exact, bytes({poison, 0.0f, nan, INFINITY}), bytes(ref), {});
   ASSERT_TRUE(p);
   EXPECT_TRUE(p->never_written);
-  EXPECT_THAT(workbook::perf::describe(exact, *p),
-              HasSubstr("element 0 is the poison (never written), expected 1 (difference allowed there: none; "
-                        "1 of 4 elements differ)"));
-  EXPECT_TRUE(compare_outputs({.element = Element::f32, .count = 1}, bytes({poison}), bytes({nan}), {}))
+  EXPECT_THAT(
+      workbook::perf::describe(exact, *p),
+      HasSubstr(
+          "element 0 is the poison (never written), expected 1 (difference allowed there: none; "
+          "1 of 4 elements differ)"));
+  EXPECT_TRUE(
+      compare_outputs({.element = Element::f32, .count = 1}, bytes({poison}), bytes({nan}), {}))
       << "the poison is not the reference's NaN";
 
   // Relative to the larger magnitude by default: both may be off by rel on either side.
-  const workbook::perf::OutputCheck rounded{.element = Element::f32, .count = 1, .tolerance = {.rel = 1e-3}};
+  const workbook::perf::OutputCheck rounded{
+      .element = Element::f32, .count = 1, .tolerance = {.rel = 1e-3}};
   EXPECT_FALSE(compare_outputs(rounded, bytes({1.0019f}), bytes({1.0f}), {}));
   EXPECT_TRUE(compare_outputs(rounded, bytes({1.0021f}), bytes({1.0f}), {}));
   // With a scale per element (the reference's), and an absolute part.
-  const workbook::perf::OutputCheck scaled{.element = Element::f32, .count = 1, .tolerance = {.rel = 1e-3, .abs = 0.5},
-                                           .scaled = true};
+  const workbook::perf::OutputCheck scaled{
+      .element = Element::f32, .count = 1, .tolerance = {.rel = 1e-3, .abs = 0.5}, .scaled = true};
   const std::vector<float> scale = {100.0f};
-  EXPECT_FALSE(compare_outputs(scaled, bytes({1.0f}), bytes({2.19f}), scale));  // 2 (0.1 + 0.5) = 1.2
+  EXPECT_FALSE(
+      compare_outputs(scaled, bytes({1.0f}), bytes({2.19f}), scale));  // 2 (0.1 + 0.5) = 1.2
   EXPECT_TRUE(compare_outputs(scaled, bytes({1.0f}), bytes({2.21f}), scale));
 
   // Integers: exactly, unless the tolerance allows.
@@ -311,7 +330,8 @@ TEST_F(PerfDriver, TimesOutAHungKernel) {
 }
 
 TEST_F(PerfDriver, IgnoresWhatTheKernelPrintsOnStdout) {
-  // The bad worker prints fake protocol lines ({"type":"times",...}) to stdout; the channel is elsewhere.
+  // The bad worker prints fake protocol lines ({"type":"times",...}) to stdout; the channel is
+  // elsewhere.
   EXPECT_EQ(run(options("chatty", WORKBOOK_TEST_WORKER_BAD)), 0) << output.str();
   EXPECT_DOUBLE_EQ(record("chatty")["ratio"]["median"].get<double>(), 1.0);
 }
@@ -325,7 +345,8 @@ TEST_F(PerfDriver, RecordsAProfileAndJudgesByItWithoutAReference) {
   const auto profile = nlohmann::json::parse(in);
   const double fraction = profile["cases"]["good"]["fraction_of_roof"].get<double>();
   EXPECT_GT(fraction, 0);
-  EXPECT_DOUBLE_EQ(profile["cases"]["good"]["seconds"].get<double>(), 1e-3);  // the worker's 1 ms a call
+  EXPECT_DOUBLE_EQ(profile["cases"]["good"]["seconds"].get<double>(),
+                   1e-3);  // the worker's 1 ms a call
 
   // The student kit: no reference worker, only the profile. The same kernel passes ...
   o.record_profile.clear();
@@ -336,10 +357,13 @@ TEST_F(PerfDriver, RecordsAProfileAndJudgesByItWithoutAReference) {
   EXPECT_NEAR(record("good")["ratio"]["median"].get<double>(), 1.0, 1e-12);
   // ... with no comparison of outputs (there is no reference's), and the feedback says so ...
   EXPECT_FALSE(record("good")["output_check"]["checked"].get<bool>());
-  EXPECT_THAT(output.str(), HasSubstr("Output: not compared with the reference's here (no reference: profile mode)"));
+  EXPECT_THAT(
+      output.str(),
+      HasSubstr("Output: not compared with the reference's here (no reference: profile mode)"));
   // ... and one four times slower fails.
   o.case_name = "slow";
-  std::ofstream(o.profile) << nlohmann::json{{"cases", {{"slow", {{"fraction_of_roof", fraction}}}}}}.dump();
+  std::ofstream(o.profile)
+      << nlohmann::json{{"cases", {{"slow", {{"fraction_of_roof", fraction}}}}}}.dump();
   o.student = WORKBOOK_TEST_WORKER_BAD;
   EXPECT_EQ(run(o), 1) << output.str();
   EXPECT_NEAR(record("slow")["ratio"]["median"].get<double>(), 4.0, 1e-12);
@@ -368,7 +392,9 @@ TEST_F(PerfDriver, TimesACaseWithItsOwnRunner) {
   EXPECT_DOUBLE_EQ(record("own_runner")["student"]["timing"]["median"].get<double>(), 1e-3);
   // It declares no output: nothing to compare, and the feedback says so.
   EXPECT_FALSE(record("own_runner")["output_check"]["checked"].get<bool>());
-  EXPECT_THAT(output.str(), HasSubstr("Output: not compared with the reference's (the perf case declares no output)"));
+  EXPECT_THAT(
+      output.str(),
+      HasSubstr("Output: not compared with the reference's (the perf case declares no output)"));
 }
 
 TEST_F(PerfDriver, ASetupProblemIsNotTheStudentsFault) {

@@ -40,13 +40,13 @@ enum class Misbehaviour {
   not_implemented,
   crash,
   wrong,
-  stale,            // writes its output on the first call only
-  overrun,          // right, but from the second call on also writes past the end of its output
+  stale,    // writes its output on the first call only
+  overrun,  // right, but from the second call on also writes past the end of its output
   hang,
   chatty,
-  faked,            // wrong on timed calls, and its in-process verify says "right" after the first
+  faked,  // wrong on timed calls, and its in-process verify says "right" after the first
   skipped_when_timed,  // writes nothing on timed calls, and fakes its in-process verify likewise
-  tamper,           // right, but maps the driver's shared memory (fd 5) for writing, and keeps it
+  tamper,  // right, but maps the driver's shared memory (fd 5) for writing, and keeps it
 };
 
 // Maps the driver's shared memory for the output (fd 5) for writing, and never unmaps it: code that
@@ -54,7 +54,8 @@ enum class Misbehaviour {
 void map_shared_memory_for_writing() {
   struct stat st {};
   if (fstat(5, &st) == 0 && st.st_size > 0)
-    (void)mmap(nullptr, static_cast<std::size_t>(st.st_size), PROT_READ | PROT_WRITE, MAP_SHARED, 5, 0);
+    (void)mmap(nullptr, static_cast<std::size_t>(st.st_size), PROT_READ | PROT_WRITE, MAP_SHARED, 5,
+               0);
 }
 
 // y = 2 x, done the way `m` says when this is the bad worker.
@@ -70,7 +71,10 @@ void scale(workbook::perf::Case& perf, Misbehaviour m) {
   perf.hint(0.5, "a test hint");
   const workbook::Work copy_work{.ops = 0, .bytes = 8.0 * kN};
   auto copy = [&] { std::memcpy(y.data(), x.data(), kN * sizeof(float)); };
-  perf.extra({.label = "memcpy baseline", .run = copy, .work = copy_work, .runner = fixed_time(copy, kCallSeconds / 2)});
+  perf.extra({.label = "memcpy baseline",
+              .run = copy,
+              .work = copy_work,
+              .runner = fixed_time(copy, kCallSeconds / 2)});
   auto run = [&] {
     ++calls;
     if (m == Misbehaviour::not_implemented) throw workbook::NotImplemented("scale");
@@ -81,39 +85,67 @@ void scale(workbook::perf::Case& perf, Misbehaviour m) {
     if (m == Misbehaviour::overrun && calls > 1) y.data()[kN] = 0.0f;  // one past the end
     if (m == Misbehaviour::tamper && calls == 2) map_shared_memory_for_writing();
     if (m == Misbehaviour::chatty) std::printf("{\"type\":\"times\",\"seconds\":[1e-12]}\n");
-    const float offset = m == Misbehaviour::wrong || (m == Misbehaviour::faked && calls > 1) ? 1.0f : 0.0f;
+    const float offset =
+        m == Misbehaviour::wrong || (m == Misbehaviour::faked && calls > 1) ? 1.0f : 0.0f;
     const int repeat = m == Misbehaviour::slow ? 4 : 1;
     for (int r = 0; r < repeat; ++r)
       for (std::size_t i = 0; i < kN; ++i) y[i] = 2.0f * x[i] + offset;
   };
-  perf.measure({.run = run,
-                .poison = [&] { y.poison(); },
-                .verify =
-                    [&] {
-                      // A faking kernel's code could make the check in its own process say "right".
-                      if (fakes && verified++ > 0) return workbook::CheckResult{};
-                      return workbook::check_elementwise(y, [&](std::size_t i) { return 2.0 * x[i]; },
-                                                         {.where = {"scale", "common/tests/perf_test_worker.cpp"},
-                                                          .tolerance = workbook::Tolerance::exact()});
-                    },
-                .output = workbook::perf::output_of(y, workbook::Tolerance::exact()),
-                .runner = fixed_time(run, m == Misbehaviour::slow ? 4 * kCallSeconds : kCallSeconds)});
+  perf.measure(
+      {.run = run,
+       .poison = [&] { y.poison(); },
+       .verify =
+           [&] {
+             // A faking kernel's code could make the check in its own process say "right".
+             if (fakes && verified++ > 0) return workbook::CheckResult{};
+             return workbook::check_elementwise(
+                 y, [&](std::size_t i) { return 2.0 * x[i]; },
+                 {.where = {"scale", "common/tests/perf_test_worker.cpp"},
+                  .tolerance = workbook::Tolerance::exact()});
+           },
+       .output = workbook::perf::output_of(y, workbook::Tolerance::exact()),
+       .runner = fixed_time(run, m == Misbehaviour::slow ? 4 * kCallSeconds : kCallSeconds)});
 }
 
-void good(workbook::perf::Case& perf) { scale(perf, Misbehaviour::none); }
-void slow(workbook::perf::Case& perf) { scale(perf, Misbehaviour::slow); }
-void not_implemented(workbook::perf::Case& perf) { scale(perf, Misbehaviour::not_implemented); }
-void crash(workbook::perf::Case& perf) { scale(perf, Misbehaviour::crash); }
-void wrong(workbook::perf::Case& perf) { scale(perf, Misbehaviour::wrong); }
-void stale(workbook::perf::Case& perf) { scale(perf, Misbehaviour::stale); }
-void overrun(workbook::perf::Case& perf) { scale(perf, Misbehaviour::overrun); }
-void faked(workbook::perf::Case& perf) { scale(perf, Misbehaviour::faked); }
-void skipped_when_timed(workbook::perf::Case& perf) { scale(perf, Misbehaviour::skipped_when_timed); }
-void tamper(workbook::perf::Case& perf) { scale(perf, Misbehaviour::tamper); }
-void hang(workbook::perf::Case& perf) { scale(perf, Misbehaviour::hang); }
-void chatty(workbook::perf::Case& perf) { scale(perf, Misbehaviour::chatty); }
+void good(workbook::perf::Case& perf) {
+  scale(perf, Misbehaviour::none);
+}
+void slow(workbook::perf::Case& perf) {
+  scale(perf, Misbehaviour::slow);
+}
+void not_implemented(workbook::perf::Case& perf) {
+  scale(perf, Misbehaviour::not_implemented);
+}
+void crash(workbook::perf::Case& perf) {
+  scale(perf, Misbehaviour::crash);
+}
+void wrong(workbook::perf::Case& perf) {
+  scale(perf, Misbehaviour::wrong);
+}
+void stale(workbook::perf::Case& perf) {
+  scale(perf, Misbehaviour::stale);
+}
+void overrun(workbook::perf::Case& perf) {
+  scale(perf, Misbehaviour::overrun);
+}
+void faked(workbook::perf::Case& perf) {
+  scale(perf, Misbehaviour::faked);
+}
+void skipped_when_timed(workbook::perf::Case& perf) {
+  scale(perf, Misbehaviour::skipped_when_timed);
+}
+void tamper(workbook::perf::Case& perf) {
+  scale(perf, Misbehaviour::tamper);
+}
+void hang(workbook::perf::Case& perf) {
+  scale(perf, Misbehaviour::hang);
+}
+void chatty(workbook::perf::Case& perf) {
+  scale(perf, Misbehaviour::chatty);
+}
 // Work spread over 2 threads, shown per element, with the same kernel "on one thread" as an extra
-// (here simply run twice, and reported as twice the time: a speedup of 2). The same in both workers.
+// (here simply run twice, and reported as twice the time: a speedup of 2). The same in both
+// workers.
 void parallel(workbook::perf::Case& perf) {
   workbook::AlignedVector<float> x(kN);
   workbook::fill_uniform(x, perf.rng());
@@ -137,9 +169,10 @@ void parallel(workbook::perf::Case& perf) {
                 .poison = [&] { y.poison(); },
                 .verify =
                     [&] {
-                      return workbook::check_elementwise(y, [&](std::size_t i) { return 2.0 * x[i]; },
-                                                         {.where = {"scale", "common/tests/perf_test_worker.cpp"},
-                                                          .tolerance = workbook::Tolerance::exact()});
+                      return workbook::check_elementwise(
+                          y, [&](std::size_t i) { return 2.0 * x[i]; },
+                          {.where = {"scale", "common/tests/perf_test_worker.cpp"},
+                           .tolerance = workbook::Tolerance::exact()});
                     },
                 .output = workbook::perf::output_of(y, workbook::Tolerance::exact()),
                 .runner = fixed_time(once, kCallSeconds)});
@@ -159,8 +192,11 @@ WORKBOOK_PERF_CASE(tamper);
 WORKBOOK_PERF_CASE(hang);
 WORKBOOK_PERF_CASE(chatty);
 
-// A case that cannot run on this machine (as a GPU case on a machine without a GPU), in both workers.
-void skipped(workbook::perf::Case&) { throw workbook::Skipped("no CUDA device: skipped (a test of the skip)"); }
+// A case that cannot run on this machine (as a GPU case on a machine without a GPU), in both
+// workers.
+void skipped(workbook::perf::Case&) {
+  throw workbook::Skipped("no CUDA device: skipped (a test of the skip)");
+}
 WORKBOOK_PERF_CASE(skipped);
 
 // A case timed by its own runner (as a GPU case is, with CUDA events): the times it reports are
@@ -169,10 +205,12 @@ void own_runner(workbook::perf::Case& perf) {
   std::vector<float> y(1, 0.0f);
   perf.describe("own_runner", "a kernel whose runner reports 1 ms per call");
   perf.work({.ops = 1e6, .bytes = 1e6});
-  perf.measure({.run = [&] { y[0] = 1; },
-                .poison = [&] { y[0] = 0; },
-                .verify = [&] { return workbook::CheckResult{}; },
-                .runner = [&](int count) { return std::vector<double>(static_cast<std::size_t>(count), 1e-3); }});
+  perf.measure(
+      {.run = [&] { y[0] = 1; },
+       .poison = [&] { y[0] = 0; },
+       .verify = [&] { return workbook::CheckResult{}; },
+       .runner =
+           [&](int count) { return std::vector<double>(static_cast<std::size_t>(count), 1e-3); }});
 }
 WORKBOOK_PERF_CASE(own_runner);
 

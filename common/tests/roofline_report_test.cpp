@@ -59,7 +59,9 @@ TEST(Roofline, MemoryBoundKernel) {
   EXPECT_EQ(a.bound, workbook::Bound::memory);
   EXPECT_FALSE(a.at_roofline);
   EXPECT_DOUBLE_EQ(workbook::roofline_seconds(work, example_ceilings()), 0.16);
-  EXPECT_THAT(workbook::verdict(a), HasSubstr("memory-bound work (intensity 0.125 FLOP/B, ridge 4): 80% of copy, 1 thread"));
+  EXPECT_THAT(
+      workbook::verdict(a),
+      HasSubstr("memory-bound work (intensity 0.125 FLOP/B, ridge 4): 80% of copy, 1 thread"));
 }
 
 TEST(Roofline, ComputeBoundAndUnderutilized) {
@@ -82,12 +84,20 @@ TEST(Roofline, LevelAndThreadsPickTheRoofs) {
   const auto all = workbook::roofs_for({.ops = 1, .bytes = 1, .threads = 2}, c);
   EXPECT_DOUBLE_EQ(all.bandwidth_gbs, 80);
   EXPECT_DOUBLE_EQ(all.compute_gops, 400);
-  const auto l1_all = workbook::roofs_for({.ops = 1, .bytes = 1, .traffic = workbook::Traffic::l1, .threads = 2}, c);
+  const auto l1_all = workbook::roofs_for(
+      {.ops = 1, .bytes = 1, .traffic = workbook::Traffic::l1, .threads = 2}, c);
   EXPECT_DOUBLE_EQ(l1_all.bandwidth_gbs, 800);  // each core has its own L1
-  EXPECT_DOUBLE_EQ(workbook::roofs_for({.ops = 1, .bytes = 1, .traffic = workbook::Traffic::triad}, c).bandwidth_gbs, 52);
-  EXPECT_DOUBLE_EQ(workbook::roofs_for({.ops = 1, .bytes = 1, .traffic = workbook::Traffic::read}, c).bandwidth_gbs, 60);
+  EXPECT_DOUBLE_EQ(
+      workbook::roofs_for({.ops = 1, .bytes = 1, .traffic = workbook::Traffic::triad}, c)
+          .bandwidth_gbs,
+      52);
+  EXPECT_DOUBLE_EQ(
+      workbook::roofs_for({.ops = 1, .bytes = 1, .traffic = workbook::Traffic::read}, c)
+          .bandwidth_gbs,
+      60);
   EXPECT_EQ(workbook::traffic_from_string("triad"), workbook::Traffic::triad);
-  const auto int8 = workbook::roofs_for({.ops = 1, .bytes = 1, .compute = workbook::Compute::int8}, c);
+  const auto int8 =
+      workbook::roofs_for({.ops = 1, .bytes = 1, .compute = workbook::Compute::int8}, c);
   EXPECT_DOUBLE_EQ(int8.compute_gops, 500);
   EXPECT_EQ(int8.compute_name, "int8 dot peak, 1 core");
   EXPECT_EQ(workbook::compute_from_string("int8"), workbook::Compute::int8);
@@ -95,21 +105,28 @@ TEST(Roofline, LevelAndThreadsPickTheRoofs) {
 }
 
 TEST(Roofline, RejectsUnmeasuredCeilingsAndNonPositiveTimes) {
-  EXPECT_THROW(workbook::roofs_for({.ops = 1, .bytes = 1}, workbook::Ceilings{}), std::invalid_argument);
-  EXPECT_THROW(workbook::analyze({.ops = 1, .bytes = 1}, 0.0, example_ceilings()), std::invalid_argument);
+  EXPECT_THROW(workbook::roofs_for({.ops = 1, .bytes = 1}, workbook::Ceilings{}),
+               std::invalid_argument);
+  EXPECT_THROW(workbook::analyze({.ops = 1, .bytes = 1}, 0.0, example_ceilings()),
+               std::invalid_argument);
 }
 
 TEST(Roofline, NextStepPrefersTheLowestMatchingHint) {
   const std::vector<workbook::Hint> hints = {{0.5, "vectorise"}, {0.9, "streaming stores"}};
   const workbook::Work work{.ops = 1e9, .bytes = 8e9};
-  EXPECT_EQ(workbook::next_step(workbook::analyze(work, 0.5, example_ceilings()), hints), "vectorise");
-  EXPECT_EQ(workbook::next_step(workbook::analyze(work, 0.2, example_ceilings()), hints), "streaming stores");
-  EXPECT_THAT(workbook::next_step(workbook::analyze(work, 0.165, example_ceilings()), hints), HasSubstr("at the roofline"));
-  EXPECT_THAT(workbook::next_step(workbook::analyze(work, 0.5, example_ceilings()), {}), HasSubstr("Neither roof binds"));
+  EXPECT_EQ(workbook::next_step(workbook::analyze(work, 0.5, example_ceilings()), hints),
+            "vectorise");
+  EXPECT_EQ(workbook::next_step(workbook::analyze(work, 0.2, example_ceilings()), hints),
+            "streaming stores");
+  EXPECT_THAT(workbook::next_step(workbook::analyze(work, 0.165, example_ceilings()), hints),
+              HasSubstr("at the roofline"));
+  EXPECT_THAT(workbook::next_step(workbook::analyze(work, 0.5, example_ceilings()), {}),
+              HasSubstr("Neither roof binds"));
 }
 
 TEST(Ceilings, JsonRoundTripAndMachineCheck) {
-  const auto path = std::filesystem::temp_directory_path() / ("ceilings-test-" + std::to_string(::getpid()) + ".json");
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("ceilings-test-" + std::to_string(::getpid()) + ".json");
   workbook::save_ceilings(path.string(), example_ceilings());
   const auto loaded = workbook::load_ceilings(path.string());
   ASSERT_TRUE(loaded.has_value());
@@ -141,21 +158,29 @@ TEST(Report, FormatsTimesAndPercentages) {
 
 TEST(Report, OneFormatterForAKernelsRooflineRow) {
   // 40 GB/s and 5 GFLOP/s, 80% of the roof, in 0.2 s with a spread of +-5%.
-  const workbook::Analysis a = workbook::analyze({.ops = 1e9, .bytes = 8e9}, 0.2, example_ceilings());
-  const workbook::Summary s{.count = 9, .min = 0.18, .q1 = 0.19, .median = 0.2, .q3 = 0.21, .max = 0.3};
+  const workbook::Analysis a =
+      workbook::analyze({.ops = 1e9, .bytes = 8e9}, 0.2, example_ceilings());
+  const workbook::Summary s{
+      .count = 9, .min = 0.18, .q1 = 0.19, .median = 0.2, .q3 = 0.21, .max = 0.3};
   const workbook::RooflineCells c = workbook::roofline_cells(s, a);
   EXPECT_EQ(c.median, "200 ms");
   EXPECT_EQ(c.spread, "+-5%");
   EXPECT_EQ(c.gbs, "40.0");
   EXPECT_EQ(c.gops, "5.00");  // two decimals under 10
   EXPECT_EQ(c.of_roof, "80%");
-  EXPECT_EQ(workbook::roofline_cells(s, workbook::analyze({.ops = 1e10, .bytes = 8e9}, 0.2, example_ceilings())).gops,
+  EXPECT_EQ(workbook::roofline_cells(
+                s, workbook::analyze({.ops = 1e10, .bytes = 8e9}, 0.2, example_ceilings()))
+                .gops,
             "50.0");
 }
 
 TEST(Report, AnalysisSummaryAndWorkReadBackFromTheirRecords) {
-  const workbook::Work work{.ops = 1e9, .bytes = 8e9, .traffic = workbook::Traffic::triad, .threads = 2,
-                            .compute = workbook::Compute::int8, .ops_unit = "OP"};
+  const workbook::Work work{.ops = 1e9,
+                            .bytes = 8e9,
+                            .traffic = workbook::Traffic::triad,
+                            .threads = 2,
+                            .compute = workbook::Compute::int8,
+                            .ops_unit = "OP"};
   const workbook::Analysis a = workbook::analyze(work, 0.2, example_ceilings());
   const nlohmann::json record = workbook::to_json(a);
   const auto back = record.get<workbook::Analysis>();
@@ -165,7 +190,8 @@ TEST(Report, AnalysisSummaryAndWorkReadBackFromTheirRecords) {
   EXPECT_EQ(back.bound, a.bound);
   EXPECT_EQ(nlohmann::json(work)["traffic"], "triad");
   EXPECT_EQ(nlohmann::json(work).get<workbook::Work>().ops_unit, "OP");
-  const workbook::Summary s{.count = 3, .min = 1, .q1 = 1.5, .median = 2, .q3 = 2.5, .max = 3, .mean = 2, .stddev = 1};
+  const workbook::Summary s{
+      .count = 3, .min = 1, .q1 = 1.5, .median = 2, .q3 = 2.5, .max = 3, .mean = 2, .stddev = 1};
   EXPECT_EQ(workbook::to_json(workbook::to_json(s).get<workbook::Summary>()), workbook::to_json(s));
 }
 
@@ -181,10 +207,11 @@ TEST(Report, TableAlignsColumns) {
 }
 
 TEST(Report, RooflineSvgIsWellFormedAndLabelled) {
-  const std::string svg = workbook::roofline_svg(
-      example_ceilings(),
-      {{"you & me", 0.125, 5, workbook::PlotPoint::Role::student}, {"reference", 0.125, 6, workbook::PlotPoint::Role::reference}},
-      {.title = "lab <01>"});
+  const std::string svg =
+      workbook::roofline_svg(example_ceilings(),
+                             {{"you & me", 0.125, 5, workbook::PlotPoint::Role::student},
+                              {"reference", 0.125, 6, workbook::PlotPoint::Role::reference}},
+                             {.title = "lab <01>"});
   EXPECT_EQ(svg.rfind("<svg", 0), 0u);
   EXPECT_THAT(svg, HasSubstr("</svg>\n"));
   EXPECT_THAT(svg, HasSubstr("lab &lt;01&gt;"));
@@ -194,22 +221,28 @@ TEST(Report, RooflineSvgIsWellFormedAndLabelled) {
   EXPECT_THAT(svg, HasSubstr("ridge 4.0"));
   // As many opening as closing text elements: nothing left unterminated.
   std::size_t open = 0, close = 0;
-  for (std::size_t p = svg.find("<text"); p != std::string::npos; p = svg.find("<text", p + 1)) ++open;
-  for (std::size_t p = svg.find("</text>"); p != std::string::npos; p = svg.find("</text>", p + 1)) ++close;
+  for (std::size_t p = svg.find("<text"); p != std::string::npos; p = svg.find("<text", p + 1))
+    ++open;
+  for (std::size_t p = svg.find("</text>"); p != std::string::npos; p = svg.find("</text>", p + 1))
+    ++close;
   EXPECT_EQ(open, close);
 }
 
 TEST(Bench, AVersionWithItsOwnWorkIsPlacedAgainstItsOwnRoof) {
-  // An fp32 baseline timed in a group of int8 kernels: its point uses the FMA roof, theirs the int8 one.
+  // An fp32 baseline timed in a group of int8 kernels: its point uses the FMA roof, theirs the int8
+  // one.
   workbook::Bench bench("test", example_ceilings());
-  const workbook::Work int8{.ops = 1e6, .bytes = 1e3, .compute = workbook::Compute::int8, .ops_unit = "OP"};
+  const workbook::Work int8{
+      .ops = 1e6, .bytes = 1e3, .compute = workbook::Compute::int8, .ops_unit = "OP"};
   const workbook::Work fp32{.ops = 1e6, .bytes = 4e3};
   volatile unsigned sink = 0;
   auto spin = [&] {
     for (unsigned i = 0; i < 1000; ++i) sink = sink + i;
   };
   const auto analyses = bench.compare(
-      "product", int8, {{"int8 kernel", spin, workbook::Bench::kReference}, {.label = "fp32 baseline", .kernel = spin, .work = fp32}},
+      "product", int8,
+      {{"int8 kernel", spin, workbook::Bench::kReference},
+       {.label = "fp32 baseline", .kernel = spin, .work = fp32}},
       {.warmup_seconds = 0, .min_runs = 3, .max_seconds = 0.01, .batch_seconds = 0.001});
   ASSERT_EQ(analyses.size(), 2u);
   EXPECT_EQ(analyses[0].work.compute, workbook::Compute::int8);
@@ -220,18 +253,25 @@ TEST(Bench, AVersionWithItsOwnWorkIsPlacedAgainstItsOwnRoof) {
 }
 
 TEST(Report, XmlEscapeEscapesMarkup) {
-  EXPECT_EQ(workbook::xml_escape(R"(a < b && "c" > d)"), "a &lt; b &amp;&amp; &quot;c&quot; &gt; d");
+  EXPECT_EQ(workbook::xml_escape(R"(a < b && "c" > d)"),
+            "a &lt; b &amp;&amp; &quot;c&quot; &gt; d");
 }
 
 TEST(Report, RooflineSvgScatterDrawsOthersAsUnlabelledDots) {
   // A class scatter (the autograder's summary): many submissions, none of them named in a key.
-  std::vector<workbook::PlotPoint> points = {{"reference relu", 0.125, 6, workbook::PlotPoint::Role::reference}};
-  for (int i = 0; i < 50; ++i) points.push_back({"student " + std::to_string(i), 0.125, 1.0 + 0.1 * i, workbook::PlotPoint::Role::other});
-  const std::string svg = workbook::roofline_svg(example_ceilings(), points, {.title = "class", .label_others = false});
+  std::vector<workbook::PlotPoint> points = {
+      {"reference relu", 0.125, 6, workbook::PlotPoint::Role::reference}};
+  for (int i = 0; i < 50; ++i)
+    points.push_back(
+        {"student " + std::to_string(i), 0.125, 1.0 + 0.1 * i, workbook::PlotPoint::Role::other});
+  const std::string svg =
+      workbook::roofline_svg(example_ceilings(), points, {.title = "class", .label_others = false});
   EXPECT_THAT(svg, HasSubstr("reference relu"));
   EXPECT_THAT(svg, Not(HasSubstr("student 7")));
   std::size_t dots = 0;
-  for (std::size_t p = svg.find("fill-opacity=\"0.45\""); p != std::string::npos; p = svg.find("fill-opacity=\"0.45\"", p + 1)) ++dots;
+  for (std::size_t p = svg.find("fill-opacity=\"0.45\""); p != std::string::npos;
+       p = svg.find("fill-opacity=\"0.45\"", p + 1))
+    ++dots;
   EXPECT_EQ(dots, 50u);
 }
 

@@ -1,9 +1,9 @@
 // Seeds, the generator, input generators, guarded buffers, argument checks, NotImplemented.
+#include <workbook/internal/subprocess.hpp>
 #include <workbook/not_implemented.hpp>
 #include <workbook/require.hpp>
 #include <workbook/seed.hpp>
 #include <workbook/simd.hpp>
-#include <workbook/internal/subprocess.hpp>
 #include <workbook/tensor.hpp>
 
 #include <gmock/gmock.h>
@@ -103,7 +103,8 @@ TEST(Generators, RangesAndShapes) {
 
 TEST(GuardedBuffer, PoisonMisalignmentAndDamage) {
   workbook::GuardedBuffer<float> y(10, 3);
-  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(y.data()) % 64, 12u) << "3 floats past a 64-byte boundary";
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(y.data()) % 64, 12u)
+      << "3 floats past a 64-byte boundary";
   for (std::size_t i = 0; i < 10; ++i) EXPECT_TRUE(y.is_poison(i));
   y[4] = 1;
   EXPECT_FALSE(y.is_poison(4));
@@ -128,7 +129,8 @@ TEST(Require, NamesTheArgumentsInItsMessages) {
   float buffer[8] = {};
   EXPECT_NO_THROW(workbook::require_no_partial_overlap("f", buffer, 32, "a", buffer, 32, "b"));
   EXPECT_NO_THROW(workbook::require_no_partial_overlap("f", buffer, 16, "a", buffer + 4, 16, "b"));
-  EXPECT_THROW(workbook::require_no_partial_overlap("f", buffer, 16, "a", buffer + 2, 16, "b"), std::invalid_argument);
+  EXPECT_THROW(workbook::require_no_partial_overlap("f", buffer, 16, "a", buffer + 2, 16, "b"),
+               std::invalid_argument);
 }
 
 TEST(Require, DisjointRejectsAnySharedByteEvenTheSameBuffer) {
@@ -169,13 +171,16 @@ TEST(Require, MatrixNeedsItsLastRowButNoPaddingAfterIt) {
 }
 
 TEST(NotImplemented, NamesTheFunctionAndTheFileFromTheRepositoryRoot) {
-  EXPECT_EQ(workbook::repository_path("/home/s/perf-workbook/labs/01_vectorized_relu/vector_ops.cpp"),
-            "labs/01_vectorized_relu/vector_ops.cpp");
+  EXPECT_EQ(
+      workbook::repository_path("/home/s/perf-workbook/labs/01_vectorized_relu/vector_ops.cpp"),
+      "labs/01_vectorized_relu/vector_ops.cpp");
   EXPECT_EQ(workbook::repository_path("/x/labs/old/solutions/02/m.cpp"), "solutions/02/m.cpp");
   EXPECT_EQ(workbook::repository_path("elsewhere.cpp"), "elsewhere.cpp");
   const workbook::NotImplemented e("relu");
   EXPECT_EQ(e.function(), "relu");
-  EXPECT_THAT(e.what(), HasSubstr("not implemented yet: implement relu in common/tests/seed_tensor_test.cpp"));
+  EXPECT_THAT(
+      e.what(),
+      HasSubstr("not implemented yet: implement relu in common/tests/seed_tensor_test.cpp"));
 }
 
 TEST(Subprocess, ReportsExitCodesSignalsAndMissingPrograms) {
@@ -193,8 +198,9 @@ TEST(Subprocess, ReportsExitCodesSignalsAndMissingPrograms) {
 }
 
 TEST(Subprocess, TalksOverItsPrivateChannelAndTimesOut) {
-  workbook::Subprocess child({.argv = {"/bin/sh", "-c", "echo noise; read line <&3; echo \"got $line\" >&4; exec sleep 5"},
-                              .channel = true});
+  workbook::Subprocess child(
+      {.argv = {"/bin/sh", "-c", "echo noise; read line <&3; echo \"got $line\" >&4; exec sleep 5"},
+       .channel = true});
   ASSERT_TRUE(child.send("hello"));
   std::string line;
   ASSERT_EQ(child.read_line(line, 10), workbook::Subprocess::Read::line);

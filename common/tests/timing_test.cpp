@@ -8,9 +8,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 #include <stdexcept>
 #include <string>
-#include <functional>
 
 namespace {
 
@@ -74,8 +74,8 @@ struct FakeRunner {
 
 TEST(Timing, ConvergesOnSteadyTimesAfterMinRuns) {
   FakeRunner fake{[](int) { return 1e-3; }};
-  const workbook::Timing t =
-      workbook::time_runs(fake.runner(), {.warmup_seconds = 0, .min_runs = 7, .clock = fake.clock.source()});
+  const workbook::Timing t = workbook::time_runs(
+      fake.runner(), {.warmup_seconds = 0, .min_runs = 7, .clock = fake.clock.source()});
   EXPECT_TRUE(t.converged);
   EXPECT_GE(t.seconds.size(), 7u);
   EXPECT_DOUBLE_EQ(t.summary.median, 1e-3);
@@ -85,7 +85,8 @@ TEST(Timing, ConvergesOnSteadyTimesAfterMinRuns) {
 TEST(Timing, StopsAtTheCapWhenTheSpreadStaysLarge) {
   FakeRunner fake{[](int k) { return k % 2 ? 1e-3 : 2e-3; }};
   const workbook::Timing t = workbook::time_runs(
-      fake.runner(), {.warmup_seconds = 0, .min_runs = 5, .max_runs = 300, .clock = fake.clock.source()});
+      fake.runner(),
+      {.warmup_seconds = 0, .min_runs = 5, .max_runs = 300, .clock = fake.clock.source()});
   EXPECT_FALSE(t.converged);
   EXPECT_EQ(t.seconds.size(), 300u);
   EXPECT_NEAR(t.summary.rel_iqr(), 1.0 / 1.5, 1e-9);
@@ -94,8 +95,8 @@ TEST(Timing, StopsAtTheCapWhenTheSpreadStaysLarge) {
 TEST(Timing, WarmupRunsAreNotCounted) {
   // The first (cold) run is slow; warm-up absorbs it.
   FakeRunner fake{[](int k) { return k == 0 ? 1.0 : 1e-3; }};
-  const workbook::Timing t =
-      workbook::time_runs(fake.runner(), {.warmup_seconds = 0, .warmup_runs = 1, .clock = fake.clock.source()});
+  const workbook::Timing t = workbook::time_runs(
+      fake.runner(), {.warmup_seconds = 0, .warmup_runs = 1, .clock = fake.clock.source()});
   EXPECT_DOUBLE_EQ(t.summary.max, 1e-3);
 }
 
@@ -111,8 +112,8 @@ TEST(Timing, TheLocalRunnerReadsTheClockAroundEachCall) {
         clock.now += kCall;
       },
       clock.source());
-  const workbook::Timing t =
-      workbook::time_runs(runner, {.warmup_seconds = 0.01, .max_seconds = 0.5, .clock = clock.source()});
+  const workbook::Timing t = workbook::time_runs(
+      runner, {.warmup_seconds = 0.01, .max_seconds = 0.5, .clock = clock.source()});
   EXPECT_DOUBLE_EQ(t.summary.median, kCall);
   EXPECT_DOUBLE_EQ(t.summary.min, kCall);
   EXPECT_DOUBLE_EQ(t.summary.max, kCall);
@@ -125,9 +126,11 @@ TEST(Timing, TheLocalRunnerReadsTheClockAroundEachCall) {
 TEST(Timing, StopsAtTheTimeCapWhenTheSpreadStaysLarge) {
   // 0.5 s of timed runs on the clock (after at least min_runs), whatever the spread.
   FakeRunner fake{[](int k) { return k % 2 ? 0x1p-10 : 0x1p-9; }};
-  const workbook::Timing t = workbook::time_runs(
-      fake.runner(), {.warmup_seconds = 0, .min_runs = 5, .max_seconds = 0.5, .batch_seconds = 0x1p-6,
-                      .clock = fake.clock.source()});
+  const workbook::Timing t = workbook::time_runs(fake.runner(), {.warmup_seconds = 0,
+                                                                 .min_runs = 5,
+                                                                 .max_seconds = 0.5,
+                                                                 .batch_seconds = 0x1p-6,
+                                                                 .clock = fake.clock.source()});
   EXPECT_FALSE(t.converged);
   // Batches of 8 runs (2^-6 s over the warm-up run's 2^-9 s), 4 of each duration: 0.01171875 s a
   // batch, so 43 batches (0.50390625 s), the first to reach the cap.
@@ -149,13 +152,18 @@ TEST(Compare, InterleavesABBAAndReportsTheRatio) {
   FakeClock clock;
   auto side = [&](char name, double seconds) { return recording(order, clock, name, seconds); };
   const workbook::Comparison c = workbook::compare_interleaved(
-      side('A', 2e-3), side('B', 1e-3), {.warmup_seconds = 0, .warmup_runs = 1, .clock = clock.source()}, {},
+      side('A', 2e-3), side('B', 1e-3),
+      {.warmup_seconds = 0, .warmup_runs = 1, .clock = clock.source()}, {},
       [&order](int round) { order += std::to_string(round); });
   EXPECT_TRUE(c.converged);
   EXPECT_DOUBLE_EQ(c.ratio.median, 2.0);
   EXPECT_EQ(c.rounds, 3);
   // Warm-up of each, then A B B A rounds, each announced by its number.
-  EXPECT_EQ(order, "AB" "0ABBA" "1ABBA" "2ABBA");
+  EXPECT_EQ(order,
+            "AB"
+            "0ABBA"
+            "1ABBA"
+            "2ABBA");
 }
 
 TEST(Compare, StopsAtTheTimeCapAfterTwoRounds) {
@@ -163,10 +171,13 @@ TEST(Compare, StopsAtTheTimeCapAfterTwoRounds) {
   std::string order;
   FakeClock clock;
   auto side = [&](char name, double seconds) { return recording(order, clock, name, seconds); };
-  const workbook::Comparison c = workbook::compare_interleaved(
-      side('A', 0.25), side('B', 0.25),
-      {.warmup_seconds = 0, .warmup_runs = 1, .max_seconds = 1.5, .target_rel_iqr = -1, .batch_seconds = 0.5,
-       .clock = clock.source()});
+  const workbook::Comparison c = workbook::compare_interleaved(side('A', 0.25), side('B', 0.25),
+                                                               {.warmup_seconds = 0,
+                                                                .warmup_runs = 1,
+                                                                .max_seconds = 1.5,
+                                                                .target_rel_iqr = -1,
+                                                                .batch_seconds = 0.5,
+                                                                .clock = clock.source()});
   EXPECT_FALSE(c.converged);
   EXPECT_EQ(c.rounds, 2);
 }
@@ -180,7 +191,8 @@ TEST(Compare, StopsEarlyWhenDecided) {
     };
   };
   const workbook::Comparison c = workbook::compare_interleaved(
-      constant(3e-3), constant(1e-3), {.warmup_seconds = 0, .target_rel_iqr = -1, .clock = clock.source()},
+      constant(3e-3), constant(1e-3),
+      {.warmup_seconds = 0, .target_rel_iqr = -1, .clock = clock.source()},
       [](const workbook::Comparison& c) { return c.rounds >= 2 && c.ratio.median > 2; });
   EXPECT_TRUE(c.decided_early);
   EXPECT_EQ(c.rounds, 2);
@@ -191,10 +203,14 @@ TEST(Interleave, RunsEveryKernelEachRoundAlternatingDirection) {
   std::string order;
   FakeClock clock;
   auto side = [&](char name, double seconds) { return recording(order, clock, name, seconds); };
-  const std::vector<workbook::Timing> t = workbook::time_interleaved(
-      {side('A', 1e-3), side('B', 2e-3), side('C', 3e-3)},
-      {.warmup_seconds = 0, .warmup_runs = 1, .clock = clock.source()});
-  EXPECT_EQ(order, "ABC" "ABC" "CBA" "ABC");  // warm-up, then three rounds, alternating
+  const std::vector<workbook::Timing> t =
+      workbook::time_interleaved({side('A', 1e-3), side('B', 2e-3), side('C', 3e-3)},
+                                 {.warmup_seconds = 0, .warmup_runs = 1, .clock = clock.source()});
+  EXPECT_EQ(order,
+            "ABC"
+            "ABC"
+            "CBA"
+            "ABC");  // warm-up, then three rounds, alternating
   ASSERT_EQ(t.size(), 3u);
   EXPECT_DOUBLE_EQ(t[1].summary.median, 2e-3);
   EXPECT_TRUE(t[2].converged);

@@ -1,8 +1,8 @@
 // workbook-perf: the perf test of one case. Times the student's kernel against the reference's in
 // two worker processes, interleaved, and prints where the kernel stands on the roofline.
 // Built twice: workbook-gpu-perf (WORKBOOK_PERF_GPU=1) judges GPU cases against the GPU's roofs.
-#include <workbook/internal/perf_verdict.hpp>
 #include <workbook/internal/perf_driver.hpp>
+#include <workbook/internal/perf_verdict.hpp>
 #include <workbook/report.hpp>
 #include <workbook/seed.hpp>
 #if WORKBOOK_PERF_GPU

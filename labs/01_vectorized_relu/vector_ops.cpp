@@ -21,9 +21,10 @@ using Batch = xsimd::batch<float>;
 
 void relu(std::span<const float> x, std::span<float> y) {
   workbook::require_elementwise("relu", x, "x", y, "y");
-  // TODO(lab01) step 1: for each full batch, load Batch::size elements of x (Batch::load_unaligned),
-  // keep the positive ones and NaN, zero the rest (xsimd::select with a comparison), and store the
-  // batch to y. Then finish the last x.size() % Batch::size elements with a scalar tail loop.
+  // TODO(lab01) step 1: for each full batch, load Batch::size elements of x
+  // (Batch::load_unaligned), keep the positive ones and NaN, zero the rest (xsimd::select with a
+  // comparison), and store the batch to y. Then finish the last x.size() % Batch::size elements
+  // with a scalar tail loop.
   throw workbook::NotImplemented("relu");
 }
 

@@ -44,9 +44,11 @@ inline void relu_chunk(std::span<const float> x, std::span<float> y, Stores stor
   auto scalar_at = [&](std::size_t i) { out[i] = in[i] <= 0.0f ? 0.0f : in[i]; };
   std::size_t i = 0;
   if (stores == Stores::streaming) {
-    for (; i < n && !workbook::simd_aligned(out + i); ++i) scalar_at(i);  // up to an aligned address
+    for (; i < n && !workbook::simd_aligned(out + i); ++i)
+      scalar_at(i);  // up to an aligned address
   }
-  const std::size_t whole = i + (n - i) / Batch::size * Batch::size;  // where the last full batch ends
+  const std::size_t whole =
+      i + (n - i) / Batch::size * Batch::size;  // where the last full batch ends
   if (stores == Stores::streaming) {
     for (; i < whole; i += Batch::size) workbook::store_streaming(out + i, batch_at(i));
     // Streaming stores are weakly ordered: without the fence another thread could see this chunk

@@ -54,7 +54,8 @@ void ThreadPool::work() {
 void parallel_for([[maybe_unused]] ThreadPool& pool, Range range, std::size_t grain,
                   [[maybe_unused]] const std::function<void(Range)>& body) {
   if (grain == 0) throw std::invalid_argument("parallel_for: grain must be at least 1");
-  if (range.end < range.begin) throw std::invalid_argument("parallel_for: the range ends before it begins");
+  if (range.end < range.begin)
+    throw std::invalid_argument("parallel_for: the range ends before it begins");
   // TODO(lab03) step 2: split the range into chunks of `grain` (the last one shorter), submit one
   // task per chunk that calls body(chunk), and keep the futures. Wait for *all* of them before
   // looking at any result (a running chunk still uses `body`, which belongs to your caller), then
@@ -65,7 +66,8 @@ void parallel_for([[maybe_unused]] ThreadPool& pool, Range range, std::size_t gr
 
 // --- Step 3: parallel_relu -----------------------------------------------------------------------
 
-void parallel_relu([[maybe_unused]] ThreadPool& pool, std::span<const float> x, std::span<float> y) {
+void parallel_relu([[maybe_unused]] ThreadPool& pool, std::span<const float> x,
+                   std::span<float> y) {
   workbook::require_elementwise("parallel_relu", x, "x", y, "y");
   // TODO(lab03) step 3: parallel_for over {0, x.size()} with a grain of your choice (the handout
   // discusses it), each chunk running relu_chunk(x.subspan(...), y.subspan(...), stores) with
@@ -75,7 +77,8 @@ void parallel_relu([[maybe_unused]] ThreadPool& pool, std::span<const float> x, 
 
 // --- Step 4: process_batch -----------------------------------------------------------------------
 
-std::vector<Tensor> process_batch([[maybe_unused]] ThreadPool& pool, [[maybe_unused]] std::span<const Tensor> batch,
+std::vector<Tensor> process_batch([[maybe_unused]] ThreadPool& pool,
+                                  [[maybe_unused]] std::span<const Tensor> batch,
                                   const TensorOp& op) {
   if (!op) throw std::invalid_argument("process_batch: the operation is an empty std::function");
   // TODO(lab03) step 4: make a vector of batch.size() results, then parallel_for over the batch's

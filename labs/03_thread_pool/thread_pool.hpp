@@ -24,14 +24,16 @@ namespace lab03 {
 ///
 /// What the pool guarantees (the tests check each point):
 /// - size() workers, started by the constructor, each running tasks until the pool is destroyed;
-/// - every submitted task runs exactly once, on one of the workers (never on the submitting thread);
+/// - every submitted task runs exactly once, on one of the workers (never on the submitting
+/// thread);
 /// - an exception a task throws is caught and stored in the std::future that submit() returned,
 ///   whose get() rethrows it; the worker goes on with the next task;
 /// - idle workers sleep on a condition variable: they use no CPU while there is nothing to do;
 /// - the destructor first finishes every task already submitted (those still in the queue too,
 ///   and any they submit in turn), then joins the workers: no task is lost, so every future the
 ///   pool handed out becomes ready.
-/// A task may submit more tasks. A task must not destroy its own pool (a thread cannot join itself).
+/// A task may submit more tasks. A task must not destroy its own pool (a thread cannot join
+/// itself).
 class ThreadPool {
  public:
   /// Starts `threads` workers. Throws std::invalid_argument when threads is 0.
@@ -58,8 +60,8 @@ class ThreadPool {
   /// and the queue is empty.
   void work();
 
-  std::mutex mutex_;                              ///< guards queue_ and stopping_
-  std::condition_variable work_available_;        ///< notified when a task is queued or stopping_ set
+  std::mutex mutex_;                        ///< guards queue_ and stopping_
+  std::condition_variable work_available_;  ///< notified when a task is queued or stopping_ set
   std::deque<std::packaged_task<void()>> queue_;  ///< tasks not started yet, oldest first
   bool stopping_ = false;                         ///< set by the destructor
   /// Declared last, so destroyed first: were the constructor to fail half-way, the members the
@@ -78,7 +80,8 @@ struct Range {
 };
 
 /// Runs body(chunk) for every chunk of `range` on the pool's workers, in parallel, and returns when
-/// all of them have finished. The chunks are [begin, begin + grain), [begin + grain, begin + 2 grain),
+/// all of them have finished. The chunks are [begin, begin + grain), [begin + grain, begin + 2
+/// grain),
 /// ..., the last one shorter when grain does not divide range.size().
 ///
 /// - The chunks depend on range and grain alone, never on the number of threads or on timing: a
@@ -91,7 +94,8 @@ struct Range {
 ///   calling thread: waiting there for the other workers could wait forever, since they may all be
 ///   doing the same.
 /// - Throws std::invalid_argument when grain is 0 or range.end < range.begin.
-void parallel_for(ThreadPool& pool, Range range, std::size_t grain, const std::function<void(Range)>& body);
+void parallel_for(ThreadPool& pool, Range range, std::size_t grain,
+                  const std::function<void(Range)>& body);
 
 /// y[i] = max(x[i], 0) for every i, in parallel on the pool: chunks of x and y, each by relu_chunk
 /// (relu_chunk.hpp, given). NaN stays NaN, as in lab 01. x and y have the same size; y may be x
@@ -103,7 +107,8 @@ using Tensor = workbook::Vector;
 /// An operation applied to each tensor of a batch.
 using TensorOp = std::function<Tensor(const Tensor&)>;
 
-/// results[i] = op(batch[i]) for every i, computed in parallel on the pool, returned in input order.
+/// results[i] = op(batch[i]) for every i, computed in parallel on the pool, returned in input
+/// order.
 ///
 /// - op is called exactly once per tensor, from several threads at once.
 /// - An empty batch gives an empty result without calling op; a batch with fewer tensors than the
@@ -111,6 +116,7 @@ using TensorOp = std::function<Tensor(const Tensor&)>;
 /// - If op throws, process_batch rethrows, after every tensor has been processed, the exception of
 ///   the lowest-numbered tensor whose op threw.
 /// - Throws std::invalid_argument for an empty op.
-std::vector<Tensor> process_batch(ThreadPool& pool, std::span<const Tensor> batch, const TensorOp& op);
+std::vector<Tensor> process_batch(ThreadPool& pool, std::span<const Tensor> batch,
+                                  const TensorOp& op);
 
 }  // namespace lab03

@@ -28,10 +28,13 @@ inline constexpr float kEps = 1e-5f;
 void normalize(const float* x, float* y, std::size_t rows, std::size_t cols, float eps = kEps);
 
 /// normalize's arguments, checked by the stub and the solution alike.
-inline void check_normalize_arguments(const float* x, const float* y, std::size_t rows, std::size_t cols, float eps) {
-  if (!(eps > 0)) throw std::invalid_argument("normalize: eps = " + std::to_string(eps) + " must be positive");
+inline void check_normalize_arguments(const float* x, const float* y, std::size_t rows,
+                                      std::size_t cols, float eps) {
+  if (!(eps > 0))
+    throw std::invalid_argument("normalize: eps = " + std::to_string(eps) + " must be positive");
   const std::size_t bytes = rows * cols * sizeof(float);
-  if (bytes > 0 && (x == nullptr || y == nullptr)) throw std::invalid_argument("normalize: x or y is null");
+  if (bytes > 0 && (x == nullptr || y == nullptr))
+    throw std::invalid_argument("normalize: x or y is null");
   workbook::require_no_partial_overlap("normalize", x, bytes, "x", y, bytes, "y");
 }
 

@@ -14,11 +14,12 @@ int main(int argc, char** argv) {
   workbook::LabBench bench("lab01");
   // ReLU: v1 -> v2 -> v3 -> the reference, and the probe's copy of the same bytes for scale (from
   // memory only: in L1 its streaming stores would be the wrong yardstick).
-  bench.versions(lab01::relu, "v4 streaming stores",
-                 {{"v1 scalar", v::relu_v1_scalar},
-                  {"v2 auto-vectorized", v::relu_v2_autovectorized},
-                  {"v3 xsimd", v::relu_v3_xsimd},
-                  {"copy (the probe's kernel)", workbook::copy_streaming, workbook::kBaseline, {"relu"}}});
+  bench.versions(
+      lab01::relu, "v4 streaming stores",
+      {{"v1 scalar", v::relu_v1_scalar},
+       {"v2 auto-vectorized", v::relu_v2_autovectorized},
+       {"v3 xsimd", v::relu_v3_xsimd},
+       {"copy (the probe's kernel)", workbook::copy_streaming, workbook::kBaseline, {"relu"}}});
   // The dot product in L1: one accumulator waits on the FMA latency; more than the load ports can
   // feed buy nothing. From memory, the reference alone (every version there waits on memory).
   bench.versions(lab01::dot, "v4 4 accumulators",

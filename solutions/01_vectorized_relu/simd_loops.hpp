@@ -60,7 +60,7 @@ float reduce(std::size_t n, AddBatch add_batch, Term term) {
   // Add the accumulators pairwise (a tree: shorter rounding chains than one after the other).
   for (std::size_t width = Accumulators / 2; width > 0; width /= 2)
     for (std::size_t k = 0; k < width; ++k) acc[k] += acc[k + width];
-  float sum = xsimd::hadd(acc[0]);   // the lanes of the last accumulator
+  float sum = xsimd::hadd(acc[0]);    // the lanes of the last accumulator
   for (; i < n; ++i) sum += term(i);  // the tail
   return sum;
 }

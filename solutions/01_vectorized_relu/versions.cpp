@@ -34,8 +34,14 @@ float dot_with(std::span<const float> a, std::span<const float> b) {
       [&](std::size_t i) { return a[i] * b[i]; });
 }
 
-float dot_v2_one_accumulator(std::span<const float> a, std::span<const float> b) { return dot_with<1>(a, b); }
-float dot_v3_two_accumulators(std::span<const float> a, std::span<const float> b) { return dot_with<2>(a, b); }
-float dot_v5_eight_accumulators(std::span<const float> a, std::span<const float> b) { return dot_with<8>(a, b); }
+float dot_v2_one_accumulator(std::span<const float> a, std::span<const float> b) {
+  return dot_with<1>(a, b);
+}
+float dot_v3_two_accumulators(std::span<const float> a, std::span<const float> b) {
+  return dot_with<2>(a, b);
+}
+float dot_v5_eight_accumulators(std::span<const float> a, std::span<const float> b) {
+  return dot_with<8>(a, b);
+}
 
 }  // namespace lab01::versions

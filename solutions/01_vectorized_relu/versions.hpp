@@ -6,9 +6,10 @@
 namespace lab01::versions {
 
 // ReLU: v1 -> v2 -> v3 -> the reference (v4: streaming stores for large outputs).
-void relu_v1_scalar(std::span<const float> x, std::span<float> y);          // auto-vectorisation off
-void relu_v2_autovectorized(std::span<const float> x, std::span<float> y);  // the same loop, vectorised by GCC
-void relu_v3_xsimd(std::span<const float> x, std::span<float> y);           // xsimd batches, ordinary stores
+void relu_v1_scalar(std::span<const float> x, std::span<float> y);  // auto-vectorisation off
+void relu_v2_autovectorized(std::span<const float> x,
+                            std::span<float> y);  // the same loop, vectorised by GCC
+void relu_v3_xsimd(std::span<const float> x, std::span<float> y);  // xsimd batches, ordinary stores
 
 // Dot product: v1 -> v2 -> v3 -> the reference (v4: four accumulators) -> v5, which shows that
 // more accumulators than the load ports can feed buy nothing.

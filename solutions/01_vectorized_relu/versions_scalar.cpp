@@ -10,7 +10,8 @@ void relu_v1_scalar(std::span<const float> x, std::span<float> y) {
 
 float dot_v1_scalar(std::span<const float> a, std::span<const float> b) {
   // One accumulator, one float at a time: each add waits for the previous one. (Even with the
-  // vectoriser on, GCC leaves this loop scalar: it may not reorder a float sum without -ffast-math.)
+  // vectoriser on, GCC leaves this loop scalar: it may not reorder a float sum without
+  // -ffast-math.)
   float sum = 0.0f;
   for (std::size_t i = 0; i < a.size(); ++i) sum += a[i] * b[i];
   return sum;

@@ -18,16 +18,18 @@ namespace v = lab02::versions;
 
 int main(int argc, char** argv) {
 #if defined(LAB02_HAVE_OPENBLAS)
-  std::cerr << "  OpenBLAS: " << openblas_get_config() << " (OPENBLAS_CORETYPE chooses the kernels)\n";
+  std::cerr << "  OpenBLAS: " << openblas_get_config()
+            << " (OPENBLAS_CORETYPE chooses the kernels)\n";
 #endif
   // v1 and the seed's blocking take seconds per call: timed at the lab's size only, with a longer
   // cap (2 s) so that they get their rounds.
   workbook::LabBench bench("lab02", 2.0);
-  bench.versions(lab02::matmul, "v5 packed (the reference)",
-                 {{"v1 naive i-j-k", v::matmul_v1_naive, true, {"matmul"}},
-                  {"seed: 6 loops, 32^3 blocks, i-j-k inside", v::matmul_seed_blocked, true, {"matmul"}},
-                  {"v2 i-k-j", v::matmul_v2_ikj},
-                  {"v3 cache-blocked i-k-j", v::matmul_v3_blocked},
-                  {"v4 register-blocked", v::matmul_v4_register_blocked}});
+  bench.versions(
+      lab02::matmul, "v5 packed (the reference)",
+      {{"v1 naive i-j-k", v::matmul_v1_naive, true, {"matmul"}},
+       {"seed: 6 loops, 32^3 blocks, i-j-k inside", v::matmul_seed_blocked, true, {"matmul"}},
+       {"v2 i-k-j", v::matmul_v2_ikj},
+       {"v3 cache-blocked i-k-j", v::matmul_v3_blocked},
+       {"v4 register-blocked", v::matmul_v4_register_blocked}});
   return bench.main(argc, argv);
 }

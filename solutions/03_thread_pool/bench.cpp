@@ -28,8 +28,8 @@
 #include <thread>
 #include <vector>
 
-#include <nlohmann/json.hpp>
 #include <unistd.h>
+#include <nlohmann/json.hpp>
 
 #if defined(_OPENMP)
 #include <omp.h>
@@ -40,18 +40,22 @@ namespace {
 namespace v = lab03::versions;
 using lab03::Range;
 using lab03::Tensor;
+using lab03::TensorOp;
 using lab03::ThreadPool;
 using workbook::Bench;
-using lab03::TensorOp;
 
 // Keeps the compiler from deleting an empty loop body: the overhead rows time nothing but the
 // machinery around it.
-inline void nothing() { asm volatile("" ::: "memory"); }
+inline void nothing() {
+  asm volatile("" ::: "memory");
+}
 
 // The reference's grain for 64 Mi floats, which the pool's variants and OpenMP use too.
 constexpr std::size_t kChunk = std::size_t{1} << 20;
 
-std::string format_us(double seconds) { return workbook::format_fixed(seconds * 1e6, 2) + " us"; }
+std::string format_us(double seconds) {
+  return workbook::format_fixed(seconds * 1e6, 2) + " us";
+}
 
 }  // namespace
 
@@ -69,34 +73,37 @@ int main(int argc, char** argv) {
   omp_set_num_threads(static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
 #endif
   workbook::LabBench bench("lab03");
-  std::vector<workbook::LabBench::Version<void(ThreadPool&, std::span<const float>, std::span<float>)>> relu = {
-      {"1 thread: relu_chunk, streaming stores",
-       [](ThreadPool&, std::span<const float> in, std::span<float> out) {
-         lab03::relu_chunk(in, out, lab03::Stores::streaming);
-       }},
-      {"v1 threads started per call",
-       [](ThreadPool& pool, std::span<const float> in, std::span<float> out) {
-         v::parallel_relu_v1_threads(pool.size(), in, out);
-       }},
-      {"pool, ordinary stores",
-       [](ThreadPool& pool, std::span<const float> in, std::span<float> out) {
-         v::parallel_relu_with(pool, in, out, kChunk, lab03::Stores::ordinary);
-       }},
-      {"pool, chunks of 4 Ki floats",
-       [](ThreadPool& pool, std::span<const float> in, std::span<float> out) {
-         v::parallel_relu_with(pool, in, out, 4096, lab03::Stores::streaming);
-       }},
-      {"pool, one chunk per worker",
-       [](ThreadPool& pool, std::span<const float> in, std::span<float> out) {
-         v::parallel_relu_with(pool, in, out, (in.size() / pool.size() + 15) / 16 * 16, lab03::Stores::streaming);
-       }},
-      {"copy, the probe's kernel on the pool",
-       [](ThreadPool& pool, std::span<const float> in, std::span<float> out) {
-         lab03::parallel_for(pool, {0, in.size()}, kChunk, [&](Range r) {
-           workbook::copy_streaming(in.subspan(r.begin, r.size()), out.subspan(r.begin, r.size()));
-         });
-       },
-       workbook::kBaseline}};
+  std::vector<
+      workbook::LabBench::Version<void(ThreadPool&, std::span<const float>, std::span<float>)>>
+      relu = {{"1 thread: relu_chunk, streaming stores",
+               [](ThreadPool&, std::span<const float> in, std::span<float> out) {
+                 lab03::relu_chunk(in, out, lab03::Stores::streaming);
+               }},
+              {"v1 threads started per call",
+               [](ThreadPool& pool, std::span<const float> in, std::span<float> out) {
+                 v::parallel_relu_v1_threads(pool.size(), in, out);
+               }},
+              {"pool, ordinary stores",
+               [](ThreadPool& pool, std::span<const float> in, std::span<float> out) {
+                 v::parallel_relu_with(pool, in, out, kChunk, lab03::Stores::ordinary);
+               }},
+              {"pool, chunks of 4 Ki floats",
+               [](ThreadPool& pool, std::span<const float> in, std::span<float> out) {
+                 v::parallel_relu_with(pool, in, out, 4096, lab03::Stores::streaming);
+               }},
+              {"pool, one chunk per worker",
+               [](ThreadPool& pool, std::span<const float> in, std::span<float> out) {
+                 v::parallel_relu_with(pool, in, out, (in.size() / pool.size() + 15) / 16 * 16,
+                                       lab03::Stores::streaming);
+               }},
+              {"copy, the probe's kernel on the pool",
+               [](ThreadPool& pool, std::span<const float> in, std::span<float> out) {
+                 lab03::parallel_for(pool, {0, in.size()}, kChunk, [&](Range r) {
+                   workbook::copy_streaming(in.subspan(r.begin, r.size()),
+                                            out.subspan(r.begin, r.size()));
+                 });
+               },
+               workbook::kBaseline}};
 #if defined(_OPENMP)
   relu.push_back({"OpenMP parallel for, static, same chunks",
                   [](ThreadPool&, std::span<const float> in, std::span<float> out) {
@@ -105,13 +112,16 @@ int main(int argc, char** argv) {
                     for (long k = 0; k < chunks; ++k) {
                       const std::size_t begin = static_cast<std::size_t>(k) * kChunk;
                       const std::size_t size = std::min(kChunk, in.size() - begin);
-                      lab03::relu_chunk(in.subspan(begin, size), out.subspan(begin, size), lab03::Stores::streaming);
+                      lab03::relu_chunk(in.subspan(begin, size), out.subspan(begin, size),
+                                        lab03::Stores::streaming);
                     }
                   }});
 #endif
-  bench.versions(lab03::parallel_relu, "reference: pool, 1 Mi-float chunks, streaming", std::move(relu));
+  bench.versions(lab03::parallel_relu, "reference: pool, 1 Mi-float chunks, streaming",
+                 std::move(relu));
 
-  std::vector<workbook::LabBench::Version<std::vector<Tensor>(ThreadPool&, std::span<const Tensor>, const TensorOp&)>>
+  std::vector<workbook::LabBench::Version<std::vector<Tensor>(ThreadPool&, std::span<const Tensor>,
+                                                              const TensorOp&)>>
       batch = {{"1 thread: a loop over the batch",
                 [](ThreadPool&, std::span<const Tensor> tensors, const TensorOp& op) {
                   return lab03::oracle::serial(tensors, op);
@@ -127,7 +137,8 @@ int main(int argc, char** argv) {
                      return results;
                    }});
 #endif
-  bench.versions(lab03::process_batch, "reference: chunks claimed from a counter", std::move(batch));
+  bench.versions(lab03::process_batch, "reference: chunks claimed from a counter",
+                 std::move(batch));
 
   return bench.main(argc, argv, {}, [](const Bench& bench, const workbook::BenchOptions& options) {
     const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
@@ -135,8 +146,9 @@ int main(int argc, char** argv) {
     const workbook::TimingOptions timing{.max_seconds = options.max_seconds};
     const std::filesystem::path& results = options.results;
     const std::string on_all = std::to_string(threads) + " threads";
-    // --- Overhead: what a task, a chunk or a call costs when the work itself is nothing --------------
-    // Not a roofline matter (no bytes, no operations): timed interleaved all the same, and shown per item.
+    // --- Overhead: what a task, a chunk or a call costs when the work itself is nothing
+    // -------------- Not a roofline matter (no bytes, no operations): timed interleaved all the
+    // same, and shown per item.
     struct Overhead {
       std::string label;
       double items;  // per call
@@ -148,25 +160,31 @@ int main(int argc, char** argv) {
     std::vector<std::future<void>> futures;
     futures.reserve(kTasks);
     std::vector<Overhead> overheads = {
-        {"std::jthread started and joined, " + on_all, double(threads), "thread", [&] {
+        {"std::jthread started and joined, " + on_all, double(threads), "thread",
+         [&] {
            std::vector<std::jthread> team;
            for (unsigned t = 0; t < threads; ++t) team.emplace_back(nothing);
          }},
-        {"submit + get, one task at a time (round trip)", 256, "task", [&] {
+        {"submit + get, one task at a time (round trip)", 256, "task",
+         [&] {
            for (int i = 0; i < 256; ++i) pool.submit(nothing).get();
          }},
-        {"submit 16384 tasks, then get them all (the reference pool)", double(kTasks), "task", [&] {
+        {"submit 16384 tasks, then get them all (the reference pool)", double(kTasks), "task",
+         [&] {
            for (std::size_t i = 0; i < kTasks; ++i) futures.push_back(pool.submit(nothing));
            for (std::future<void>& f : futures) f.get();
            futures.clear();
          }},
-        {"parallel_for v2, 16384 chunks of one task each", double(kTasks), "chunk", [&] {
+        {"parallel_for v2, 16384 chunks of one task each", double(kTasks), "chunk",
+         [&] {
            v::parallel_for_v2_task_per_chunk(pool, {0, kTasks}, 1, empty);
          }},
-        {"parallel_for reference, 16384 chunks claimed from a counter", double(kTasks), "chunk", [&] {
+        {"parallel_for reference, 16384 chunks claimed from a counter", double(kTasks), "chunk",
+         [&] {
            lab03::parallel_for(pool, {0, kTasks}, 1, empty);
          }},
-        {"parallel_for reference, one chunk per worker (fork-join)", 1, "call", [&] {
+        {"parallel_for reference, one chunk per worker (fork-join)", 1, "call",
+         [&] {
            lab03::parallel_for(pool, {0, threads}, 1, empty);
          }},
     };
@@ -182,18 +200,23 @@ int main(int argc, char** argv) {
     auto count_up = [](volatile std::uint64_t* counter) {
       for (std::size_t i = 0; i < kIncrements; ++i) *counter = *counter + 1;
     };
-    overheads.push_back({"false sharing: counters 8 bytes apart, " + on_all, double(kIncrements), "increment", [&] {
-                           lab03::parallel_for(pool, {0, threads}, 1, [&](Range r) { count_up(&adjacent[r.begin]); });
-                         }});
-    overheads.push_back({"no false sharing: counters 64 bytes apart", double(kIncrements), "increment", [&] {
-                           lab03::parallel_for(pool, {0, threads}, 1, [&](Range r) { count_up(&padded[r.begin].value); });
-                         }});
+    overheads.push_back(
+        {"false sharing: counters 8 bytes apart, " + on_all, double(kIncrements), "increment", [&] {
+           lab03::parallel_for(pool, {0, threads}, 1,
+                               [&](Range r) { count_up(&adjacent[r.begin]); });
+         }});
+    overheads.push_back(
+        {"no false sharing: counters 64 bytes apart", double(kIncrements), "increment", [&] {
+           lab03::parallel_for(pool, {0, threads}, 1,
+                               [&](Range r) { count_up(&padded[r.begin].value); });
+         }});
 #if defined(_OPENMP)
-    overheads.push_back({"OpenMP parallel for, dynamic,1, 16384 iterations", double(kTasks), "iteration", [] {
-                           const long count = static_cast<long>(kTasks);
+    overheads.push_back(
+        {"OpenMP parallel for, dynamic,1, 16384 iterations", double(kTasks), "iteration", [] {
+           const long count = static_cast<long>(kTasks);
 #pragma omp parallel for schedule(dynamic, 1)
-                           for (long i = 0; i < count; ++i) nothing();
-                         }});
+           for (long i = 0; i < count; ++i) nothing();
+         }});
     overheads.push_back({"OpenMP parallel region (fork-join)", 1, "call", [] {
 #pragma omp parallel
                            nothing();
@@ -210,19 +233,27 @@ int main(int argc, char** argv) {
       const workbook::Summary& s = timings[k].summary;
       const double per_item = s.median / overheads[k].items;
       if (k == 2) task_overhead = per_item;
-      table.add({overheads[k].label, workbook::format_seconds(per_item) + " per " + overheads[k].item,
-                 "+-" + workbook::format_percent(s.rel_iqr() / 2), workbook::format_seconds(s.median)});
-      records.push_back({{"label", overheads[k].label}, {"item", overheads[k].item}, {"items_per_call", overheads[k].items},
-                         {"seconds_per_item", per_item}, {"timing", workbook::to_json(s)}});
+      table.add(
+          {overheads[k].label, workbook::format_seconds(per_item) + " per " + overheads[k].item,
+           "+-" + workbook::format_percent(s.rel_iqr() / 2), workbook::format_seconds(s.median)});
+      records.push_back({{"label", overheads[k].label},
+                         {"item", overheads[k].item},
+                         {"items_per_call", overheads[k].items},
+                         {"seconds_per_item", per_item},
+                         {"timing", workbook::to_json(s)}});
     }
 
     // The targets, from the rows of the cases' table.
     const workbook::Ceilings& c = bench.ceilings();
-    const workbook::Analysis& relu_reference = bench.analysis("parallel_relu", "reference: pool, 1 Mi-float chunks, streaming");
+    const workbook::Analysis& relu_reference =
+        bench.analysis("parallel_relu", "reference: pool, 1 Mi-float chunks, streaming");
     const double relu_reference_gbs = relu_reference.gbs, relu_seconds = relu_reference.seconds;
-    const double relu_1t_seconds = bench.analysis("parallel_relu", "1 thread: relu_chunk, streaming stores").seconds;
-    const double batch_seconds = bench.analysis("process_batch", "reference: chunks claimed from a counter").seconds;
-    const double batch_1t_seconds = bench.analysis("process_batch", "1 thread: a loop over the batch").seconds;
+    const double relu_1t_seconds =
+        bench.analysis("parallel_relu", "1 thread: relu_chunk, streaming stores").seconds;
+    const double batch_seconds =
+        bench.analysis("process_batch", "reference: chunks claimed from a counter").seconds;
+    const double batch_1t_seconds =
+        bench.analysis("process_batch", "1 thread: a loop over the batch").seconds;
 #if defined(_OPENMP)
     const char* wait_policy = std::getenv("OMP_WAIT_POLICY");
     const double relu_omp_seconds =
@@ -233,31 +264,38 @@ int main(int argc, char** argv) {
     // In Markdown the handout's table alone goes to stdout; these lines, to stderr.
     std::ostream& out = options.markdown ? std::cerr : std::cout;
     out << "\nlab03 overheads (" << on_all << ", interleaved):\n" << table.str();
-    nlohmann::json summary = {
-        {"threads", threads},
-        {"relu_fraction_of_copy_all", relu_reference_gbs / c.copy_all_gbs},
-        {"relu_speedup", relu_1t_seconds / relu_seconds},
-        {"batch_speedup", batch_1t_seconds / batch_seconds},
-        {"task_overhead_seconds", task_overhead}};
+    nlohmann::json summary = {{"threads", threads},
+                              {"relu_fraction_of_copy_all", relu_reference_gbs / c.copy_all_gbs},
+                              {"relu_speedup", relu_1t_seconds / relu_seconds},
+                              {"batch_speedup", batch_1t_seconds / batch_seconds},
+                              {"task_overhead_seconds", task_overhead}};
     out << "\nlab03 against its targets (" << on_all << "):\n"
-              << "  process_batch (compute bound): speedup " << workbook::format_fixed(batch_1t_seconds / batch_seconds, 2)
-              << "x over one thread, parallel efficiency "
-              << workbook::format_percent(batch_1t_seconds / batch_seconds / threads) << " (target: 1.8x on 2 threads)\n"
-              << "  parallel_relu (memory bound): " << workbook::format_fixed(relu_reference_gbs) << " GB/s, "
-              << workbook::format_percent(relu_reference_gbs / c.copy_all_gbs) << " of the all-core copy roof ("
-              << workbook::format_fixed(c.copy_all_gbs) << " GB/s; target 90%), speedup "
-              << workbook::format_fixed(relu_1t_seconds / relu_seconds, 2) << "x over one thread\n"
-              << "  task overhead: " << format_us(task_overhead) << " per task, submitted in a stream (target < 5 us)\n";
+        << "  process_batch (compute bound): speedup "
+        << workbook::format_fixed(batch_1t_seconds / batch_seconds, 2)
+        << "x over one thread, parallel efficiency "
+        << workbook::format_percent(batch_1t_seconds / batch_seconds / threads)
+        << " (target: 1.8x on 2 threads)\n"
+        << "  parallel_relu (memory bound): " << workbook::format_fixed(relu_reference_gbs)
+        << " GB/s, " << workbook::format_percent(relu_reference_gbs / c.copy_all_gbs)
+        << " of the all-core copy roof (" << workbook::format_fixed(c.copy_all_gbs)
+        << " GB/s; target 90%), speedup "
+        << workbook::format_fixed(relu_1t_seconds / relu_seconds, 2) << "x over one thread\n"
+        << "  task overhead: " << format_us(task_overhead)
+        << " per task, submitted in a stream (target < 5 us)\n";
 #if defined(_OPENMP)
     summary["openmp_wait_policy"] = wait_policy ? wait_policy : "";
     summary["relu_openmp_over_reference"] = relu_omp_seconds / relu_seconds;
     summary["batch_openmp_over_reference"] = batch_omp_seconds / batch_seconds;
-    out << "  OpenMP (OMP_WAIT_POLICY=" << (wait_policy ? wait_policy : "") << "), time over the reference's: "
-              << "parallel_relu " << workbook::format_fixed(relu_omp_seconds / relu_seconds, 2) << "x, process_batch "
-              << workbook::format_fixed(batch_omp_seconds / batch_seconds, 2) << "x\n";
+    out << "  OpenMP (OMP_WAIT_POLICY=" << (wait_policy ? wait_policy : "")
+        << "), time over the reference's: "
+        << "parallel_relu " << workbook::format_fixed(relu_omp_seconds / relu_seconds, 2)
+        << "x, process_batch " << workbook::format_fixed(batch_omp_seconds / batch_seconds, 2)
+        << "x\n";
 #endif
-    workbook::write_file(results / "bench" / "lab03_overheads.json",
-                         nlohmann::json{{"overheads", records}, {"summary", summary}}.dump(2) + "\n");
-    out << "Overheads and summary: " << (results / "bench" / "lab03_overheads.json").string() << "\n";
+    workbook::write_file(
+        results / "bench" / "lab03_overheads.json",
+        nlohmann::json{{"overheads", records}, {"summary", summary}}.dump(2) + "\n");
+    out << "Overheads and summary: " << (results / "bench" / "lab03_overheads.json").string()
+        << "\n";
   });
 }

@@ -3,9 +3,10 @@
 //
 // The pool is the textbook one: a queue guarded by a mutex, workers that sleep on a condition
 // variable until there is work, std::packaged_task to carry each task's exception to its future.
-// parallel_for submits one task per worker (not per chunk), and the tasks claim chunks from a shared
-// atomic counter: a chunk then costs one atomic increment instead of a trip through the queue, and
-// a worker slowed down by anything (another process, a bigger chunk) simply claims fewer chunks.
+// parallel_for submits one task per worker (not per chunk), and the tasks claim chunks from a
+// shared atomic counter: a chunk then costs one atomic increment instead of a trip through the
+// queue, and a worker slowed down by anything (another process, a bigger chunk) simply claims fewer
+// chunks.
 #include "thread_pool.hpp"
 
 #include "relu_chunk.hpp"
@@ -28,8 +29,8 @@ ThreadPool::ThreadPool(unsigned threads) {
   try {
     for (unsigned t = 0; t < threads; ++t) workers_.emplace_back([this] { work(); });
   } catch (...) {
-    // The system refused a thread. Tell the ones already running to leave: the members are destroyed
-    // next, workers_ first, and each std::jthread joins its thread.
+    // The system refused a thread. Tell the ones already running to leave: the members are
+    // destroyed next, workers_ first, and each std::jthread joins its thread.
     {
       std::lock_guard lock(mutex_);
       stopping_ = true;
@@ -101,8 +102,8 @@ Range chunk_of(Range range, std::size_t grain, std::size_t k) {
 // Claims chunks from `next` and runs them until none is left. A chunk that throws does not stop
 // the others: every chunk runs once, and the first failure (chunks are claimed in increasing
 // order, so the lowest-numbered one) is returned.
-Failure run_chunks(std::atomic<std::size_t>& next, std::size_t chunks, Range range, std::size_t grain,
-                   const std::function<void(Range)>& body) {
+Failure run_chunks(std::atomic<std::size_t>& next, std::size_t chunks, Range range,
+                   std::size_t grain, const std::function<void(Range)>& body) {
   Failure first;
   // Relaxed is enough: the counter only hands out distinct numbers. What the chunks write reaches
   // the caller through the task's future, which synchronizes.
@@ -118,9 +119,11 @@ Failure run_chunks(std::atomic<std::size_t>& next, std::size_t chunks, Range ran
 
 }  // namespace
 
-void parallel_for(ThreadPool& pool, Range range, std::size_t grain, const std::function<void(Range)>& body) {
+void parallel_for(ThreadPool& pool, Range range, std::size_t grain,
+                  const std::function<void(Range)>& body) {
   if (grain == 0) throw std::invalid_argument("parallel_for: grain must be at least 1");
-  if (range.end < range.begin) throw std::invalid_argument("parallel_for: the range ends before it begins");
+  if (range.end < range.begin)
+    throw std::invalid_argument("parallel_for: the range ends before it begins");
   const std::size_t chunks = range.size() / grain + (range.size() % grain != 0);
   std::atomic<std::size_t> next{0};
 
@@ -146,11 +149,14 @@ void parallel_for(ThreadPool& pool, Range range, std::size_t grain, const std::f
       }
     } wait_for_all{done};
     for (std::size_t t = 0; t < tasks; ++t)
-      done.push_back(pool.submit([&, t] { failures[t] = run_chunks(next, chunks, range, grain, body); }));
+      done.push_back(
+          pool.submit([&, t] { failures[t] = run_chunks(next, chunks, range, grain, body); }));
   }
-  for (std::future<void>& f : done) f.get();  // ready by now; rethrows what escaped a task, if anything
-  const auto lowest = std::min_element(failures.begin(), failures.end(),
-                                       [](const Failure& a, const Failure& b) { return a.chunk < b.chunk; });
+  for (std::future<void>& f : done)
+    f.get();  // ready by now; rethrows what escaped a task, if anything
+  const auto lowest =
+      std::min_element(failures.begin(), failures.end(),
+                       [](const Failure& a, const Failure& b) { return a.chunk < b.chunk; });
   if (lowest->error) std::rethrow_exception(lowest->error);
 }
 
@@ -187,7 +193,8 @@ void parallel_relu(ThreadPool& pool, std::span<const float> x, std::span<float> 
 
 // --- process_batch -------------------------------------------------------------------------------
 
-std::vector<Tensor> process_batch(ThreadPool& pool, std::span<const Tensor> batch, const TensorOp& op) {
+std::vector<Tensor> process_batch(ThreadPool& pool, std::span<const Tensor> batch,
+                                  const TensorOp& op) {
   if (!op) throw std::invalid_argument("process_batch: the operation is an empty std::function");
   // Each result goes to its own slot, so the order is the input order whatever the timing.
   std::vector<Tensor> results(batch.size());

@@ -15,7 +15,8 @@ namespace {
 
 void require_valid(Range range, std::size_t grain) {
   if (grain == 0) throw std::invalid_argument("parallel_for: grain must be at least 1");
-  if (range.end < range.begin) throw std::invalid_argument("parallel_for: the range ends before it begins");
+  if (range.end < range.begin)
+    throw std::invalid_argument("parallel_for: the range ends before it begins");
 }
 
 // The chunks of `range`, in order.
@@ -28,7 +29,8 @@ std::vector<Range> chunks_of(Range range, std::size_t grain) {
 
 }  // namespace
 
-void parallel_for_v1_threads(unsigned threads, Range range, std::size_t grain, const std::function<void(Range)>& body) {
+void parallel_for_v1_threads(unsigned threads, Range range, std::size_t grain,
+                             const std::function<void(Range)>& body) {
   require_valid(range, grain);
   const std::vector<Range> chunks = chunks_of(range, grain);
   std::vector<std::exception_ptr> errors(chunks.size());
@@ -78,11 +80,13 @@ void parallel_for_v2_task_per_chunk(ThreadPool& pool, Range range, std::size_t g
   for (std::future<void>& f : done) f.get();   // in chunk order: the lowest failing chunk rethrows
 }
 
-std::vector<Tensor> process_batch_v2_task_per_tensor(ThreadPool& pool, std::span<const Tensor> batch,
+std::vector<Tensor> process_batch_v2_task_per_tensor(ThreadPool& pool,
+                                                     std::span<const Tensor> batch,
                                                      const TensorOp& op) {
   if (!op) throw std::invalid_argument("process_batch: the operation is an empty std::function");
   std::vector<Tensor> results(batch.size());
-  parallel_for_v2_task_per_chunk(pool, {0, batch.size()}, 1, [&](Range r) { results[r.begin] = op(batch[r.begin]); });
+  parallel_for_v2_task_per_chunk(pool, {0, batch.size()}, 1,
+                                 [&](Range r) { results[r.begin] = op(batch[r.begin]); });
   return results;
 }
 
@@ -91,12 +95,13 @@ void parallel_relu_v1_threads(unsigned threads, std::span<const float> x, std::s
   // One contiguous share per thread, on 16-float (64-byte) borders.
   const std::size_t share = (x.size() / threads + 15) / 16 * 16;
   parallel_for_v1_threads(threads, {0, x.size()}, std::max<std::size_t>(share, 16), [&](Range r) {
-    relu_chunk(x.subspan(r.begin, r.size()), y.subspan(r.begin, r.size()), stores_for(y.size_bytes()));
+    relu_chunk(x.subspan(r.begin, r.size()), y.subspan(r.begin, r.size()),
+               stores_for(y.size_bytes()));
   });
 }
 
-void parallel_relu_with(ThreadPool& pool, std::span<const float> x, std::span<float> y, std::size_t grain,
-                        Stores stores) {
+void parallel_relu_with(ThreadPool& pool, std::span<const float> x, std::span<float> y,
+                        std::size_t grain, Stores stores) {
   workbook::require_elementwise("parallel_relu", x, "x", y, "y");
   parallel_for(pool, {0, x.size()}, grain, [&](Range r) {
     relu_chunk(x.subspan(r.begin, r.size()), y.subspan(r.begin, r.size()), stores);

@@ -17,7 +17,8 @@ namespace lab03::versions {
 
 /// v1, no pool: `threads` new std::jthreads for every call, thread t running chunks t, t + threads,
 /// ... Starting and joining threads costs tens of microseconds per call.
-void parallel_for_v1_threads(unsigned threads, Range range, std::size_t grain, const std::function<void(Range)>& body);
+void parallel_for_v1_threads(unsigned threads, Range range, std::size_t grain,
+                             const std::function<void(Range)>& body);
 
 /// v2, the handout's step 2: one pool task, and one future, per chunk. Each chunk pays a trip
 /// through the pool's queue: a lock, a push and a pop, a wake-up, a future.
@@ -25,14 +26,15 @@ void parallel_for_v2_task_per_chunk(ThreadPool& pool, Range range, std::size_t g
                                     const std::function<void(Range)>& body);
 
 /// process_batch on v2: one task per tensor.
-std::vector<Tensor> process_batch_v2_task_per_tensor(ThreadPool& pool, std::span<const Tensor> batch,
+std::vector<Tensor> process_batch_v2_task_per_tensor(ThreadPool& pool,
+                                                     std::span<const Tensor> batch,
                                                      const TensorOp& op);
 
 /// ReLU on v1: `threads` new threads per call, each with one contiguous share, streaming stores.
 void parallel_relu_v1_threads(unsigned threads, std::span<const float> x, std::span<float> y);
 
 /// ReLU on the reference parallel_for with a chosen grain and kind of stores: the bench's sweep.
-void parallel_relu_with(ThreadPool& pool, std::span<const float> x, std::span<float> y, std::size_t grain,
-                        Stores stores);
+void parallel_relu_with(ThreadPool& pool, std::span<const float> x, std::span<float> y,
+                        std::size_t grain, Stores stores);
 
 }  // namespace lab03::versions

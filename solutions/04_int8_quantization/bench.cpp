@@ -32,8 +32,8 @@ namespace {
 namespace v = lab04::versions;
 using workbook::AlignedVector;
 using workbook::LabBench;
-using Int8Product = void(std::span<const std::int8_t>, std::span<const std::int8_t>, std::span<std::int32_t>,
-                         std::size_t, std::size_t, std::size_t);
+using Int8Product = void(std::span<const std::int8_t>, std::span<const std::int8_t>,
+                         std::span<std::int32_t>, std::size_t, std::size_t, std::size_t);
 
 // The probe's copy of 64 Mi floats, beside each elementwise kernel: on a busy machine the memory
 // roof moves, and the copy, timed interleaved with the kernels, shows where it is during this very
@@ -46,11 +46,14 @@ void copy_64_mi_floats() {
 }
 template <class R, class... Args>
 LabBench::Version<R(Args...)> copy_baseline() {
-  return {"copy 64 Mi floats (the probe's kernel)", [](Args...) -> R {
+  return {"copy 64 Mi floats (the probe's kernel)",
+          [](Args...) -> R {
             copy_64_mi_floats();
             return R();
           },
-          workbook::kBaseline, {}, workbook::Work{.ops = 1.0 * kCopied, .bytes = 8.0 * kCopied}};
+          workbook::kBaseline,
+          {},
+          workbook::Work{.ops = 1.0 * kCopied, .bytes = 8.0 * kCopied}};
 }
 
 #if defined(LAB04_HAVE_OPENBLAS) || defined(LAB04_HAVE_LAB02)
@@ -95,35 +98,37 @@ int main(int argc, char** argv) {
 #if defined(LAB04_HAVE_ONEDNN)
   // oneDNN takes A unsigned with an offset: A's bytes + 128 with ao = 128 give (A + 128 - 128) B^T
   // exactly, so that it is checked like the versions. The shifted A is made once per input.
-  products.push_back({"oneDNN gemm_u8s8s32 (1 thread)",
-                      [](std::span<const std::int8_t> a, std::span<const std::int8_t> b, std::span<std::int32_t> c,
-                         std::size_t m, std::size_t n, std::size_t depth) {
-                        static const std::int8_t* from = nullptr;
-                        static AlignedVector<std::uint8_t> shifted;
-                        if (from != a.data() || shifted.size() != a.size()) {
-                          shifted.resize(a.size());
-                          for (std::size_t i = 0; i < a.size(); ++i)
-                            shifted[i] = static_cast<std::uint8_t>(a[i] ^ 0x80);
-                          from = a.data();
-                        }
-                        const std::int32_t c_offset = 0;
-                        const auto rows = static_cast<dnnl_dim_t>(m), cols = static_cast<dnnl_dim_t>(n),
-                                   inner = static_cast<dnnl_dim_t>(depth);
-                        dnnl_gemm_u8s8s32('N', 'T', 'F', rows, cols, inner, 1.0f, shifted.data(), inner, 128, b.data(),
-                                          inner, 0, 0.0f, c.data(), cols, &c_offset);
-                      },
-                      true,
-                      {"matmul_int8"}});
+  products.push_back(
+      {"oneDNN gemm_u8s8s32 (1 thread)",
+       [](std::span<const std::int8_t> a, std::span<const std::int8_t> b, std::span<std::int32_t> c,
+          std::size_t m, std::size_t n, std::size_t depth) {
+         static const std::int8_t* from = nullptr;
+         static AlignedVector<std::uint8_t> shifted;
+         if (from != a.data() || shifted.size() != a.size()) {
+           shifted.resize(a.size());
+           for (std::size_t i = 0; i < a.size(); ++i)
+             shifted[i] = static_cast<std::uint8_t>(a[i] ^ 0x80);
+           from = a.data();
+         }
+         const std::int32_t c_offset = 0;
+         const auto rows = static_cast<dnnl_dim_t>(m), cols = static_cast<dnnl_dim_t>(n),
+                    inner = static_cast<dnnl_dim_t>(depth);
+         dnnl_gemm_u8s8s32('N', 'T', 'F', rows, cols, inner, 1.0f, shifted.data(), inner, 128,
+                           b.data(), inner, 0, 0.0f, c.data(), cols, &c_offset);
+       },
+       true,
+       {"matmul_int8"}});
 #endif
 #if defined(LAB04_HAVE_OPENBLAS)
   products.push_back({"OpenBLAS sgemm, fp32 (1 thread)",
-                      [](std::span<const std::int8_t> a, std::span<const std::int8_t> b, std::span<std::int32_t>,
-                         std::size_t m, std::size_t n, std::size_t depth) {
+                      [](std::span<const std::int8_t> a, std::span<const std::int8_t> b,
+                         std::span<std::int32_t>, std::size_t m, std::size_t n, std::size_t depth) {
                         c_float.resize(m * n);
-                        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(m), static_cast<int>(n),
-                                    static_cast<int>(depth), 1.0f, a_float.of(a).data(), static_cast<int>(depth),
-                                    b_float.of(b).data(), static_cast<int>(depth), 0.0f, c_float.data(),
-                                    static_cast<int>(n));
+                        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(m),
+                                    static_cast<int>(n), static_cast<int>(depth), 1.0f,
+                                    a_float.of(a).data(), static_cast<int>(depth),
+                                    b_float.of(b).data(), static_cast<int>(depth), 0.0f,
+                                    c_float.data(), static_cast<int>(n));
                       },
                       workbook::kBaseline,
                       {"matmul_int8"},
@@ -131,10 +136,11 @@ int main(int argc, char** argv) {
 #endif
 #if defined(LAB04_HAVE_LAB02)
   products.push_back({"lab 02 reference, fp32",
-                      [](std::span<const std::int8_t> a, std::span<const std::int8_t> b, std::span<std::int32_t>,
-                         std::size_t m, std::size_t n, std::size_t depth) {
+                      [](std::span<const std::int8_t> a, std::span<const std::int8_t> b,
+                         std::span<std::int32_t>, std::size_t m, std::size_t n, std::size_t depth) {
                         c_float.resize(m * n);
-                        lab02::matmul(a_float.of(a), b_float.of(b), c_float, lab02::MatmulShape::packed(m, n, depth));
+                        lab02::matmul(a_float.of(a), b_float.of(b), c_float,
+                                      lab02::MatmulShape::packed(m, n, depth));
                       },
                       workbook::kBaseline,
                       {"matmul_int8"},
@@ -149,10 +155,12 @@ int main(int argc, char** argv) {
   bench.versions(lab04::dequantize, "v2 AVX-512 conversions",
                  {{"v1 scalar", v::dequantize_v1_scalar},
                   copy_baseline<void, std::span<const std::int8_t>, float, std::span<float>>()});
-  bench.versions(lab04::symmetric_scale, "reference", {copy_baseline<float, std::span<const float>>()});
+  bench.versions(lab04::symmetric_scale, "reference",
+                 {copy_baseline<float, std::span<const float>>()});
   bench.versions(lab04::quantize_rows, "v2 next row's scan fused",
                  {{"v1 two passes per row", v::quantize_rows_v1_two_passes},
-                  copy_baseline<void, std::span<const float>, std::size_t, std::span<float>, std::span<std::int8_t>>()});
+                  copy_baseline<void, std::span<const float>, std::size_t, std::span<float>,
+                                std::span<std::int8_t>>()});
   bench.versions(lab04::quantized_relu, "reference",
                  {copy_baseline<void, std::span<const std::int8_t>, std::span<std::int8_t>>()});
   return bench.main(argc, argv);

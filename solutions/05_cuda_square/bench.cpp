@@ -16,10 +16,10 @@ namespace {
 namespace cuda = workbook::cuda;
 namespace v = lab05::versions;
 
-// The seed's kernel covers a matrix with 16 x 16 blocks, and square() is given only n: the seed gets
-// the n floats as rows of the widest divisor of n up to 16384 (rows of 12500 for 10000 x 10000, of
-// 16384 for 4096 x 4096, of 1823 for 1823 x 781). Its blocks cover any rows several blocks wide as
-// they would the case's own: half of each warp's loads in another row.
+// The seed's kernel covers a matrix with 16 x 16 blocks, and square() is given only n: the seed
+// gets the n floats as rows of the widest divisor of n up to 16384 (rows of 12500 for 10000 x
+// 10000, of 16384 for 4096 x 4096, of 1823 for 1823 x 781). Its blocks cover any rows several
+// blocks wide as they would the case's own: half of each warp's loads in another row.
 void seed_kernel(const float* x, float* y, std::size_t n) {
   std::size_t cols = 1;
   for (std::size_t c = 16384; c > 1; --c)
@@ -39,7 +39,10 @@ int main(int argc, char** argv) {
       {{"v1 seed, 16 x 16 blocks", seed_kernel},
        {"v2 1-D, one per thread", v::square_v2_one_per_thread},
        {"v3 grid-stride", v::square_v3_grid_stride},
-       {"v4 float4 grid-stride", [](const float* x, float* y, std::size_t n) { v::square_v4_float4_grid_stride(x, y, n, 1); }},
+       {"v4 float4 grid-stride",
+        [](const float* x, float* y, std::size_t n) {
+          v::square_v4_float4_grid_stride(x, y, n, 1);
+        }},
        {"copy kernel (the probe's)", cuda::copy, workbook::kBaseline},
        {"cudaMemcpy device to device",
         [](const float* x, float* y, std::size_t n) {
@@ -48,8 +51,11 @@ int main(int argc, char** argv) {
         workbook::kBaseline},
        // The knobs of v4 and v5, either way.
        {"v4 with 4 float4 in flight",
-        [](const float* x, float* y, std::size_t n) { v::square_v4_float4_grid_stride(x, y, n, 4); }},
-       {"v5 with 1 float4 per thread", [](const float* x, float* y, std::size_t n) { v::square_v5_covering_grid(x, y, n, 1); }},
+        [](const float* x, float* y, std::size_t n) {
+          v::square_v4_float4_grid_stride(x, y, n, 4);
+        }},
+       {"v5 with 1 float4 per thread",
+        [](const float* x, float* y, std::size_t n) { v::square_v5_covering_grid(x, y, n, 1); }},
        {"v5 with 4 float4 per thread",
         [](const float* x, float* y, std::size_t n) { v::square_v5_covering_grid(x, y, n, 4); }}});
   return cuda::bench_main(bench, argc, argv);

@@ -12,8 +12,10 @@ extern "C" int lab05_square(const float* x, float* y, std::size_t n) noexcept {
   }
 }
 
-// The reference's two knobs, to choose them by the same timer: float4s per thread, threads per block.
-extern "C" int lab05_square_variant(const float* x, float* y, std::size_t n, int per_thread, int block) noexcept {
+// The reference's two knobs, to choose them by the same timer: float4s per thread, threads per
+// block.
+extern "C" int lab05_square_variant(const float* x, float* y, std::size_t n, int per_thread,
+                                    int block) noexcept {
   try {
     lab05::versions::square_v5_covering_grid(x, y, n, per_thread, block);
     return 0;

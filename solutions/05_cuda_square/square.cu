@@ -27,7 +27,8 @@ void square(const float* x, float* y, std::size_t n) {
   kernels::launch_square_rows(x, n, y, n, 1, n);  // one row of n floats
 }
 
-void square_2d(const float* x, std::size_t ld_x, float* y, std::size_t ld_y, std::size_t rows, std::size_t cols) {
+void square_2d(const float* x, std::size_t ld_x, float* y, std::size_t ld_y, std::size_t rows,
+               std::size_t cols) {
   check_square_2d_arguments(x, ld_x, y, ld_y, rows, cols);
   if (rows == 0 || cols == 0) return;
   if (ld_x == cols && ld_y == cols) return square(x, y, rows * cols);  // contiguous: one long row
@@ -49,7 +50,8 @@ std::vector<float> time_launches(const std::function<void()>& launch, int warmup
   }
   WORKBOOK_CUDA_CHECK(cudaEventSynchronize(events.back()));
   std::vector<float> ms(static_cast<std::size_t>(runs));
-  for (int i = 0; i < runs; ++i) WORKBOOK_CUDA_CHECK(cudaEventElapsedTime(&ms[i], events[2 * i], events[2 * i + 1]));
+  for (int i = 0; i < runs; ++i)
+    WORKBOOK_CUDA_CHECK(cudaEventElapsedTime(&ms[i], events[2 * i], events[2 * i + 1]));
   for (cudaEvent_t e : events) WORKBOOK_CUDA_CHECK(cudaEventDestroy(e));
   return ms;
 }

@@ -25,15 +25,19 @@ __global__ void square_one_per_thread(const float* x, float* y, std::size_t n) {
   if (i < n) y[i] = x[i] * x[i];
 }
 
-__global__ void square_grid_stride(const float* __restrict__ x, float* __restrict__ y, std::size_t n) {
-  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < n; i += std::size_t{gridDim.x} * blockDim.x)
+__global__ void square_grid_stride(const float* __restrict__ x, float* __restrict__ y,
+                                   std::size_t n) {
+  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < n;
+       i += std::size_t{gridDim.x} * blockDim.x)
     y[i] = x[i] * x[i];
 }
 
 // float4 grid-stride: kInFlight loads per thread per iteration, then the stores; the first
-// threads of block 0 do the <= 3 floats before the first 16-byte boundary and after the last float4.
+// threads of block 0 do the <= 3 floats before the first 16-byte boundary and after the last
+// float4.
 template <int kInFlight>
-__global__ void square_float4_grid_stride(const float* __restrict__ x, float* __restrict__ y, std::size_t n, unsigned head) {
+__global__ void square_float4_grid_stride(const float* __restrict__ x, float* __restrict__ y,
+                                          std::size_t n, unsigned head) {
   const std::size_t n4 = (n - head) / 4;
   const float4* x4 = reinterpret_cast<const float4*>(x + head);
   float4* y4 = reinterpret_cast<float4*>(y + head);
@@ -60,7 +64,8 @@ int one_wave(Kernel kernel) {
   int device = 0, sms = 0, per_sm = 0;
   WORKBOOK_CUDA_CHECK(cudaGetDevice(&device));
   WORKBOOK_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  WORKBOOK_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kernels::kThreads, 0));
+  WORKBOOK_CUDA_CHECK(
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kernels::kThreads, 0));
   return sms * per_sm;
 }
 
@@ -77,13 +82,15 @@ void float4_grid_stride(const float* x, float* y, std::size_t n) {
 }  // namespace
 
 void square_v1_seed_16x16(const float* x, float* y, std::size_t rows, std::size_t cols) {
-  const dim3 block(16, 16), grid(static_cast<unsigned>((cols + 15) / 16), static_cast<unsigned>((rows + 15) / 16));
+  const dim3 block(16, 16),
+      grid(static_cast<unsigned>((cols + 15) / 16), static_cast<unsigned>((rows + 15) / 16));
   square_matrix_kernel<<<grid, block>>>(x, y, static_cast<int>(cols), static_cast<int>(rows));
   WORKBOOK_CUDA_CHECK_LAUNCH(square_matrix_kernel);
 }
 
 void square_v2_one_per_thread(const float* x, float* y, std::size_t n) {
-  square_one_per_thread<<<static_cast<unsigned>((n + kernels::kThreads - 1) / kernels::kThreads), kernels::kThreads>>>(x, y, n);
+  square_one_per_thread<<<static_cast<unsigned>((n + kernels::kThreads - 1) / kernels::kThreads),
+                          kernels::kThreads>>>(x, y, n);
   WORKBOOK_CUDA_CHECK_LAUNCH(square_one_per_thread);
 }
 
@@ -95,25 +102,37 @@ void square_v3_grid_stride(const float* x, float* y, std::size_t n) {
 
 void square_v4_float4_grid_stride(const float* x, float* y, std::size_t n, int in_flight) {
   switch (in_flight) {
-    case 1: return float4_grid_stride<1>(x, y, n);
-    case 2: return float4_grid_stride<2>(x, y, n);
-    case 4: return float4_grid_stride<4>(x, y, n);
-    case 8: return float4_grid_stride<8>(x, y, n);
+    case 1:
+      return float4_grid_stride<1>(x, y, n);
+    case 2:
+      return float4_grid_stride<2>(x, y, n);
+    case 4:
+      return float4_grid_stride<4>(x, y, n);
+    case 8:
+      return float4_grid_stride<8>(x, y, n);
   }
-  throw std::invalid_argument("square_v4_float4_grid_stride: " + std::to_string(in_flight) + " in flight is not compiled (1, 2, 4, 8)");
+  throw std::invalid_argument("square_v4_float4_grid_stride: " + std::to_string(in_flight) +
+                              " in flight is not compiled (1, 2, 4, 8)");
 }
 
 void square_v5_covering_grid(const float* x, float* y, std::size_t n, int per_thread, int block) {
   switch (per_thread * 1000 + block) {
-    case 1128: return kernels::launch_square_rows<1, 128>(x, n, y, n, 1, n);
-    case 2128: return kernels::launch_square_rows<2, 128>(x, n, y, n, 1, n);
-    case 4128: return kernels::launch_square_rows<4, 128>(x, n, y, n, 1, n);
-    case 1256: return kernels::launch_square_rows<1, 256>(x, n, y, n, 1, n);
-    case 2256: return kernels::launch_square_rows<2, 256>(x, n, y, n, 1, n);
-    case 4256: return kernels::launch_square_rows<4, 256>(x, n, y, n, 1, n);
+    case 1128:
+      return kernels::launch_square_rows<1, 128>(x, n, y, n, 1, n);
+    case 2128:
+      return kernels::launch_square_rows<2, 128>(x, n, y, n, 1, n);
+    case 4128:
+      return kernels::launch_square_rows<4, 128>(x, n, y, n, 1, n);
+    case 1256:
+      return kernels::launch_square_rows<1, 256>(x, n, y, n, 1, n);
+    case 2256:
+      return kernels::launch_square_rows<2, 256>(x, n, y, n, 1, n);
+    case 4256:
+      return kernels::launch_square_rows<4, 256>(x, n, y, n, 1, n);
   }
-  throw std::invalid_argument("square_v5_covering_grid: " + std::to_string(per_thread) + " per thread in blocks of " +
-                              std::to_string(block) + " is not compiled (1, 2, 4 per thread; 128 or 256 threads)");
+  throw std::invalid_argument("square_v5_covering_grid: " + std::to_string(per_thread) +
+                              " per thread in blocks of " + std::to_string(block) +
+                              " is not compiled (1, 2, 4 per thread; 128 or 256 threads)");
 }
 
 }  // namespace lab05::versions

@@ -19,6 +19,7 @@ void square_v3_grid_stride(const float* x, float* y, std::size_t n);
 void square_v4_float4_grid_stride(const float* x, float* y, std::size_t n, int in_flight);
 /// v5 (the reference, lab05::square): float4, a grid that covers the array once, `per_thread`
 /// float4s per thread (1, 2 or 4) in blocks of `block` threads (128 or 256).
-void square_v5_covering_grid(const float* x, float* y, std::size_t n, int per_thread, int block = 256);
+void square_v5_covering_grid(const float* x, float* y, std::size_t n, int per_thread,
+                             int block = 256);
 
 }  // namespace lab05::versions

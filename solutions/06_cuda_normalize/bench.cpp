@@ -22,7 +22,9 @@ int main(int argc, char** argv) {
                   {"v3 fused, warp shuffles", v::normalize_v3_warp_shuffles},
                   {"v4 Welford, x read twice", v::normalize_v4_welford},
                   {"copy of the same bytes",
-                   [](const float* x, float* y, std::size_t rows, std::size_t cols, float) { cuda::copy(x, y, rows * cols); },
+                   [](const float* x, float* y, std::size_t rows, std::size_t cols, float) {
+                     cuda::copy(x, y, rows * cols);
+                   },
                    workbook::kBaseline}});
   return cuda::bench_main(bench, argc, argv);
 }

@@ -2,7 +2,8 @@
 // times it and F.layer_norm with the same timer, in one process, on the same tensors.
 #include "normalize.hpp"
 
-extern "C" int lab06_normalize(const float* x, float* y, std::size_t rows, std::size_t cols, float eps) noexcept {
+extern "C" int lab06_normalize(const float* x, float* y, std::size_t rows, std::size_t cols,
+                               float eps) noexcept {
   try {
     lab06::normalize(x, y, rows, cols, eps);
     return 0;

@@ -24,11 +24,13 @@ template <int kThreads>
 constexpr int kRowsPerBlock = kThreads == 32 ? 4 : 1;
 
 template <int kThreads, int kVecs, bool kVec4>
-__global__ void __launch_bounds__(kThreads * kRowsPerBlock<kThreads>)
-normalize_in_registers(const float* __restrict__ x, float* __restrict__ y, std::size_t rows, std::size_t cols, float eps) {
+__global__ void __launch_bounds__(kThreads* kRowsPerBlock<kThreads>)
+    normalize_in_registers(const float* __restrict__ x, float* __restrict__ y, std::size_t rows,
+                           std::size_t cols, float eps) {
   static_assert(kThreads % 32 == 0, "a row is handled by whole warps");
   __shared__ float partial[kThreads / 32];
-  const std::size_t row = blockIdx.x * std::size_t{kRowsPerBlock<kThreads>} + threadIdx.x / kThreads;
+  const std::size_t row =
+      blockIdx.x * std::size_t{kRowsPerBlock<kThreads>} + threadIdx.x / kThreads;
   if (row >= rows) return;  // whole warps only: rows of one block never share a barrier
   const int lane = threadIdx.x % kThreads;
   constexpr int kFloats = 4 * kVecs;
@@ -37,13 +39,15 @@ normalize_in_registers(const float* __restrict__ x, float* __restrict__ y, std::
   float* yr = y + row * cols;
   // Element e of this thread is column column_of(e); zero and left out when past the row's end.
   auto column_of = [&](int e) {
-    return kVec4 ? (std::size_t(lane) + std::size_t(e / 4) * kThreads) * 4 + e % 4 : std::size_t(lane) + std::size_t(e) * kThreads;
+    return kVec4 ? (std::size_t(lane) + std::size_t(e / 4) * kThreads) * 4 + e % 4
+                 : std::size_t(lane) + std::size_t(e) * kThreads;
   };
   if constexpr (kVec4) {
 #pragma unroll
     for (int k = 0; k < kVecs; ++k) {
       const std::size_t c = (std::size_t(lane) + std::size_t(k) * kThreads) * 4;
-      const float4 f = c < cols ? *reinterpret_cast<const float4*>(xr + c) : make_float4(0, 0, 0, 0);
+      const float4 f =
+          c < cols ? *reinterpret_cast<const float4*>(xr + c) : make_float4(0, 0, 0, 0);
       v[4 * k] = f.x, v[4 * k + 1] = f.y, v[4 * k + 2] = f.z, v[4 * k + 3] = f.w;
     }
   } else {
@@ -66,8 +70,9 @@ normalize_in_registers(const float* __restrict__ x, float* __restrict__ y, std::
     for (int k = 0; k < kVecs; ++k) {
       const std::size_t c = (std::size_t(lane) + std::size_t(k) * kThreads) * 4;
       if (c < cols)
-        *reinterpret_cast<float4*>(yr + c) = make_float4((v[4 * k] - mean) * inv_std, (v[4 * k + 1] - mean) * inv_std,
-                                                         (v[4 * k + 2] - mean) * inv_std, (v[4 * k + 3] - mean) * inv_std);
+        *reinterpret_cast<float4*>(yr + c) =
+            make_float4((v[4 * k] - mean) * inv_std, (v[4 * k + 1] - mean) * inv_std,
+                        (v[4 * k + 2] - mean) * inv_std, (v[4 * k + 3] - mean) * inv_std);
     }
   } else {
 #pragma unroll
@@ -80,7 +85,8 @@ normalize_in_registers(const float* __restrict__ x, float* __restrict__ y, std::
 // then a second pass to normalize (x read twice; the second read mostly hits the L2 cache).
 template <int kThreads>
 __global__ void __launch_bounds__(kThreads)
-normalize_welford(const float* __restrict__ x, float* __restrict__ y, std::size_t cols, float eps) {
+    normalize_welford(const float* __restrict__ x, float* __restrict__ y, std::size_t cols,
+                      float eps) {
   __shared__ Welford partial[kThreads / 32];
   const float* xr = x + blockIdx.x * cols;
   float* yr = y + blockIdx.x * cols;
@@ -96,7 +102,8 @@ normalize_welford(const float* __restrict__ x, float* __restrict__ y, std::size_
 }
 
 template <int kThreads, int kVecs>
-void launch_in_registers(const float* x, float* y, std::size_t rows, std::size_t cols, float eps, bool vec4) {
+void launch_in_registers(const float* x, float* y, std::size_t rows, std::size_t cols, float eps,
+                         bool vec4) {
   constexpr int rows_per_block = kRowsPerBlock<kThreads>;
   const unsigned blocks = static_cast<unsigned>((rows + rows_per_block - 1) / rows_per_block);
   const unsigned threads = kThreads * rows_per_block;

@@ -35,7 +35,8 @@ __global__ void row_mean(const float* x, float* mean, std::size_t cols) {
   if (threadIdx.x == 0) mean[blockIdx.x] = s / float(cols);
 }
 
-__global__ void row_inv_std(const float* x, const float* mean, float* inv_std, std::size_t cols, float eps) {
+__global__ void row_inv_std(const float* x, const float* mean, float* inv_std, std::size_t cols,
+                            float eps) {
   __shared__ float shared[kThreads];
   const float* xr = x + blockIdx.x * cols;
   const float m = mean[blockIdx.x];
@@ -45,8 +46,10 @@ __global__ void row_inv_std(const float* x, const float* mean, float* inv_std, s
   if (threadIdx.x == 0) inv_std[blockIdx.x] = rsqrtf(s / float(cols) + eps);
 }
 
-__global__ void apply(const float* x, const float* mean, const float* inv_std, float* y, std::size_t n, std::size_t cols) {
-  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < n; i += std::size_t{gridDim.x} * blockDim.x)
+__global__ void apply(const float* x, const float* mean, const float* inv_std, float* y,
+                      std::size_t n, std::size_t cols) {
+  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < n;
+       i += std::size_t{gridDim.x} * blockDim.x)
     y[i] = (x[i] - mean[i / cols]) * inv_std[i / cols];
 }
 
@@ -57,7 +60,9 @@ __global__ void fused_rows(const float* x, float* y, std::size_t cols, float eps
   __shared__ float shared[kThreads];
   const float* xr = x + blockIdx.x * cols;
   float* yr = y + blockIdx.x * cols;
-  auto sum = [&](float v) { return kShuffles ? kernels::block_sum<kThreads>(v, shared) : tree_sum(v, shared); };
+  auto sum = [&](float v) {
+    return kShuffles ? kernels::block_sum<kThreads>(v, shared) : tree_sum(v, shared);
+  };
   float s = 0;
   for (std::size_t c = threadIdx.x; c < cols; c += kThreads) s += xr[c];
   const float mean = sum(s) / float(cols);
@@ -79,36 +84,41 @@ __global__ void sum_of_squares_rows(const float* x, float* y, std::size_t cols, 
     s2 += xr[c] * xr[c];
   }
   const float mean = kernels::block_sum<kThreads>(s, shared) / float(cols);
-  const float var = kernels::block_sum<kThreads>(s2, shared) / float(cols) - mean * mean;  // cancels
+  const float var =
+      kernels::block_sum<kThreads>(s2, shared) / float(cols) - mean * mean;  // cancels
   const float inv_std = rsqrtf(var + eps);
   for (std::size_t c = threadIdx.x; c < cols; c += kThreads) yr[c] = (xr[c] - mean) * inv_std;
 }
 
 }  // namespace
 
-void normalize_v1_three_kernels(const float* x, float* y, std::size_t rows, std::size_t cols, float eps) {
+void normalize_v1_three_kernels(const float* x, float* y, std::size_t rows, std::size_t cols,
+                                float eps) {
   // The row statistics live in device memory between the kernels, as PyTorch's tensors do;
   // stream-ordered allocations cost no synchronisation.
   float* stats = nullptr;
-  WORKBOOK_CUDA_CHECK(cudaMallocAsync(reinterpret_cast<void**>(&stats), 2 * rows * sizeof(float), nullptr));
+  WORKBOOK_CUDA_CHECK(
+      cudaMallocAsync(reinterpret_cast<void**>(&stats), 2 * rows * sizeof(float), nullptr));
   const unsigned blocks = static_cast<unsigned>(rows);
   row_mean<<<blocks, kThreads>>>(x, stats, cols);
   WORKBOOK_CUDA_CHECK_LAUNCH(row_mean);
   row_inv_std<<<blocks, kThreads>>>(x, stats, stats + rows, cols, eps);
   WORKBOOK_CUDA_CHECK_LAUNCH(row_inv_std);
   const std::size_t n = rows * cols;
-  apply<<<static_cast<unsigned>(std::min<std::size_t>((n + kThreads - 1) / kThreads, 1u << 20)), kThreads>>>(
-      x, stats, stats + rows, y, n, cols);
+  apply<<<static_cast<unsigned>(std::min<std::size_t>((n + kThreads - 1) / kThreads, 1u << 20)),
+          kThreads>>>(x, stats, stats + rows, y, n, cols);
   WORKBOOK_CUDA_CHECK_LAUNCH(apply);
   WORKBOOK_CUDA_CHECK(cudaFreeAsync(stats, nullptr));
 }
 
-void normalize_v2_fused_shared(const float* x, float* y, std::size_t rows, std::size_t cols, float eps) {
+void normalize_v2_fused_shared(const float* x, float* y, std::size_t rows, std::size_t cols,
+                               float eps) {
   fused_rows<false><<<static_cast<unsigned>(rows), kThreads>>>(x, y, cols, eps);
   WORKBOOK_CUDA_CHECK_LAUNCH(fused_rows);
 }
 
-void normalize_v3_warp_shuffles(const float* x, float* y, std::size_t rows, std::size_t cols, float eps) {
+void normalize_v3_warp_shuffles(const float* x, float* y, std::size_t rows, std::size_t cols,
+                                float eps) {
   fused_rows<true><<<static_cast<unsigned>(rows), kThreads>>>(x, y, cols, eps);
   WORKBOOK_CUDA_CHECK_LAUNCH(fused_rows);
 }
@@ -117,12 +127,14 @@ void normalize_v4_welford(const float* x, float* y, std::size_t rows, std::size_
   kernels::launch_welford(x, y, rows, cols, eps);
 }
 
-void normalize_sum_of_squares(const float* x, float* y, std::size_t rows, std::size_t cols, float eps) {
+void normalize_sum_of_squares(const float* x, float* y, std::size_t rows, std::size_t cols,
+                              float eps) {
   sum_of_squares_rows<<<static_cast<unsigned>(rows), kThreads>>>(x, y, cols, eps);
   WORKBOOK_CUDA_CHECK_LAUNCH(sum_of_squares_rows);
 }
 
-void normalize_v5_registers(const float* x, float* y, std::size_t rows, std::size_t cols, float eps) {
+void normalize_v5_registers(const float* x, float* y, std::size_t rows, std::size_t cols,
+                            float eps) {
   kernels::launch_normalize(x, y, rows, cols, eps);
 }
 

@@ -22,7 +22,7 @@ struct BatchOptions {
   int jobs = 1;
   std::vector<std::string> labs;
   bool perf = true;
-  bool regrade = false;  ///< grade again even what is complete
+  bool regrade = false;                      ///< grade again even what is complete
   std::vector<std::string> grade_arguments;  ///< passed on to each `workbook-grade grade`
 };
 

@@ -19,27 +19,35 @@
 
 namespace workbook::grade {
 
-/// The folders every jail has, read-only (see sandbox.hpp); a path under one needs no mount of its own.
-inline constexpr const char* kSystemFolders[] = {"/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt"};
+/// The folders every jail has, read-only (see sandbox.hpp); a path under one needs no mount of its
+/// own.
+inline constexpr const char* kSystemFolders[] = {"/usr",   "/etc",   "/bin",    "/sbin", "/lib",
+                                                 "/lib32", "/lib64", "/libx32", "/opt"};
 
 /// True when `path` is one of kSystemFolders or inside one.
 bool under_system_folder(std::string_view path);
 
 struct GpuAccess {
-  std::vector<std::string> devices;    ///< device nodes and their folders: /dev/nvidia0, /dev/nvidiactl, /dev/nvidia-uvm, /dev/nvidia-caps
-  std::vector<std::string> libraries;  ///< folders of the driver's libraries that the jail must add (outside the system folders)
-  std::vector<std::string> toolkit;    ///< folders of the CUDA toolkit that the jail must add (outside the system folders)
-  std::vector<std::string> env;        ///< "NAME=value" for a GPU run: CUDA_VISIBLE_DEVICES, LD_LIBRARY_PATH where the loader's cache lacks the driver
-  std::vector<gid_t> groups;           ///< groups of device nodes that others may not open: the sandbox user joins them
-  std::vector<std::string> found;      ///< what was found where (for doctor)
-  std::vector<std::string> notes;      ///< what is missing, and what that means
-  bool driver = false;                 ///< libcuda.so.1 was found
+  std::vector<std::string> devices;    ///< device nodes and their folders: /dev/nvidia0,
+                                       ///< /dev/nvidiactl, /dev/nvidia-uvm, /dev/nvidia-caps
+  std::vector<std::string> libraries;  ///< folders of the driver's libraries that the jail must add
+                                       ///< (outside the system folders)
+  std::vector<std::string>
+      toolkit;  ///< folders of the CUDA toolkit that the jail must add (outside the system folders)
+  std::vector<std::string> env;  ///< "NAME=value" for a GPU run: CUDA_VISIBLE_DEVICES,
+                                 ///< LD_LIBRARY_PATH where the loader's cache lacks the driver
+  std::vector<gid_t>
+      groups;  ///< groups of device nodes that others may not open: the sandbox user joins them
+  std::vector<std::string> found;  ///< what was found where (for doctor)
+  std::vector<std::string> notes;  ///< what is missing, and what that means
+  bool driver = false;             ///< libcuda.so.1 was found
   /// A device node and the driver: a CUDA program can run here.
   bool present() const;
   nlohmann::json to_json() const;
 };
 
-/// Looks once per process (devices in /dev, `ldconfig -p`, LD_LIBRARY_PATH, CUDA_HOME, nvcc on PATH).
+/// Looks once per process (devices in /dev, `ldconfig -p`, LD_LIBRARY_PATH, CUDA_HOME, nvcc on
+/// PATH).
 const GpuAccess& gpu_access();
 
 /// The driver's libraries `ldconfig -p` lists (libcuda.so*, libnvidia-*.so*): their paths.

@@ -1,6 +1,7 @@
 #pragma once
 /// \file options.hpp
-/// \brief How one submission is graded: where it is, which cache and labs, and where the outputs go.
+/// \brief How one submission is graded: where it is, which cache and labs, and where the outputs
+/// go.
 
 #include <grade/util.hpp>
 
@@ -12,21 +13,21 @@
 namespace workbook::grade {
 
 struct GradeOptions {
-  fs::path submission;   ///< a folder, an archive (.zip, .tar, .tar.gz, .tgz), or @reference / @stub
+  fs::path submission;  ///< a folder, an archive (.zip, .tar, .tar.gz, .tgz), or @reference / @stub
   fs::path cache;
-  fs::path out;          ///< where the outputs go (results.json, report.md, ...)
-  fs::path work;         ///< where workspaces are made (removed after)
-  std::string id;        ///< the submission's name in the gradebook
+  fs::path out;                   ///< where the outputs go (results.json, report.md, ...)
+  fs::path work;                  ///< where workspaces are made (removed after)
+  std::string id;                 ///< the submission's name in the gradebook
   std::vector<std::string> labs;  ///< numbers; empty: every lab of the cache
-  int slot = 0;          ///< sandbox user slot (batch jobs use 0..N-1)
-  int jobs = 2;          ///< visible tests run in parallel
+  int slot = 0;                   ///< sandbox user slot (batch jobs use 0..N-1)
+  int jobs = 2;                   ///< visible tests run in parallel
   bool perf = true;
-  bool perf_lock = true; ///< time kernels only while no other grading job runs (batch)
+  bool perf_lock = true;  ///< time kernels only while no other grading job runs (batch)
   std::optional<double> perf_seconds;      ///< overrides the rubric's timing budget
   std::optional<double> perf_full_within;  ///< overrides every perf rule (the self-test's margin)
   std::optional<double> perf_zero_at;
-  std::optional<double> test_timeout;      ///< overrides the rubric's per-test timeout
-  std::optional<std::uint64_t> seed;       ///< default: a fresh one, recorded
+  std::optional<double> test_timeout;  ///< overrides the rubric's per-test timeout
+  std::optional<std::uint64_t> seed;   ///< default: a fresh one, recorded
   bool keep_work = false;
   std::string gradescope;    ///< write results.json here too (Gradescope's path)
   std::string prairielearn;  ///< write PrairieLearn's results.json here

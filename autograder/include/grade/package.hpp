@@ -18,7 +18,8 @@ void package_gradescope(const fs::path& trusted, const fs::path& zip, std::ostre
 struct Cache;
 
 /// .github/workflows/classroom.yml for the student repository: builds each lab and reports its
-/// visible tests to GitHub Classroom (points per lab from the rubrics, when a prepared cache is given).
+/// visible tests to GitHub Classroom (points per lab from the rubrics, when a prepared cache is
+/// given).
 std::string classroom_workflow(const fs::path& trusted, const Cache* cache);
 
 /// A PrairieLearn external-grader folder: the run script and an example info.json.

@@ -8,9 +8,9 @@
 ///   src/            the trusted tree (solutions/ and autograder/ readable by the grader only)
 ///   build/          its build (per lab build-NN/ when a lab does not configure with the others)
 ///   recipes.json    per lab: student files, compile and link commands, tests, perf cases
-///   symbols-NN.txt  global symbols the trusted link inputs define (a submission may not redefine them)
-///   ceilings.json   this machine's measured ceilings
-///   prepare.log     the configure and build output
+///   symbols-NN.txt  global symbols the trusted link inputs define (a submission may not redefine
+///   them) ceilings.json   this machine's measured ceilings prepare.log     the configure and build
+///   output
 
 #include <grade/rubric.hpp>
 #include <grade/util.hpp>
@@ -27,7 +27,7 @@ namespace workbook::grade {
 
 /// One compile of a student source: the build's command with @SRC@ and @OBJ@ for the paths.
 struct CompileRecipe {
-  std::string source;                 ///< relative to the lab folder ("vector_ops.cpp")
+  std::string source;  ///< relative to the lab folder ("vector_ops.cpp")
   std::vector<std::string> argv;
   std::vector<std::string> include_dirs;  ///< made visible in the jail
 };
@@ -43,24 +43,28 @@ struct LabRecipe {
   std::string number;  ///< "01"
   std::string folder;  ///< "01_vectorized_relu"
   std::string name() const { return "lab" + number; }
-  std::string edit() const { return "labs/" + folder + "/" + (sources.empty() ? "" : sources.front()); }
+  std::string edit() const {
+    return "labs/" + folder + "/" + (sources.empty() ? "" : sources.front());
+  }
 
   bool available = false;
   std::string unavailable;  ///< why not (the trusted build of this lab failed)
   bool gpu = false;         ///< a CUDA lab: its programs run with the GPU (SandboxSpec::gpu)
 
-  std::vector<std::string> sources;        ///< compiled student files, relative to the lab folder
-  std::vector<std::string> student_files;  ///< everything taken from a submission (sources + extra_files)
+  std::vector<std::string> sources;  ///< compiled student files, relative to the lab folder
+  std::vector<std::string>
+      student_files;  ///< everything taken from a submission (sources + extra_files)
   std::vector<CompileRecipe> compiles;
   std::map<std::string, LinkRecipe> links;  ///< "tests", "perf", "sealed_worker"
   fs::path lab_dir;                         ///< the trusted lab folder (cache/src/labs/<folder>)
   fs::path build_dir;
-  std::string perf_reference;  ///< trusted worker with the reference kernels (empty: use the profile)
-  std::string profile;         ///< labs/<folder>/tests/reference_profile.json
-  std::string checker;         ///< sealed checker (empty: no hidden tests)
+  std::string
+      perf_reference;   ///< trusted worker with the reference kernels (empty: use the profile)
+  std::string profile;  ///< labs/<folder>/tests/reference_profile.json
+  std::string checker;  ///< sealed checker (empty: no hidden tests)
   std::string probe;
   std::vector<std::string> visible_tests, hidden_tests, perf_cases;
-  fs::path symbols;            ///< symbols-NN.txt
+  fs::path symbols;  ///< symbols-NN.txt
   std::vector<std::string> rubric_warnings;
 
   nlohmann::json to_json() const;
@@ -82,11 +86,11 @@ struct Cache {
 };
 
 struct PrepareOptions {
-  fs::path trusted;        ///< the instructor's tree (with solutions/ and autograder/)
+  fs::path trusted;  ///< the instructor's tree (with solutions/ and autograder/)
   fs::path cache;
-  fs::path overlay;        ///< extra files laid over the trusted tree (the self-test's lab 99)
+  fs::path overlay;  ///< extra files laid over the trusted tree (the self-test's lab 99)
   std::vector<std::string> labs;  ///< numbers; empty: every lab
-  bool force = false;      ///< rebuild even when the key matches
+  bool force = false;             ///< rebuild even when the key matches
   int jobs = 2;
 };
 
@@ -114,6 +118,7 @@ struct CommandResult {
   int code = -1;
   std::string output;
 };
-CommandResult run_command(const std::vector<std::string>& argv, const fs::path& cwd = {}, double timeout_seconds = 3600);
+CommandResult run_command(const std::vector<std::string>& argv, const fs::path& cwd = {},
+                          double timeout_seconds = 3600);
 
 }  // namespace workbook::grade

@@ -36,7 +36,8 @@ std::vector<std::string> csv_row(const GradeResult& result, const std::vector<st
 std::string csv_line(const std::vector<std::string>& fields);
 
 /// Writes record.json, results.json, prairielearn.json, report.md, report.html, row.csv and
-/// plots/*.svg into options.out, and results.json where options.gradescope and options.prairielearn say.
+/// plots/*.svg into options.out, and results.json where options.gradescope and options.prairielearn
+/// say.
 void write_outputs(const GradeResult& result, const GradeOptions& options);
 
 /// The roofline SVGs of a result, by file name (lab01-relu.svg), as grading wrote them.

@@ -1,8 +1,8 @@
 #pragma once
 /// \file result.hpp
 /// \brief What grading a submission produces: one Item per graded test, one LabResult per lab, and
-/// the GradeResult of the whole submission (record.json). Every stage of the pipeline fills a part of
-/// it; the reporters (report.hpp) only read it.
+/// the GradeResult of the whole submission (record.json). Every stage of the pipeline fills a part
+/// of it; the reporters (report.hpp) only read it.
 
 #include <grade/rubric.hpp>
 
@@ -35,9 +35,9 @@ enum class LabStatus {
   not_graded,     ///< nothing could run here: every test skipped itself (a GPU lab without a GPU)
   not_submitted,  ///< a required file is missing or refused
   compile_error,
-  symbol_error,   ///< it defines symbols a submission may not define (the audit)
+  symbol_error,  ///< it defines symbols a submission may not define (the audit)
   link_error,
-  unavailable,    ///< the trusted build of this lab failed, or left it out on this machine
+  unavailable,  ///< the trusted build of this lab failed, or left it out on this machine
 };
 NLOHMANN_JSON_SERIALIZE_ENUM(LabStatus, {{LabStatus::graded, "graded"},
                                          {LabStatus::not_graded, "not_graded"},
@@ -50,31 +50,35 @@ const char* to_string(LabStatus status);
 
 /// One graded test: a line of results.json.
 struct Item {
-  std::string lab;        ///< "01"
+  std::string lab;  ///< "01"
   Source source = Source::visible;
-  std::string test;       ///< "Relu.InPlace", or the perf case "relu"
-  std::string function;   ///< what it grades ("relu")
+  std::string test;      ///< "Relu.InPlace", or the perf case "relu"
+  std::string function;  ///< what it grades ("relu")
   double score = 0;
   double max_score = 0;
   ItemStatus status = ItemStatus::not_run;
-  std::string output;     ///< Markdown, for the student
+  std::string output;  ///< Markdown, for the student
   std::string visibility = "visible";
   bool gate = false;
-  bool forfeit = false;  ///< an integrity check: failing it forfeits the function (see Rule::forfeit)
+  bool forfeit =
+      false;  ///< an integrity check: failing it forfeits the function (see Rule::forfeit)
   double seconds = 0;
   nlohmann::json details = nlohmann::json::object();  ///< perf figures, flags
 
-  std::string name() const;  ///< "lab01 Relu.InPlace", "lab01 hidden Relu.InPlace", "lab01 perf relu"
+  std::string name()
+      const;  ///< "lab01 Relu.InPlace", "lab01 hidden Relu.InPlace", "lab01 perf relu"
 };
 
 /// The exit code of `grade` when the submission was graded but a lab it asked for could not be
-/// graded on this machine (not buildable here, or every test skipped itself: a GPU lab without a GPU).
+/// graded on this machine (not buildable here, or every test skipped itself: a GPU lab without a
+/// GPU).
 inline constexpr int kExitLabsNotGraded = 3;
 
 struct LabResult {
   std::string number, folder, title;
   LabStatus status = LabStatus::graded;
-  std::string build_output;  ///< the compiler's or linker's first errors, paths as the student sees them
+  std::string
+      build_output;  ///< the compiler's or linker's first errors, paths as the student sees them
   double score = 0, max_score = 0;
   std::vector<Item> items;
   double seconds = 0;
@@ -98,7 +102,8 @@ struct GradeResult {
   std::uint64_t seed = 0;
   std::string cache_key;
   nlohmann::json isolation;
-  nlohmann::json ceilings;  ///< the machine's ceilings the perf cases were judged by (for class plots)
+  nlohmann::json
+      ceilings;  ///< the machine's ceilings the perf cases were judged by (for class plots)
   std::vector<SubmittedFile> files;
   std::vector<LabResult> labs;
   std::vector<std::string> warnings;  ///< for the instructor (not for the student)

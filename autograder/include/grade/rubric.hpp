@@ -59,8 +59,8 @@ struct Rule {
 };
 
 struct Rubric {
-  std::string lab;           ///< "01"
-  std::string path;          ///< where it was read from; empty for the default rubric
+  std::string lab;   ///< "01"
+  std::string path;  ///< where it was read from; empty for the default rubric
   std::string title;
   std::vector<Rule> rules;
   std::string visibility = "visible";
@@ -70,22 +70,24 @@ struct Rubric {
   std::vector<std::string> skip_reasons = {"no CUDA device"};
   double test_timeout_seconds = 60;  ///< one test process (visible), one call (hidden)
   double compile_seconds = 300;
-  double lab_seconds = 1200;         ///< the whole lab, perf included
+  double lab_seconds = 1200;  ///< the whole lab, perf included
   std::uint64_t memory_bytes = 4ull << 30;
   unsigned processes = 64;
   std::uint64_t file_bytes = 64ull << 20;
   std::size_t output_keep_bytes = 32 << 10;
   std::size_t max_source_bytes = 1 << 20;  ///< a student file larger than this is refused
   PerfScale perf;
-  std::vector<std::string> extra_files;      ///< student files besides the lab's SOURCES (required)
+  std::vector<std::string> extra_files;  ///< student files besides the lab's SOURCES (required)
   /// Patterns of files a student may add next to their sources (helper headers: "*.hpp"); a file
   /// the lab itself provides (its interface header) is never taken from a submission.
   std::vector<std::string> optional_files;
-  std::vector<std::string> allowed_symbols;  ///< regexes of extra global symbols a submission may define
+  std::vector<std::string>
+      allowed_symbols;  ///< regexes of extra global symbols a submission may define
 
   /// The rule for a test, or nullptr when none matches (the test then counts 0 of 0).
   const Rule* find(Source source, const std::string& name) const;
-  /// The rule's function, or one derived from the name ("SquaredDifference.Tail" -> squared_difference).
+  /// The rule's function, or one derived from the name ("SquaredDifference.Tail" ->
+  /// squared_difference).
   static std::string function_of(const Rule* rule, Source source, const std::string& name);
 
   /// Reads a rubric; throws std::runtime_error with the path and the problem (unknown keys too).

@@ -4,7 +4,8 @@
 /// limits, and reports how it ended.
 ///
 /// Layers, each applied where the machine allows it and reported in Isolation:
-///   - a wall-clock timeout, and rlimits: CPU time, address space, file size, processes, open files,
+///   - a wall-clock timeout, and rlimits: CPU time, address space, file size, processes, open
+///   files,
 ///     no core dumps;
 ///   - an emptied environment (exactly SandboxSpec::env), stdin from /dev/null, every file
 ///     descriptor closed except those handed over on purpose;
@@ -46,14 +47,15 @@ namespace workbook::grade {
 /// Limits of one sandboxed run.
 struct Limits {
   double wall_seconds = 60;
-  double cpu_seconds = 60;                        ///< per process (RLIMIT_CPU)
-  std::uint64_t memory_bytes = 4ull << 30;        ///< address space per process (RLIMIT_AS; RLIMIT_DATA for GPU runs)
-  std::uint64_t file_bytes = 64ull << 20;         ///< largest file it may write (RLIMIT_FSIZE)
-  unsigned processes = 64;                        ///< processes and threads of its user (RLIMIT_NPROC)
-  unsigned open_files = 256;                      ///< RLIMIT_NOFILE
-  std::size_t output_keep_bytes = 64 << 10;       ///< of stdout and stderr together, kept for feedback
-  std::uint64_t output_kill_bytes = 256ull << 20; ///< printing more than this stops the process
-  std::uint64_t tmp_bytes = 256ull << 20;         ///< size of the jail's private /tmp
+  double cpu_seconds = 60;  ///< per process (RLIMIT_CPU)
+  std::uint64_t memory_bytes =
+      4ull << 30;  ///< address space per process (RLIMIT_AS; RLIMIT_DATA for GPU runs)
+  std::uint64_t file_bytes = 64ull << 20;    ///< largest file it may write (RLIMIT_FSIZE)
+  unsigned processes = 64;                   ///< processes and threads of its user (RLIMIT_NPROC)
+  unsigned open_files = 256;                 ///< RLIMIT_NOFILE
+  std::size_t output_keep_bytes = 64 << 10;  ///< of stdout and stderr together, kept for feedback
+  std::uint64_t output_kill_bytes = 256ull << 20;  ///< printing more than this stops the process
+  std::uint64_t tmp_bytes = 256ull << 20;          ///< size of the jail's private /tmp
 };
 
 /// A path visible inside the jail, at the same place as outside.
@@ -67,30 +69,33 @@ struct SandboxSpec {
   std::vector<std::string> env;   ///< the whole environment, "NAME=value"
   std::string cwd;                ///< working folder (must be visible in the jail)
   Limits limits;
-  std::vector<Mount> mounts;      ///< besides the system folders (/usr, /etc, /lib*, /bin, /sbin)
-  std::string jail_dir;           ///< an empty folder the jail's root is mounted on
-  int slot = 0;                   ///< selects the unprivileged user id (base + slot) when root
+  std::vector<Mount> mounts;  ///< besides the system folders (/usr, /etc, /lib*, /bin, /sbin)
+  std::string jail_dir;       ///< an empty folder the jail's root is mounted on
+  int slot = 0;               ///< selects the unprivileged user id (base + slot) when root
   /// Descriptors of the caller handed to the program as 3, 4, 5, ... in this order; the caller's
   /// copies are closed once the sandbox has started.
   std::vector<int> pass_fds;
-  bool isolate = true;            ///< false: limits and environment only (for trusted tools)
+  bool isolate = true;  ///< false: limits and environment only (for trusted tools)
   /// A CUDA program: the jail also gets what gpu_access() found (device nodes, driver libraries,
   /// toolkit, CUDA_VISIBLE_DEVICES), and memory is limited by RLIMIT_DATA instead of RLIMIT_AS
-  /// (the CUDA driver reserves far more address space than it ever uses: RLIMIT_AS stops it at start).
+  /// (the CUDA driver reserves far more address space than it ever uses: RLIMIT_AS stops it at
+  /// start).
   bool gpu = false;
 };
 
 /// What the sandbox can apply on this machine.
 struct Isolation {
-  bool root = false;            ///< the grader runs as root: the program runs as an unprivileged user
-  bool user_namespace = false;  ///< not root, but unprivileged user namespaces are allowed
-  bool mount_namespace = false; ///< the jail
+  bool root = false;  ///< the grader runs as root: the program runs as an unprivileged user
+  bool user_namespace = false;   ///< not root, but unprivileged user namespaces are allowed
+  bool mount_namespace = false;  ///< the jail
   bool pid_namespace = false;
   bool net_namespace = false;
   bool ipc_namespace = false;
-  uid_t uid_base = 0;           ///< the sandbox user of slot k is uid_base + k (root only)
+  uid_t uid_base = 0;              ///< the sandbox user of slot k is uid_base + k (root only)
   std::vector<std::string> notes;  ///< what is missing and what that means
-  bool complete() const { return (root || user_namespace) && mount_namespace && pid_namespace && net_namespace; }
+  bool complete() const {
+    return (root || user_namespace) && mount_namespace && pid_namespace && net_namespace;
+  }
   nlohmann::json to_json() const;
 };
 
@@ -104,17 +109,17 @@ uid_t sandbox_uid_base();
 /// How a sandboxed run ended.
 struct RunResult {
   bool started = false;
-  std::string start_error;      ///< when the program could not be started
+  std::string start_error;  ///< when the program could not be started
   bool exited = false;
   int code = 0;
   int signal = 0;
   bool timed_out = false;
-  bool output_flood = false;    ///< stopped for printing more than output_kill_bytes
+  bool output_flood = false;  ///< stopped for printing more than output_kill_bytes
   double wall_seconds = 0;
-  double cpu_seconds = 0;       ///< user + system, the program and everything it started
-  std::string output;           ///< stdout and stderr, interleaved, first output_keep_bytes
+  double cpu_seconds = 0;          ///< user + system, the program and everything it started
+  std::string output;              ///< stdout and stderr, interleaved, first output_keep_bytes
   std::uint64_t output_bytes = 0;  ///< everything it printed
-  unsigned layers = 0;          ///< which namespaces were in force (bit flags, see sandbox.cpp)
+  unsigned layers = 0;             ///< which namespaces were in force (bit flags, see sandbox.cpp)
 
   bool ok() const { return started && exited && code == 0 && !timed_out && !output_flood; }
   /// "exit code 1", "killed by signal 11 (Segmentation fault)", "timed out after 10 s", ...

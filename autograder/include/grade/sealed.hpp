@@ -1,9 +1,9 @@
 #pragma once
 /// \file sealed.hpp
-/// \brief The checker's side of a sealed (hidden) test: inputs go to a worker process that holds the
-/// student's code, outputs come back through shared memory, and the oracle checks them here, in a
-/// process with no student code in it. A verdict cannot be forged from inside the worker: the only
-/// thing the student's code can send back is its results.
+/// \brief The checker's side of a sealed (hidden) test: inputs go to a worker process that holds
+/// the student's code, outputs come back through shared memory, and the oracle checks them here, in
+/// a process with no student code in it. A verdict cannot be forged from inside the worker: the
+/// only thing the student's code can send back is its results.
 ///
 /// \code
 /// TEST(Relu, MatchesOracle) {
@@ -16,8 +16,8 @@
 /// }
 /// \endcode
 ///
-/// The worker: WORKBOOK_SEALED_WORKER (its path), WORKBOOK_SEALED_SANDBOX (a sandbox spec written by
-/// the grader; without it the worker runs as a plain child, as in the project's CI),
+/// The worker: WORKBOOK_SEALED_WORKER (its path), WORKBOOK_SEALED_SANDBOX (a sandbox spec written
+/// by the grader; without it the worker runs as a plain child, as in the project's CI),
 /// WORKBOOK_SEALED_TIMEOUT (seconds per call, default 30), WORKBOOK_SEALED_GPU=1 (without a sandbox
 /// spec: the worker is a CUDA program, see SandboxSpec::gpu).
 
@@ -106,8 +106,10 @@ struct Arg {
   std::function<void()> poison;
 
   template <class T>
-  Arg(const Region<T>& r) : is_buffer(true), offset(r.offset()), count(r.size()), type(type_name<T>()),
-                            damage([&r] { return r.damage(); }) {}
+  Arg(const Region<T>& r)
+      : is_buffer(true), offset(r.offset()), count(r.size()), type(type_name<T>()), damage([&r] {
+          return r.damage();
+        }) {}
   Arg(double value) : number(value) {}
   Arg(int value) : number(value) {}
   Arg(std::size_t value) : number(static_cast<double>(value)) {}
@@ -133,7 +135,7 @@ Arg input(const Region<T>& r, std::string name = "in") {
 /// What a call gave back.
 struct Reply {
   bool ok = false;
-  std::string kind;     ///< not_implemented, invalid_argument, exception, crashed, timeout, protocol
+  std::string kind;  ///< not_implemented, invalid_argument, exception, crashed, timeout, protocol
   std::string message;  ///< for a student: what happened
   std::vector<double> returns;
   double value(std::size_t i = 0) const { return i < returns.size() ? returns[i] : 0.0; }

@@ -68,7 +68,10 @@ class DeviceCopy {
 
  private:
   DeviceCopy(std::span<float> host, std::size_t misalign)
-      : host_(host), misalign_(misalign), storage_(2 * kGuard + misalign + host.size()), whole_(storage_.size()) {}
+      : host_(host),
+        misalign_(misalign),
+        storage_(2 * kGuard + misalign + host.size()),
+        whole_(storage_.size()) {}
 
   static std::map<std::tuple<float*, std::size_t, std::size_t>, DeviceCopy>& all() {
     static std::map<std::tuple<float*, std::size_t, std::size_t>, DeviceCopy> copies;
@@ -77,21 +80,26 @@ class DeviceCopy {
 
   void upload() {
     std::fill(whole_.begin(), whole_.end(), Poison<float>::canary());
-    std::copy(host_.begin(), host_.end(), whole_.begin() + static_cast<std::ptrdiff_t>(kGuard + misalign_));
+    std::copy(host_.begin(), host_.end(),
+              whole_.begin() + static_cast<std::ptrdiff_t>(kGuard + misalign_));
     storage_.upload(whole_);
   }
 
   void download(const std::string& name) {
     storage_.download(whole_);
     std::size_t before = 0, after = 0;
-    for (std::size_t j = 0; j < kGuard + misalign_; ++j) before += !Poison<float>::is_canary(whole_[j]);
-    for (std::size_t j = kGuard + misalign_ + host_.size(); j < whole_.size(); ++j) after += !Poison<float>::is_canary(whole_[j]);
-    std::copy_n(whole_.begin() + static_cast<std::ptrdiff_t>(kGuard + misalign_), host_.size(), host_.begin());
+    for (std::size_t j = 0; j < kGuard + misalign_; ++j)
+      before += !Poison<float>::is_canary(whole_[j]);
+    for (std::size_t j = kGuard + misalign_ + host_.size(); j < whole_.size(); ++j)
+      after += !Poison<float>::is_canary(whole_[j]);
+    std::copy_n(whole_.begin() + static_cast<std::ptrdiff_t>(kGuard + misalign_), host_.size(),
+                host_.begin());
     if (before + after > 0)
-      throw std::out_of_range("the kernel wrote outside " + name + " in device memory: " + std::to_string(before) +
-                              " element(s) before its start, " + std::to_string(after) +
-                              " after its end. A thread whose index is past the end must not write: check the bounds "
-                              "of every thread, and the tail of a vectorized loop.");
+      throw std::out_of_range(
+          "the kernel wrote outside " + name + " in device memory: " + std::to_string(before) +
+          " element(s) before its start, " + std::to_string(after) +
+          " after its end. A thread whose index is past the end must not write: check the bounds "
+          "of every thread, and the tail of a vectorized loop.");
   }
 
   std::span<float> host_;

@@ -1,7 +1,7 @@
 #pragma once
 /// \file sealed_worker.hpp
-/// \brief The student's side of a sealed test: a small table of the lab's functions, linked with the
-/// student's code into a worker process that the checker calls (see sealed.hpp).
+/// \brief The student's side of a sealed test: a small table of the lab's functions, linked with
+/// the student's code into a worker process that the checker calls (see sealed.hpp).
 ///
 /// The worker only computes: the checker sends inputs through shared memory, asks for one call,
 /// and checks the outputs itself with the oracle, in its own process, where no student code runs.
@@ -12,8 +12,8 @@
 /// #include <grade/sealed_worker.hpp>
 ///
 /// WORKBOOK_SEALED_FUNCTION(relu) { lab01::relu(call.in<float>(0), call.out<float>(1)); }
-/// WORKBOOK_SEALED_FUNCTION(dot) { call.returns(lab01::dot(call.in<float>(0), call.in<float>(1))); }
-/// \endcode
+/// WORKBOOK_SEALED_FUNCTION(dot) { call.returns(lab01::dot(call.in<float>(0), call.in<float>(1)));
+/// } \endcode
 
 #include <cstddef>
 #include <cstdint>
@@ -27,15 +27,25 @@ namespace workbook::sealed {
 template <class T>
 constexpr const char* type_name();
 template <>
-constexpr const char* type_name<float>() { return "f32"; }
+constexpr const char* type_name<float>() {
+  return "f32";
+}
 template <>
-constexpr const char* type_name<double>() { return "f64"; }
+constexpr const char* type_name<double>() {
+  return "f64";
+}
 template <>
-constexpr const char* type_name<std::int8_t>() { return "i8"; }
+constexpr const char* type_name<std::int8_t>() {
+  return "i8";
+}
 template <>
-constexpr const char* type_name<std::uint8_t>() { return "u8"; }
+constexpr const char* type_name<std::uint8_t>() {
+  return "u8";
+}
 template <>
-constexpr const char* type_name<std::int32_t>() { return "i32"; }
+constexpr const char* type_name<std::int32_t>() {
+  return "i32";
+}
 
 /// One call as the worker sees it: its arguments, in order, and its return values.
 class Call {
@@ -85,8 +95,8 @@ struct Registration {
 }  // namespace workbook::sealed
 
 /// Defines the sealed entry `name`; its body sees `call` (a workbook::sealed::Call&).
-#define WORKBOOK_SEALED_FUNCTION(name)                                                       \
-  static void workbook_sealed_##name(::workbook::sealed::Call& call);                        \
-  static const ::workbook::sealed::Registration workbook_sealed_registration_##name(#name,  \
-                                                                                   &workbook_sealed_##name); \
+#define WORKBOOK_SEALED_FUNCTION(name)                                               \
+  static void workbook_sealed_##name(::workbook::sealed::Call& call);                \
+  static const ::workbook::sealed::Registration workbook_sealed_registration_##name( \
+      #name, &workbook_sealed_##name);                                               \
   static void workbook_sealed_##name([[maybe_unused]] ::workbook::sealed::Call& call)

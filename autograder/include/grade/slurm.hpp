@@ -31,10 +31,10 @@ struct SlurmOptions {
   /// of them, and they are all of one type): tasks use it as it is. Otherwise each node type gets
   /// a cache of its own below --cache, prepared by its first task.
   bool prepared_cache = false;
-  int time_minutes = 60;      ///< each task's time limit
-  int max_parallel = 0;       ///< at most this many tasks of an array at once (0: no limit)
-  double poll_seconds = 10;   ///< how often the queue is read while waiting
-  bool wait = true;           ///< false: submit, print the job ids and return (a re-run collects)
+  int time_minutes = 60;     ///< each task's time limit
+  int max_parallel = 0;      ///< at most this many tasks of an array at once (0: no limit)
+  double poll_seconds = 10;  ///< how often the queue is read while waiting
+  bool wait = true;          ///< false: submit, print the job ids and return (a re-run collects)
 };
 
 /// The lab groups of a class: each becomes one job array.
@@ -54,8 +54,9 @@ GradeResult merge_results(const std::vector<GradeResult>& parts);
 
 /// The text of one array's sbatch file (readable: a TA may adapt it and submit it by hand).
 /// `tasks` lists one task per line: id, seed and submission path, separated by tabs.
-std::string sbatch_script(const SlurmOptions& slurm, const BatchOptions& batch, const LabGroup& group,
-                          const fs::path& tasks, std::size_t task_count, const fs::path& grader);
+std::string sbatch_script(const SlurmOptions& slurm, const BatchOptions& batch,
+                          const LabGroup& group, const fs::path& tasks, std::size_t task_count,
+                          const fs::path& grader);
 
 /// Runs the batch on Slurm (see the file comment). Returns 0 when every submission is graded,
 /// kExitLabsNotGraded when some labs could not be graded, otherwise the number of submissions

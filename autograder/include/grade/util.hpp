@@ -47,7 +47,8 @@ std::string utc_now();
 /// A random hex string of `bytes` bytes from the kernel's generator.
 std::string random_hex(std::size_t bytes);
 
-/// True for a line the linker wrote about itself ("/usr/bin/ld: cannot find -lcuda", "ld.lld: error: ...").
+/// True for a line the linker wrote about itself ("/usr/bin/ld: cannot find -lcuda", "ld.lld:
+/// error: ...").
 bool is_linker_line(std::string_view line);
 
 /// The first lines of compiler or linker output that matter: errors with their context (the line

@@ -1,9 +1,10 @@
 #pragma once
 /// \file bench.hpp
-/// \brief A lab's bench: the lab's perf spec (labs/NN/tests/perf_cases.cpp) timed with each numbered
-/// version of the kernel in the kernel's place, beside library baselines, every one against the
-/// measured ceilings, as a table (or the handout's table in Markdown), a JSON record and a roofline
-/// plot. The sizes, inputs and work models are the perf cases' own: the bench adds only versions.
+/// \brief A lab's bench: the lab's perf spec (labs/NN/tests/perf_cases.cpp) timed with each
+/// numbered version of the kernel in the kernel's place, beside library baselines, every one
+/// against the measured ceilings, as a table (or the handout's table in Markdown), a JSON record
+/// and a roofline plot. The sizes, inputs and work models are the perf cases' own: the bench adds
+/// only versions.
 ///
 /// \code
 /// int main(int argc, char** argv) {
@@ -11,7 +12,8 @@
 ///   // Wherever a case times lab01::relu (perf.timed(lab01::relu)), time these in its place too.
 ///   bench.versions(lab01::relu, "v4 streaming stores",
 ///                  {{"v1 scalar", versions::relu_v1_scalar},
-///                   {"copy (the probe's kernel)", workbook::copy_streaming, workbook::kBaseline}});
+///                   {"copy (the probe's kernel)", workbook::copy_streaming,
+///                   workbook::kBaseline}});
 ///   return bench.main(argc, argv);
 /// }
 /// \endcode
@@ -65,7 +67,8 @@ class Bench {
   /// Times the versions of one kernel, each doing `work` per call (or its own Version::work),
   /// interleaved, and adds them to the table under `group` (the kernel and its size). Returns where
   /// each landed on the roofline.
-  std::vector<Analysis> compare(const std::string& group, const Work& work, const std::vector<Version>& versions,
+  std::vector<Analysis> compare(const std::string& group, const Work& work,
+                                const std::vector<Version>& versions,
                                 const TimingOptions& timing = {.max_seconds = 1.0});
 
   /// A line about `group` (the case's description), under the table and in the JSON record.
@@ -101,11 +104,11 @@ class Bench {
 
 /// What a bench's command line sets.
 struct BenchOptions {
-  std::string ceilings;                       ///< --ceilings FILE (default: the tests' cache)
-  std::filesystem::path results;              ///< --results DIR (default: as for the tests)
-  bool markdown = false;                      ///< --markdown: print the handout's table
-  double max_seconds = 1.0;                   ///< --max-seconds: the timing cap of each case
-  std::vector<std::string> cases;             ///< the cases to time (default: all)
+  std::string ceilings;            ///< --ceilings FILE (default: the tests' cache)
+  std::filesystem::path results;   ///< --results DIR (default: as for the tests)
+  bool markdown = false;           ///< --markdown: print the handout's table
+  double max_seconds = 1.0;        ///< --max-seconds: the timing cap of each case
+  std::vector<std::string> cases;  ///< the cases to time (default: all)
 };
 
 /// Parses a bench's command line (CLI11): `[--ceilings FILE] [--results DIR] [--markdown]
@@ -120,8 +123,8 @@ inline constexpr bool kBaseline = false;
 
 /// A lab's bench on its perf spec: runs every case of the lab (WORKBOOK_PERF_CASE, then
 /// WORKBOOK_BENCH_CASE) once, and where a case times a function through Case::timed, times the
-/// function's numbered versions in its place too, interleaved, on the same inputs, beside the case's
-/// extras (library baselines). Each version is first checked with the case's own verify.
+/// function's numbered versions in its place too, interleaved, on the same inputs, beside the
+/// case's extras (library baselines). Each version is first checked with the case's own verify.
 class LabBench {
  public:
   /// \param lab         names the outputs and the tables ("lab01")
@@ -146,14 +149,16 @@ class LabBench {
   /// Times `versions` wherever a case times `function` (perf.timed(function)), beside `function`
   /// itself, the reference solution, labelled `label`.
   template <class R, class... Args>
-  void versions(R (*function)(Args...), std::string label, std::vector<Version<R(Args...)>> versions);
+  void versions(R (*function)(Args...), std::string label,
+                std::vector<Version<R(Args...)>> versions);
 
   /// main() of the bench: parses the command line (parse_bench_arguments), loads the ceilings
   /// (`load_ceilings`; empty: the CPU's), runs the cases and finishes the table, records and plot.
   /// A case that throws workbook::Skipped (no GPU here) is left out with its message; when every
   /// case was, returns kSkipReturnCode. `more`, when given, runs after the table: the bench's own
   /// measurements that are no case of the lab's, and figures drawn from the table's rows.
-  int main(int argc, char** argv, const std::function<Ceilings(const std::string& path)>& load_ceilings = {},
+  int main(int argc, char** argv,
+           const std::function<Ceilings(const std::string& path)>& load_ceilings = {},
            const std::function<void(Bench&, const BenchOptions&)>& more = {}) const;
 
   /// One version, its type erased: what a case needs to run it.
@@ -166,9 +171,9 @@ class LabBench {
   };
   /// The versions of one function, their type erased.
   struct Versions {
-    std::type_index signature;      ///< typeid of the function's type, checked against the case's
-    std::string reference_label;    ///< the function itself, the reference
-    std::shared_ptr<void> slot;     ///< the std::function<Signature> that Timed calls when set
+    std::type_index signature;    ///< typeid of the function's type, checked against the case's
+    std::string reference_label;  ///< the function itself, the reference
+    std::shared_ptr<void> slot;   ///< the std::function<Signature> that Timed calls when set
     std::vector<Row> rows;
     std::function<void()> clear;  ///< empties the slot: the function itself
   };
@@ -180,7 +185,8 @@ class LabBench {
 };
 
 template <class R, class... Args>
-void LabBench::versions(R (*function)(Args...), std::string label, std::vector<Version<R(Args...)>> versions) {
+void LabBench::versions(R (*function)(Args...), std::string label,
+                        std::vector<Version<R(Args...)>> versions) {
   auto slot = std::make_shared<std::function<R(Args...)>>();
   Versions erased{typeid(R(Args...)), std::move(label), slot, {}, [slot] { *slot = nullptr; }};
   for (Version<R(Args...)>& v : versions)

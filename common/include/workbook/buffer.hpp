@@ -52,9 +52,13 @@ struct Poison<double> {
   /// The canary: bits 0x7FF80000CAFECAFE.
   static double canary() { return std::bit_cast<double>(0x7FF80000CAFECAFEull); }
   /// True when `v` is still the poison (by bits).
-  static bool is_value(double v) { return std::bit_cast<std::uint64_t>(v) == 0x7FF80000DEADDEADull; }
+  static bool is_value(double v) {
+    return std::bit_cast<std::uint64_t>(v) == 0x7FF80000DEADDEADull;
+  }
   /// True when `v` is still the canary (by bits).
-  static bool is_canary(double v) { return std::bit_cast<std::uint64_t>(v) == 0x7FF80000CAFECAFEull; }
+  static bool is_canary(double v) {
+    return std::bit_cast<std::uint64_t>(v) == 0x7FF80000CAFECAFEull;
+  }
 };
 /// int32 (sums of int8 products): values near INT32_MIN, far beyond what such sums reach at the
 /// labs' sizes. Every int32 is a possible result, so a poison can be unlikely, not impossible.
@@ -79,8 +83,8 @@ struct Poison<std::int8_t> {
 
 /// What a write outside an output buffer left behind.
 struct GuardDamage {
-  std::size_t before = 0;  ///< canary elements changed before the first element
-  std::size_t after = 0;   ///< canary elements changed after the last element
+  std::size_t before = 0;       ///< canary elements changed before the first element
+  std::size_t after = 0;        ///< canary elements changed after the last element
   std::size_t first_after = 0;  ///< offset past the end of the first changed one (0 = right after)
   /// True when both canary zones are as they were: the kernel wrote only inside the buffer.
   bool intact() const { return before == 0 && after == 0; }
@@ -99,7 +103,9 @@ class GuardedBuffer {
   /// n elements, poisoned, starting `misalign` elements past a 64-byte boundary.
   /// Throws std::bad_alloc when the memory is not there.
   explicit GuardedBuffer(std::size_t n, std::size_t misalign = 0)
-      : storage_(2 * kGuard + misalign + n, Poison<T>::canary()), offset_(kGuard + misalign), n_(n) {
+      : storage_(2 * kGuard + misalign + n, Poison<T>::canary()),
+        offset_(kGuard + misalign),
+        n_(n) {
     poison();
   }
 

@@ -24,7 +24,8 @@ namespace workbook {
 /// over working sets far larger than the caches unless named otherwise. Each is the best of several
 /// runs: noise only ever slows a run down, so the fastest run estimates what the machine can do.
 struct Ceilings {
-  static constexpr int kFormat = 4;  ///< bump when fields or their measurement change: older caches are re-measured
+  static constexpr int kFormat =
+      4;  ///< bump when fields or their measurement change: older caches are re-measured
 
   /// The machine they were measured on (its fingerprint validates a cache).
   MachineInfo machine;
@@ -45,7 +46,8 @@ struct Ceilings {
   double int8_dot_1t_gops = 0;       ///< int8 dot-product peak of one core: u8 x s8 products summed
                                      ///< into int32 (a multiply and an add are 2 OP)
   double int8_dot_all_gops = 0;      ///< the same, all cores
-  std::string int8_dot_instruction;  ///< what int8_dot was measured with, e.g. "AVX-512 VNNI vpdpbusd"
+  std::string
+      int8_dot_instruction;  ///< what int8_dot was measured with, e.g. "AVX-512 VNNI vpdpbusd"
   std::size_t cache_knee_bytes = 0;  ///< the working set past which copy bandwidth is within 20% of
                                      ///< memory's: what "larger than the caches" means here
   /// Empty for this CPU's ceilings. For a GPU's (workbook/cuda/ceilings.hpp), the device they were
@@ -75,18 +77,21 @@ void save_ceilings(const std::string& path, const Ceilings& ceilings);
 
 /// load_ceilings(path), or measure (with progress) and save when it is missing, stale or when
 /// `remeasure` is set.
-Ceilings load_or_measure_ceilings(const std::string& path, bool remeasure, const Progress& progress = {});
+Ceilings load_or_measure_ceilings(const std::string& path, bool remeasure,
+                                  const Progress& progress = {});
 
 /// The cache at `path` when it exists, has the current format and `valid` accepts it (the GPU's
 /// check their device instead of this CPU). A damaged file reads as missing: it is re-measured.
-std::optional<Ceilings> load_ceilings(const std::string& path, const std::function<bool(const Ceilings&)>& valid);
+std::optional<Ceilings> load_ceilings(const std::string& path,
+                                      const std::function<bool(const Ceilings&)>& valid);
 /// The same for any kind of ceilings (the GPU's, workbook/cuda/ceilings.hpp): the cache is used
 /// when `valid` accepts what it holds, else `measure` runs and its result is saved. `what` names
 /// the thing measured in the progress line ("machine", "GPU"). Throws what `measure` throws
 /// (workbook::Skipped without a GPU), or std::runtime_error when the cache cannot be written.
 Ceilings load_or_measure_ceilings(const std::string& path, bool remeasure, const Progress& progress,
                                   const std::function<bool(const Ceilings&)>& valid,
-                                  const std::function<Ceilings(const Progress&)>& measure, const std::string& what);
+                                  const std::function<Ceilings(const Progress&)>& measure,
+                                  const std::string& what);
 
 /// The int8 dot-product instruction this build uses (the best the compiler targets): "AVX-512 VNNI
 /// vpdpbusd", "AVX-VNNI vpdpbusd", "AVX2 vpmaddubsw + vpmaddwd" or "scalar".

@@ -4,10 +4,10 @@
 /// mismatch and the file to edit.
 ///
 /// A check compares a kernel's output with the exact answer computed in double precision, within a
-/// tolerance derived from the operation (see Tolerance), and reports max-abs error, norm-wise relative
-/// error and ULP distance. When it fails it looks for the usual mistakes: "the last 3 elements were
-/// never written: check your tail loop", "the output is all zeros", "every element is off by a
-/// constant", "NaN inputs were not propagated", "the output is transposed", ...
+/// tolerance derived from the operation (see Tolerance), and reports max-abs error, norm-wise
+/// relative error and ULP distance. When it fails it looks for the usual mistakes: "the last 3
+/// elements were never written: check your tail loop", "the output is all zeros", "every element is
+/// off by a constant", "NaN inputs were not propagated", "the output is transposed", ...
 
 #include <workbook/buffer.hpp>
 
@@ -28,7 +28,8 @@ struct Where {
   std::string file;      ///< e.g. "labs/01_vectorized_relu/vector_ops.cpp"
 };
 
-/// float32 unit roundoff u = 2^-24: one rounding to float changes a value by at most a factor 1 +- u.
+/// float32 unit roundoff u = 2^-24: one rounding to float changes a value by at most a factor 1 +-
+/// u.
 inline constexpr double kFloatUnitRoundoff = 0x1p-24;
 
 /// How far a result may be from the oracle: |got - want| <= rel * scale + abs, where the scale is
@@ -95,12 +96,12 @@ struct CheckResult {
   std::string tolerance;  ///< the bound used and its derivation
   std::string edit;       ///< "edit labs/...: relu"
 
-  std::size_t checked = 0;     ///< elements compared
-  std::size_t wrong = 0;       ///< elements outside the tolerance
-  std::size_t first_wrong = 0; ///< index of the first one (when wrong > 0)
-  double max_abs_error = 0;    ///< over elements where both sides are finite
-  double rel_error = 0;        ///< norm-wise: ||got - want||_2 / ||want||_2
-  double max_ulps = 0;         ///< float outputs: largest error in units of the last place
+  std::size_t checked = 0;      ///< elements compared
+  std::size_t wrong = 0;        ///< elements outside the tolerance
+  std::size_t first_wrong = 0;  ///< index of the first one (when wrong > 0)
+  double max_abs_error = 0;     ///< over elements where both sides are finite
+  double rel_error = 0;         ///< norm-wise: ||got - want||_2 / ||want||_2
+  double max_ulps = 0;          ///< float outputs: largest error in units of the last place
 
   /// Everything above, formatted for a student.
   std::string report() const;
@@ -113,7 +114,8 @@ std::ostream& operator<<(std::ostream& out, const CheckResult& result);
 /// Compares an output buffer (with its poison and guards, see GuardedBuffer) with want(i), the
 /// float64 answer for logical element i (row-major over shape.rows x shape.cols).
 template <class T>
-CheckResult check_elementwise(const GuardedBuffer<T>& got, const std::function<double(std::size_t)>& want,
+CheckResult check_elementwise(const GuardedBuffer<T>& got,
+                              const std::function<double(std::size_t)>& want,
                               const ElementwiseCheck& how);
 
 /// A float64 oracle of a reduction: result = finish(sum of term(i) for i < terms), where finish is
@@ -137,7 +139,8 @@ Interval reduction_interval(const ReductionOracle& oracle);
 
 /// Compares a reduction's result with the oracle, within gamma_{n + extra} * sum|terms| on the sum
 /// (mapped through finish, plus one rounding of it). On failure it recognises the last or first k
-/// elements left out, one SIMD lane or one accumulator of several summed, zero, and double counting.
+/// elements left out, one SIMD lane or one accumulator of several summed, zero, and double
+/// counting.
 CheckResult check_reduction(double got, const ReductionOracle& oracle, const Where& where);
 
 /// Checks that a kernel left an input as it was (it takes it as const; a cast can still write it).

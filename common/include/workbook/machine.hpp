@@ -13,13 +13,13 @@ namespace workbook {
 struct MachineInfo {
   std::string cpu_model;      ///< /proc/cpuinfo "model name" (or "unknown")
   unsigned logical_cpus = 1;  ///< std::thread::hardware_concurrency()
-  std::string simd;           ///< xsimd's architecture for this build, e.g. "avx512bw", "avx2", "neon64"
-  std::size_t simd_bytes = 0; ///< bytes in one SIMD register (64 for AVX-512)
-  std::size_t l1d_bytes = 0;  ///< as the OS reports them; a virtual machine may report the whole
-  std::size_t l2_bytes = 0;   ///< socket's L3, so the harness measures where bandwidth really drops
-  std::size_t l3_bytes = 0;   ///< (Ceilings::cache_knee_bytes)
-  std::string hostname;       ///< shown in reports, not part of the fingerprint
-  std::string compiler;       ///< e.g. "GCC 12.2.0"
+  std::string simd;  ///< xsimd's architecture for this build, e.g. "avx512bw", "avx2", "neon64"
+  std::size_t simd_bytes = 0;  ///< bytes in one SIMD register (64 for AVX-512)
+  std::size_t l1d_bytes = 0;   ///< as the OS reports them; a virtual machine may report the whole
+  std::size_t l2_bytes = 0;  ///< socket's L3, so the harness measures where bandwidth really drops
+  std::size_t l3_bytes = 0;  ///< (Ceilings::cache_knee_bytes)
+  std::string hostname;      ///< shown in reports, not part of the fingerprint
+  std::string compiler;      ///< e.g. "GCC 12.2.0"
 
   /// What a cache of measured ceilings is valid for: same CPU model, CPU count and SIMD build.
   std::string fingerprint() const;

@@ -10,8 +10,9 @@
 namespace workbook {
 
 /// Thrown by a stub function the student has not written yet. Its message names the function and
-/// the file to edit, e.g. "not implemented yet: implement relu in labs/01_vectorized_relu/vector_ops.cpp",
-/// and the tests and the perf driver show it as it is, instead of a crash or a wrong answer.
+/// the file to edit, e.g. "not implemented yet: implement relu in
+/// labs/01_vectorized_relu/vector_ops.cpp", and the tests and the perf driver show it as it is,
+/// instead of a crash or a wrong answer.
 ///
 /// \code
 /// void relu(std::span<const float> x, std::span<float> y) {

@@ -23,12 +23,13 @@
 /// \endcode
 ///
 /// The same case file is linked into two workers, one with the student's kernels and one with the
-/// reference's; `workbook-perf` starts both and times them in alternation (see internal/perf_driver.hpp).
-/// Each worker checks its own outputs (verify), and the driver also checks one timed call itself:
-/// after a batch it picks at random, both workers copy the declared output into shared memory and
-/// the driver compares yours with the reference's, element by element (see Output).
-/// Run a worker by hand to time your kernels alone: `lab01_perf [case...]`. The lab's bench runs the
-/// same cases with the handout's numbered versions in the timed function's place (bench.hpp).
+/// reference's; `workbook-perf` starts both and times them in alternation (see
+/// internal/perf_driver.hpp). Each worker checks its own outputs (verify), and the driver also
+/// checks one timed call itself: after a batch it picks at random, both workers copy the declared
+/// output into shared memory and the driver compares yours with the reference's, element by element
+/// (see Output). Run a worker by hand to time your kernels alone: `lab01_perf [case...]`. The lab's
+/// bench runs the same cases with the handout's numbered versions in the timed function's place
+/// (bench.hpp).
 
 #include <workbook/check.hpp>
 #include <workbook/roofline.hpp>
@@ -53,9 +54,9 @@ namespace workbook::perf {
 
 /// The element type of a kernel's output, as the driver compares it (see Output).
 enum class Element { f32, i8, i32 };
-const char* to_string(Element e);                 ///< "f32", "i8", "i32"
+const char* to_string(Element e);                   ///< "f32", "i8", "i32"
 Element element_from_string(const std::string& s);  ///< the inverse; throws on anything else
-std::size_t size_of(Element e);                   ///< bytes per element
+std::size_t size_of(Element e);                     ///< bytes per element
 /// The bytes of `count` elements rounded up to 64: in the driver's shared memory, where the
 /// reference's scales (floats) start after its output.
 std::size_t output_bytes(Element e, std::size_t count);
@@ -63,8 +64,9 @@ std::size_t output_bytes(Element e, std::size_t count);
 /// The Element of float, std::int8_t and std::int32_t outputs.
 template <class T>
 constexpr Element element_of() {
-  static_assert(std::is_same_v<T, float> || std::is_same_v<T, std::int8_t> || std::is_same_v<T, std::int32_t>,
-                "a perf output holds float, int8_t or int32_t");
+  static_assert(
+      std::is_same_v<T, float> || std::is_same_v<T, std::int8_t> || std::is_same_v<T, std::int32_t>,
+      "a perf output holds float, int8_t or int32_t");
   if constexpr (std::is_same_v<T, float>) return Element::f32;
   if constexpr (std::is_same_v<T, std::int8_t>) return Element::i8;
   return Element::i32;
@@ -94,7 +96,9 @@ template <class T>
 Output output_of(std::span<const T> values, Tolerance tolerance = Tolerance::exact(),
                  std::function<double(std::size_t)> scale = {}) {
   return {element_of<T>(), values.size(),
-          [values](std::span<std::byte> to) { std::memcpy(to.data(), values.data(), values.size_bytes()); },
+          [values](std::span<std::byte> to) {
+            std::memcpy(to.data(), values.data(), values.size_bytes());
+          },
           std::move(tolerance), std::move(scale)};
 }
 /// An output buffer's elements (not its guards), compared with `tolerance` (and `scale`).
@@ -113,9 +117,12 @@ inline Output output_of(const float& result, Tolerance tolerance = Tolerance::ex
 /// interval it accepts differ by at most the interval's width.
 inline Output output_of(const float& result, const ReductionOracle& oracle) {
   const Interval accepted = reduction_interval(oracle);
-  const double half_width = std::isfinite(accepted.hi - accepted.lo) ? (accepted.hi - accepted.lo) / 2 : 0;
-  return output_of(result, Tolerance{.rel = 0, .abs = half_width,
-                                     .derivation = "half the width of the interval check_reduction accepts"});
+  const double half_width =
+      std::isfinite(accepted.hi - accepted.lo) ? (accepted.hi - accepted.lo) / 2 : 0;
+  return output_of(
+      result, Tolerance{.rel = 0,
+                        .abs = half_width,
+                        .derivation = "half the width of the interval check_reduction accepts"});
 }
 
 /// One kernel, as a case hands it to the harness. The buffers it captures must outlive measure().
@@ -127,7 +134,8 @@ struct Kernel {
   /// case declares it; without it (count 0) the driver checks nothing itself and says so.
   Output output = {};
   /// How to time run(); empty: the host clock around each call (local_runner). A GPU case passes
-  /// workbook::cuda::gpu_runner(run): the GPU's own timestamps, the L2 cache flushed before each run.
+  /// workbook::cuda::gpu_runner(run): the GPU's own timestamps, the L2 cache flushed before each
+  /// run.
   BatchRunner runner = {};
 };
 
@@ -144,7 +152,7 @@ struct Extra {
     library,  ///< the same code in both workers: timed once, in the reference's when there is one
     yours,    ///< calls the kernel under test: timed in the student's worker
   };
-  std::string label;  ///< "OpenBLAS sgemm", "your parallel_relu on 1 thread"
+  std::string label;          ///< "OpenBLAS sgemm", "your parallel_relu on 1 thread"
   Side side = Side::library;  ///< which worker times it
   std::function<void()> run;  ///< one call; not verified (the correctness tests cover it)
   Work work;                  ///< the work of one call
@@ -161,7 +169,8 @@ template <class R, class... Args>
 class Timed<R(Args...)> {
  public:
   /// `own`, unless `instead` (the bench's choice, switched between runs) holds a function.
-  Timed(R (*own)(Args...), const std::function<R(Args...)>* instead) : own_(own), instead_(instead) {}
+  Timed(R (*own)(Args...), const std::function<R(Args...)>* instead)
+      : own_(own), instead_(instead) {}
   /// One call: the version the bench chose, else the function given to Case::timed.
   R operator()(Args... args) const {
     if (instead_ != nullptr && *instead_) return (*instead_)(std::forward<Args>(args)...);
@@ -218,8 +227,8 @@ class Case {
   /// Every hint(), lowest threshold first.
   const std::vector<Hint>& hints() const { return hints_; }
   const std::vector<Extra>& extras() const { return extras_; }  ///< every extra(), in order
-  double items_per_call() const { return items_per_call_; }  ///< 0 unless per_item() was called
-  const std::string& item() const { return item_; }          ///< what an item is ("task"), or empty
+  double items_per_call() const { return items_per_call_; }     ///< 0 unless per_item() was called
+  const std::string& item() const { return item_; }  ///< what an item is ("task"), or empty
 
  protected:
   /// The bench's hook behind timed(): where it keeps the version it times in place of `function`
@@ -281,7 +290,9 @@ inline std::vector<Registered>& bench_registry() {
 /// Adds a case to bench_registry() (use WORKBOOK_BENCH_CASE).
 struct BenchRegistration {
   /// Appends {name, function} to bench_registry(); runs before main(), from a static object.
-  BenchRegistration(const char* name, CaseFunction function) { bench_registry().push_back({name, function}); }
+  BenchRegistration(const char* name, CaseFunction function) {
+    bench_registry().push_back({name, function});
+  }
 };
 
 /// main() of a perf worker: `--list`, the driver's `--worker` protocol, or, with case names (or
@@ -297,7 +308,9 @@ inline BatchRunner runner_of(const Kernel& kernel) {
   return kernel.runner ? kernel.runner : local_runner(kernel.run);
 }
 /// The timer of an extra: its own runner, else the host clock around each call.
-inline BatchRunner runner_of(const Extra& extra) { return extra.runner ? extra.runner : local_runner(extra.run); }
+inline BatchRunner runner_of(const Extra& extra) {
+  return extra.runner ? extra.runner : local_runner(extra.run);
+}
 
 }  // namespace workbook::perf
 
@@ -308,5 +321,6 @@ inline BatchRunner runner_of(const Extra& extra) { return extra.runner ? extra.r
 
 /// Registers `function` as a case that only the lab's bench times (see bench_registry): no perf
 /// test is made of it, and the perf workers do not list it.
-#define WORKBOOK_BENCH_CASE(function) \
-  static const ::workbook::perf::BenchRegistration workbook_bench_case_##function(#function, &function)
+#define WORKBOOK_BENCH_CASE(function)                                                        \
+  static const ::workbook::perf::BenchRegistration workbook_bench_case_##function(#function, \
+                                                                                  &function)

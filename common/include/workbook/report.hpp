@@ -20,10 +20,10 @@ namespace workbook {
 /// A timed kernel's cells in every roofline table (the perf test's console table and Markdown, a
 /// worker's stand-alone table, the bench), formatted in this one place.
 struct RooflineCells {
-  std::string median;  ///< "11.2 ms"
-  std::string spread;  ///< "+-3%": half the interquartile range over the median
-  std::string gbs;     ///< achieved GB/s, one decimal
-  std::string gops;    ///< achieved GFLOP/s (GOP/s), two decimals under 10, else one
+  std::string median;   ///< "11.2 ms"
+  std::string spread;   ///< "+-3%": half the interquartile range over the median
+  std::string gbs;      ///< achieved GB/s, one decimal
+  std::string gops;     ///< achieved GFLOP/s (GOP/s), two decimals under 10, else one
   std::string of_roof;  ///< "79%" of the roofline time
 };
 /// The cells of a kernel that took `time` (its median on the roofline: `analysis`).
@@ -54,9 +54,9 @@ struct PlotPoint {
     reference,  ///< the reference solution (blue)
     other,      ///< anything else: a numbered version, a library baseline, a classmate
   };
-  std::string label;     ///< shown next to the point, or in the key
-  double intensity = 0;  ///< operations per byte
-  double gops = 0;       ///< achieved rate
+  std::string label;        ///< shown next to the point, or in the key
+  double intensity = 0;     ///< operations per byte
+  double gops = 0;          ///< achieved rate
   Role role = Role::other;  ///< colour and label placement
 };
 
@@ -74,7 +74,8 @@ struct PlotOptions {
 
 /// An SVG roofline: log-log axes, the measured roofs, the ridge point, and the points, labelled
 /// (numbered, with a key, when there are more than three).
-std::string roofline_svg(const Ceilings& ceilings, const std::vector<PlotPoint>& points, const PlotOptions& options);
+std::string roofline_svg(const Ceilings& ceilings, const std::vector<PlotPoint>& points,
+                         const PlotOptions& options);
 
 /// Where results go: $WORKBOOK_RESULTS_DIR, else ./workbook-results.
 std::filesystem::path results_dir();

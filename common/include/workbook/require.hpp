@@ -11,7 +11,8 @@
 
 namespace workbook {
 
-/// Throws std::invalid_argument("<function>: <a> has N elements but <b> has M: they must be the same size").
+/// Throws std::invalid_argument("<function>: <a> has N elements but <b> has M: they must be the
+/// same size").
 void require_same_size(std::string_view function, std::size_t a_size, std::string_view a_name,
                        std::size_t b_size, std::string_view b_name);
 

@@ -42,12 +42,13 @@ Compute compute_from_string(std::string_view name);
 
 /// What one call of a kernel must do, counted from the algorithm, not from the code.
 struct Work {
-  double ops = 0;    ///< arithmetic operations (FLOP; an FMA counts 2, a ReLU's max counts 1)
-  double bytes = 0;  ///< the fewest bytes it must move: each input read once, each output written once
+  double ops = 0;  ///< arithmetic operations (FLOP; an FMA counts 2, a ReLU's max counts 1)
+  double bytes =
+      0;  ///< the fewest bytes it must move: each input read once, each output written once
   Traffic traffic = Traffic::copy;  ///< which bandwidth roof applies
-  unsigned threads = 1;  ///< 1: one-core roofs; more: the all-thread roofs
+  unsigned threads = 1;             ///< 1: one-core roofs; more: the all-thread roofs
   Compute compute = Compute::fp32;  ///< which compute roof applies
-  std::string ops_unit = "FLOP";  ///< "OP" for int8 work
+  std::string ops_unit = "FLOP";    ///< "OP" for int8 work
 
   double intensity() const { return bytes > 0 ? ops / bytes : 0; }  ///< operations per byte
 };
@@ -79,19 +80,19 @@ const char* to_string(Bound bound);
 
 /// A measured kernel placed on the roofline.
 struct Analysis {
-  Work work;                       ///< what one call does
-  Roofs roofs;                     ///< the roofs that apply to it
-  double seconds = 0;              ///< the measured time of one call (a median)
-  double gbs = 0;                  ///< achieved bandwidth: work.bytes / seconds
-  double gops = 0;                 ///< achieved rate: work.ops / seconds
-  double intensity = 0;            ///< work.intensity()
-  double attainable_gops = 0;      ///< min(compute roof, intensity x bandwidth roof)
-  double fraction_of_roof = 0;     ///< roofline_seconds / seconds: 1 is on the roofline
-  double fraction_of_bandwidth = 0;  ///< gbs / the bandwidth roof
-  double fraction_of_compute = 0;    ///< gops / the compute roof
-  bool memory_bound_model = false; ///< intensity below the ridge
+  Work work;                           ///< what one call does
+  Roofs roofs;                         ///< the roofs that apply to it
+  double seconds = 0;                  ///< the measured time of one call (a median)
+  double gbs = 0;                      ///< achieved bandwidth: work.bytes / seconds
+  double gops = 0;                     ///< achieved rate: work.ops / seconds
+  double intensity = 0;                ///< work.intensity()
+  double attainable_gops = 0;          ///< min(compute roof, intensity x bandwidth roof)
+  double fraction_of_roof = 0;         ///< roofline_seconds / seconds: 1 is on the roofline
+  double fraction_of_bandwidth = 0;    ///< gbs / the bandwidth roof
+  double fraction_of_compute = 0;      ///< gops / the compute roof
+  bool memory_bound_model = false;     ///< intensity below the ridge
   Bound bound = Bound::underutilized;  ///< what binds it, as measured (60% thresholds, see Bound)
-  bool at_roofline = false;        ///< fraction_of_roof >= 0.9
+  bool at_roofline = false;            ///< fraction_of_roof >= 0.9
 };
 /// Places one call of `work` taking `seconds` on the roofline of `ceilings`. Throws
 /// std::invalid_argument when `seconds` is not positive, or as roofs_for does.

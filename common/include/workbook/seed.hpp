@@ -15,7 +15,8 @@ namespace workbook {
 /// drawn from std::random_device at first use. Throws std::invalid_argument on a malformed value.
 std::uint64_t base_seed();
 
-/// Reads a seed as WORKBOOK_SEED gives it: a decimal number. Throws std::invalid_argument otherwise.
+/// Reads a seed as WORKBOOK_SEED gives it: a decimal number. Throws std::invalid_argument
+/// otherwise.
 std::uint64_t parse_seed(std::string_view text);
 
 /// A seed for one named use (a test's full name, a perf case), derived from base_seed().
@@ -30,12 +31,12 @@ class Rng {
   /// unrelated sequences.
   explicit Rng(std::uint64_t seed);
 
-  std::uint64_t next();                         ///< 64 random bits
-  double uniform();                             ///< uniform in [0, 1)
-  double uniform(double lo, double hi);         ///< uniform in [lo, hi)
+  std::uint64_t next();                                    ///< 64 random bits
+  double uniform();                                        ///< uniform in [0, 1)
+  double uniform(double lo, double hi);                    ///< uniform in [lo, hi)
   std::int64_t integer(std::int64_t lo, std::int64_t hi);  ///< uniform in [lo, hi], inclusive
-  double normal();                              ///< standard normal (Box-Muller)
-  bool chance(double p) { return uniform() < p; }  ///< true with probability p
+  double normal();                                         ///< standard normal (Box-Muller)
+  bool chance(double p) { return uniform() < p; }          ///< true with probability p
 
  private:
   std::uint64_t state_[4];

@@ -40,7 +40,8 @@ inline void store_streaming(float* dst, const xsimd::batch<float>& value) {
 
 /// The same for a batch of bytes (int8 outputs: quantized tensors).
 inline void store_streaming(std::int8_t* dst, const xsimd::batch<std::int8_t>& value) {
-  static_assert(sizeof(xsimd::batch<std::int8_t>) == sizeof(xsimd::batch<float>), "one register either way");
+  static_assert(sizeof(xsimd::batch<std::int8_t>) == sizeof(xsimd::batch<float>),
+                "one register either way");
 #if defined(__AVX512F__)
   _mm512_stream_si512(reinterpret_cast<__m512i*>(dst), value);
 #elif defined(__AVX__)

@@ -29,15 +29,16 @@ double seconds_now(const TimeSource& clock);
 
 /// How long to time, and when to stop.
 struct TimingOptions {
-  double warmup_seconds = 0.1;   ///< run and discard at least this long first (caches, page faults, clocks)
-  int warmup_runs = 1;           ///< ... and at least this many runs
-  int min_runs = 7;              ///< never summarise fewer timed runs
+  double warmup_seconds =
+      0.1;              ///< run and discard at least this long first (caches, page faults, clocks)
+  int warmup_runs = 1;  ///< ... and at least this many runs
+  int min_runs = 7;     ///< never summarise fewer timed runs
   int max_runs = 100000;         ///< cap on timed runs (for kernels of nanoseconds)
   double max_seconds = 2.0;      ///< stop after this long even if the spread is still above target
   double target_rel_iqr = 0.02;  ///< stop once IQR / median is below this (after min_runs)
-  double batch_seconds = 0.05;   ///< how long one batch runs before the spread is checked (or, in an
-                                 ///< A/B comparison, before switching sides)
-  TimeSource clock = {};         ///< what the warm-up and the caps read; empty: steady_clock
+  double batch_seconds = 0.05;  ///< how long one batch runs before the spread is checked (or, in an
+                                ///< A/B comparison, before switching sides)
+  TimeSource clock = {};        ///< what the warm-up and the caps read; empty: steady_clock
 };
 
 /// The timed runs of one kernel.
@@ -45,7 +46,7 @@ struct Timing {
   std::vector<double> seconds;  ///< every timed run, in order
   Summary summary;              ///< of `seconds`: the median is the kernel's time
   int warmup_runs = 0;          ///< runs done and discarded before the first timed one
-  bool converged = false;  ///< the spread reached the target before a cap
+  bool converged = false;       ///< the spread reached the target before a cap
 };
 
 /// A runner for a function of this process: `clock` (empty: steady_clock) read around each call.
@@ -79,10 +80,11 @@ Comparison compare_interleaved(const BatchRunner& a, const BatchRunner& b,
                                const std::function<bool(const Comparison&)>& decided = {},
                                const std::function<void(int round)>& before_round = {});
 
-/// Several kernels timed in rounds, each running one batch per round, in forward order one round and
-/// backward the next (A B C, C B A, ...), so that drift hits all alike. Stops when every kernel's
-/// spread has converged (after 3 rounds at least) or after options.max_seconds per kernel.
-std::vector<Timing> time_interleaved(const std::vector<BatchRunner>& runners, const TimingOptions& options = {});
+/// Several kernels timed in rounds, each running one batch per round, in forward order one round
+/// and backward the next (A B C, C B A, ...), so that drift hits all alike. Stops when every
+/// kernel's spread has converged (after 3 rounds at least) or after options.max_seconds per kernel.
+std::vector<Timing> time_interleaved(const std::vector<BatchRunner>& runners,
+                                     const TimingOptions& options = {});
 
 /// How many copies of a working set of `bytes_per_set` bytes to rotate through so that each run
 /// finds its data evicted from a cache of `cache_bytes`: enough sets to cover twice the cache.

@@ -6,21 +6,24 @@ namespace workbook::cuda {
 namespace {
 
 std::string message(cudaError_t code, const std::string& call, const char* file, int line) {
-  std::string m = "CUDA error at " + repository_path(file) + ":" + std::to_string(line) + ": " + call +
-                  " failed: " + cudaGetErrorString(code) + " (" + cudaGetErrorName(code) + ")";
+  std::string m = "CUDA error at " + repository_path(file) + ":" + std::to_string(line) + ": " +
+                  call + " failed: " + cudaGetErrorString(code) + " (" + cudaGetErrorName(code) +
+                  ")";
   switch (code) {
     case cudaErrorIllegalAddress:
     case cudaErrorMisalignedAddress:
     case cudaErrorLaunchFailure:
     case cudaErrorIllegalInstruction:
-      m += ". A kernel failed while it ran; the call that reports it is only the first one that waited "
+      m += ". A kernel failed while it ran; the call that reports it is only the first one that "
+           "waited "
            "for the GPU. Find the kernel and the line with compute-sanitizer: ctest -L sanitizer";
       break;
     case cudaErrorInvalidConfiguration:
     case cudaErrorInvalidValue:
       // CUDA reports an impossible launch configuration as either, depending on the version.
       if (call.rfind("the launch of", 0) == 0)
-        m += ". The launch configuration is impossible: at most 1024 threads per block, at least one "
+        m += ". The launch configuration is impossible: at most 1024 threads per block, at least "
+             "one "
              "block, grid.y and grid.z at most 65535, and no more shared memory than the GPU has";
       break;
     case cudaErrorMemoryAllocation:

@@ -12,13 +12,17 @@
 namespace workbook::cuda {
 
 std::string DeviceInfo::fingerprint() const {
-  return name + ", " + std::to_string(sm_count) + " SMs, sm_" + std::to_string(cc_major) + std::to_string(cc_minor);
+  return name + ", " + std::to_string(sm_count) + " SMs, sm_" + std::to_string(cc_major) +
+         std::to_string(cc_minor);
 }
 
 std::string DeviceInfo::describe() const {
-  auto version = [](int v) { return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10); };
-  return fingerprint() + ", " + std::to_string(memory_bytes >> 30) + " GiB, L2 " + std::to_string(l2_bytes >> 20) +
-         " MiB, driver " + version(driver_version) + ", runtime " + version(runtime_version);
+  auto version = [](int v) {
+    return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10);
+  };
+  return fingerprint() + ", " + std::to_string(memory_bytes >> 30) + " GiB, L2 " +
+         std::to_string(l2_bytes >> 20) + " MiB, driver " + version(driver_version) + ", runtime " +
+         version(runtime_version);
 }
 
 std::optional<std::string> why_no_device() {
@@ -40,15 +44,18 @@ std::optional<std::string> why_no_device() {
   throw Error(status, "cudaGetDeviceCount(&count), the device query,", __FILE__, __LINE__);
 }
 
-std::string skip_message(const std::string& reason) { return "no CUDA device: skipped (" + reason + ")"; }
+std::string skip_message(const std::string& reason) {
+  return "no CUDA device: skipped (" + reason + ")";
+}
 
 void require_device() {
   const std::optional<std::string> why = why_no_device();
   if (!why) return;
   const char* required = std::getenv("WORKBOOK_REQUIRE_GPU");
   if (required != nullptr && std::string_view(required) == "1")
-    throw std::runtime_error("WORKBOOK_REQUIRE_GPU=1, but " + *why +
-                             ": the GPU tests would all be skipped. Check the driver with nvidia-smi.");
+    throw std::runtime_error(
+        "WORKBOOK_REQUIRE_GPU=1, but " + *why +
+        ": the GPU tests would all be skipped. Check the driver with nvidia-smi.");
   throw Skipped(skip_message(*why));
 }
 

@@ -15,7 +15,8 @@ namespace {
 // Elements [0, n4 * 4) as float4; the caller handles the rest.
 __global__ void read_all_kernel(const float4* __restrict__ x, std::size_t n4, float* sink) {
   float sum = 0;
-  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < n4; i += std::size_t{gridDim.x} * blockDim.x) {
+  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < n4;
+       i += std::size_t{gridDim.x} * blockDim.x) {
     const float4 v = x[i];
     sum += (v.x + v.y) + (v.z + v.w);
   }
@@ -44,9 +45,10 @@ __global__ void copy_tail_kernel(const float* x, float* y, std::size_t from, std
   for (std::size_t i = from + threadIdx.x; i < n; i += blockDim.x) y[i] = x[i];
 }
 
-__global__ void triad_kernel(float4* __restrict__ a, const float4* __restrict__ b, const float4* __restrict__ c,
-                             float s, std::size_t n4) {
-  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < n4; i += std::size_t{gridDim.x} * blockDim.x) {
+__global__ void triad_kernel(float4* __restrict__ a, const float4* __restrict__ b,
+                             const float4* __restrict__ c, float s, std::size_t n4) {
+  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < n4;
+       i += std::size_t{gridDim.x} * blockDim.x) {
     const float4 u = b[i], v = c[i];
     a[i] = make_float4(u.x + s * v.x, u.y + s * v.y, u.z + s * v.z, u.w + s * v.w);
   }
@@ -55,12 +57,19 @@ __global__ void triad_kernel(float4* __restrict__ a, const float4* __restrict__ 
 // 8 chains: each FMA waits ~4 cycles for its predecessor, so a warp needs several independent
 // ones, and each SM several warps, to start one per cycle on every lane.
 __global__ void fma_kernel(float* sink, int rounds, float b, float c) {
-  float a0 = threadIdx.x, a1 = a0 + 1, a2 = a0 + 2, a3 = a0 + 3, a4 = a0 + 4, a5 = a0 + 5, a6 = a0 + 6, a7 = a0 + 7;
+  float a0 = threadIdx.x, a1 = a0 + 1, a2 = a0 + 2, a3 = a0 + 3, a4 = a0 + 4, a5 = a0 + 5,
+        a6 = a0 + 6, a7 = a0 + 7;
   for (int r = 0; r < rounds; ++r) {
 #pragma unroll
     for (int k = 0; k < 16; ++k) {
-      a0 = fmaf(a0, b, c); a1 = fmaf(a1, b, c); a2 = fmaf(a2, b, c); a3 = fmaf(a3, b, c);
-      a4 = fmaf(a4, b, c); a5 = fmaf(a5, b, c); a6 = fmaf(a6, b, c); a7 = fmaf(a7, b, c);
+      a0 = fmaf(a0, b, c);
+      a1 = fmaf(a1, b, c);
+      a2 = fmaf(a2, b, c);
+      a3 = fmaf(a3, b, c);
+      a4 = fmaf(a4, b, c);
+      a5 = fmaf(a5, b, c);
+      a6 = fmaf(a6, b, c);
+      a7 = fmaf(a7, b, c);
     }
   }
   const float sum = ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7));
@@ -77,7 +86,8 @@ void mark_run(bool begin, cudaStream_t stream) {
 }
 
 void read_all(const float* buffer, std::size_t n, float* sink, int blocks, cudaStream_t stream) {
-  read_all_kernel<<<blocks, kThreads, 0, stream>>>(reinterpret_cast<const float4*>(buffer), n / 4, sink);
+  read_all_kernel<<<blocks, kThreads, 0, stream>>>(reinterpret_cast<const float4*>(buffer), n / 4,
+                                                   sink);
   WORKBOOK_CUDA_CHECK_LAUNCH(read_all_kernel);
 }
 
@@ -89,7 +99,8 @@ void spin(std::uint64_t nanoseconds, cudaStream_t stream) {
 void copy(const float* x, float* y, std::size_t n, cudaStream_t stream) {
   if (n / 4 > 0) {
     const auto blocks = static_cast<unsigned>((n / 4 + 2 * kThreads - 1) / (2 * kThreads));
-    copy_kernel<<<blocks, kThreads, 0, stream>>>(reinterpret_cast<const float4*>(x), reinterpret_cast<float4*>(y), n / 4);
+    copy_kernel<<<blocks, kThreads, 0, stream>>>(reinterpret_cast<const float4*>(x),
+                                                 reinterpret_cast<float4*>(y), n / 4);
     WORKBOOK_CUDA_CHECK_LAUNCH(copy_kernel);
   }
   if (n % 4 != 0) {
@@ -98,8 +109,10 @@ void copy(const float* x, float* y, std::size_t n, cudaStream_t stream) {
   }
 }
 
-void triad(float* a, const float* b, const float* c, float s, std::size_t n, int blocks, cudaStream_t stream) {
-  triad_kernel<<<blocks, kThreads, 0, stream>>>(reinterpret_cast<float4*>(a), reinterpret_cast<const float4*>(b),
+void triad(float* a, const float* b, const float* c, float s, std::size_t n, int blocks,
+           cudaStream_t stream) {
+  triad_kernel<<<blocks, kThreads, 0, stream>>>(reinterpret_cast<float4*>(a),
+                                                reinterpret_cast<const float4*>(b),
                                                 reinterpret_cast<const float4*>(c), s, n / 4);
   WORKBOOK_CUDA_CHECK_LAUNCH(triad_kernel);
 }

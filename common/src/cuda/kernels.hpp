@@ -25,10 +25,13 @@ void spin(std::uint64_t nanoseconds, cudaStream_t stream);
 /// grid-stride loop (lab 05 measures why).
 void copy(const float* x, float* y, std::size_t n, cudaStream_t stream);
 /// a = b + s c, like copy.
-void triad(float* a, const float* b, const float* c, float s, std::size_t n, int blocks, cudaStream_t stream);
+void triad(float* a, const float* b, const float* c, float s, std::size_t n, int blocks,
+           cudaStream_t stream);
 /// Each thread runs 8 independent chains of `rounds` x 16 fused multiply-adds.
 void fma_chains(float* sink, int rounds, int blocks, cudaStream_t stream);
 /// FLOP of one fma_chains launch.
-inline double fma_chains_flop(int rounds, int blocks) { return 2.0 * 8 * 16 * rounds * double(blocks) * kThreads; }
+inline double fma_chains_flop(int rounds, int blocks) {
+  return 2.0 * 8 * 16 * rounds * double(blocks) * kThreads;
+}
 
 }  // namespace workbook::cuda::detail

@@ -57,7 +57,8 @@ double number(const std::string& text) {
 
 std::string metric_list() {
   std::string list;
-  for (const char* m : {kDuration, kComputeSol, kMemorySol, kDramSol, kDramRead, kDramWrite, kOccupancy, kRegisters})
+  for (const char* m : {kDuration, kComputeSol, kMemorySol, kDramSol, kDramRead, kDramWrite,
+                        kOccupancy, kRegisters})
     list += (list.empty() ? "" : ",") + std::string(m);
   return list;
 }
@@ -84,7 +85,8 @@ std::vector<Launch> parse_csv(std::string_view text) {
   };
   const auto name = find({"Kernel Name", "Function Name", "Demangled Name"});
   const auto duration = find({kDuration});
-  if (!name || !duration) throw std::runtime_error(std::string("ncu's table lacks the kernel name or ") + kDuration);
+  if (!name || !duration)
+    throw std::runtime_error(std::string("ncu's table lacks the kernel name or ") + kDuration);
 
   std::vector<Launch> launches;
   for (std::size_t i = at + 1; i < lines.size(); ++i) {
@@ -118,9 +120,12 @@ std::vector<Launch> parse_csv(std::string_view text) {
 std::optional<std::string> explain_failure(std::string_view log) {
   auto has = [&](std::string_view s) { return log.find(s) != std::string_view::npos; };
   if (has("ERR_NVGPUCTRPERM"))
-    return "ncu may not read this GPU's performance counters: the driver allows it to administrators "
-           "only (ERR_NVGPUCTRPERM). Run as root, or have the administrator load the NVIDIA driver with "
-           "NVreg_RestrictProfilingToAdminUsers=0 (https://developer.nvidia.com/ERR_NVGPUCTRPERM). The "
+    return "ncu may not read this GPU's performance counters: the driver allows it to "
+           "administrators "
+           "only (ERR_NVGPUCTRPERM). Run as root, or have the administrator load the NVIDIA driver "
+           "with "
+           "NVreg_RestrictProfilingToAdminUsers=0 (https://developer.nvidia.com/ERR_NVGPUCTRPERM). "
+           "The "
            "harness's own timing above needs no counters.";
   if (has("LibraryNotLoaded") || has("Failed to initialize the profiler"))
     return "ncu could not start its profiler here (\"Failed to initialize the profiler\"): the "
@@ -142,7 +147,8 @@ Verdict classify(double compute_pct, double memory_pct, double fraction_of_roof)
   else
     v.bound = memory_pct >= compute_pct ? Bound::memory : Bound::compute;
   v.at_roofline = fraction_of_roof >= 0.9;
-  const std::string sol = "memory " + format_fixed(memory_pct, 0) + "% and SMs " + format_fixed(compute_pct, 0) + "% of peak";
+  const std::string sol = "memory " + format_fixed(memory_pct, 0) + "% and SMs " +
+                          format_fixed(compute_pct, 0) + "% of peak";
   switch (v.bound) {
     case Bound::memory:
       v.text = "memory bound (" + sol + "): the memory system is the busiest unit";
@@ -151,11 +157,13 @@ Verdict classify(double compute_pct, double memory_pct, double fraction_of_roof)
       v.text = "compute bound (" + sol + "): the SMs are the busiest unit";
       break;
     case Bound::underutilized:
-      v.text = "underutilized (" + sol + ", both under 60%): neither is the limit; latency, too "
+      v.text = "underutilized (" + sol +
+               ", both under 60%): neither is the limit; latency, too "
                "little work in flight, launch overhead or a tail of idle SMs is";
       break;
   }
-  v.text += v.at_roofline ? "; at the roofline (" + format_percent(fraction_of_roof) + " of the measured roof)"
+  v.text += v.at_roofline ? "; at the roofline (" + format_percent(fraction_of_roof) +
+                                " of the measured roof)"
                           : "; " + format_percent(fraction_of_roof) + " of the measured roof";
   return v;
 }
@@ -177,12 +185,14 @@ Launch merge(const std::vector<Launch>& launches) {
     m.block = launches[0].block;
   }
   if (m.seconds > 0)
-    for (double* pct : {&m.compute_pct, &m.memory_pct, &m.dram_pct, &m.occupancy_pct}) *pct /= m.seconds;
+    for (double* pct : {&m.compute_pct, &m.memory_pct, &m.dram_pct, &m.occupancy_pct})
+      *pct /= m.seconds;
   return m;
 }
 
 std::optional<std::string> find_ncu() {
-  if (const char* p = std::getenv("WORKBOOK_NCU"); p != nullptr && *p != '\0') return std::string(p);
+  if (const char* p = std::getenv("WORKBOOK_NCU"); p != nullptr && *p != '\0')
+    return std::string(p);
   if (const char* path = std::getenv("PATH")) {
     std::istringstream dirs(path);
     for (std::string dir; std::getline(dirs, dir, ':');) {

@@ -9,7 +9,8 @@ namespace workbook::cuda::testing {
 int main(int argc, char** argv) {
   // Listing the tests needs no GPU (CTest and IDEs list them at build time).
   for (int i = 1; i < argc; ++i)
-    if (std::string_view(argv[i]).rfind("--gtest_list_tests", 0) == 0) return workbook::testing::run_all_tests(argc, argv);
+    if (std::string_view(argv[i]).rfind("--gtest_list_tests", 0) == 0)
+      return workbook::testing::run_all_tests(argc, argv);
   try {
     require_device();
   } catch (const Skipped& e) {

@@ -54,11 +54,11 @@ struct FlushBuffer {
   }
 };
 
-// CUPTI, loaded at run time: the workbook builds and runs where the toolkit lacks it, and falls back
-// to events where it is present but taken (ncu and compute-sanitizer subscribe to it themselves).
-// It records the start and end of every kernel, memcpy and memset; each timed run is enqueued
-// between two marker kernels of our own (detail::mark_run), which tell the runs apart, and from
-// the flushes between them, in the records of one stream.
+// CUPTI, loaded at run time: the workbook builds and runs where the toolkit lacks it, and falls
+// back to events where it is present but taken (ncu and compute-sanitizer subscribe to it
+// themselves). It records the start and end of every kernel, memcpy and memset; each timed run is
+// enqueued between two marker kernels of our own (detail::mark_run), which tell the runs apart, and
+// from the flushes between them, in the records of one stream.
 class Cupti {
  public:
   // The process's CUPTI, ready to record; null when it cannot be used.
@@ -77,7 +77,8 @@ class Cupti {
   std::vector<double> collect(int count) {
     if (flush_all_(1) != 0) return {};  // 1 = CUPTI_ACTIVITY_FLAG_FLUSH_FORCED
     std::lock_guard lock(mutex_);
-    std::sort(spans_.begin(), spans_.end(), [](const Span& a, const Span& b) { return a.start < b.start; });
+    std::sort(spans_.begin(), spans_.end(),
+              [](const Span& a, const Span& b) { return a.start < b.start; });
     std::vector<double> seconds;
     std::uint64_t begin = 0, end = 0;
     bool inside = false;
@@ -88,7 +89,9 @@ class Cupti {
         end = 0;
       } else if (s.what == Span::end_run) {
         if (inside && end > 0) seconds.push_back(static_cast<double>(end - begin) * 1e-9);
-        if (inside && end == 0) throw std::runtime_error("the timed function enqueued no GPU work (no kernel, memcpy or memset)");
+        if (inside && end == 0)
+          throw std::runtime_error(
+              "the timed function enqueued no GPU work (no kernel, memcpy or memset)");
         inside = false;
       } else if (inside) {
         begin = std::min(begin, s.start);
@@ -106,26 +109,32 @@ class Cupti {
     std::uint64_t start, end;
   };
   using Result = int;  // CUptiResult; 0 is CUPTI_SUCCESS
-  Result (*register_)(CUpti_BuffersCallbackRequestFunc, CUpti_BuffersCallbackCompleteFunc) = nullptr;
+  Result (*register_)(CUpti_BuffersCallbackRequestFunc,
+                      CUpti_BuffersCallbackCompleteFunc) = nullptr;
   Result (*enable_)(CUpti_ActivityKind) = nullptr;
   Result (*next_record_)(uint8_t*, size_t, CUpti_Activity**) = nullptr;
   Result (*flush_all_)(uint32_t) = nullptr;
 
   bool start() {
     void* library = nullptr;
-    for (const char* name : {"libcupti.so." WORKBOOK_CUDA_MAJOR, "libcupti.so", WORKBOOK_CUPTI_FALLBACK_PATH}) {
+    for (const char* name :
+         {"libcupti.so." WORKBOOK_CUDA_MAJOR, "libcupti.so", WORKBOOK_CUPTI_FALLBACK_PATH}) {
       if (*name != '\0' && (library = dlopen(name, RTLD_NOW | RTLD_LOCAL)) != nullptr) break;
     }
     if (library == nullptr) return false;
     auto symbol = [&](auto& function, const char* name) {
-      function = reinterpret_cast<std::remove_reference_t<decltype(function)>>(dlsym(library, name));
+      function =
+          reinterpret_cast<std::remove_reference_t<decltype(function)>>(dlsym(library, name));
       return function != nullptr;
     };
-    if (!symbol(register_, "cuptiActivityRegisterCallbacks") || !symbol(enable_, "cuptiActivityEnable") ||
-        !symbol(next_record_, "cuptiActivityGetNextRecord") || !symbol(flush_all_, "cuptiActivityFlushAll"))
+    if (!symbol(register_, "cuptiActivityRegisterCallbacks") ||
+        !symbol(enable_, "cuptiActivityEnable") ||
+        !symbol(next_record_, "cuptiActivityGetNextRecord") ||
+        !symbol(flush_all_, "cuptiActivityFlushAll"))
       return false;
     if (register_(&Cupti::requested, &Cupti::completed) != 0) return false;
-    for (CUpti_ActivityKind kind : {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET})
+    for (CUpti_ActivityKind kind : {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+                                    CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET})
       if (enable_(kind) != 0) return false;  // e.g. another subscriber (a profiler) holds CUPTI
     return true;
   }
@@ -141,12 +150,13 @@ class Cupti {
       std::lock_guard lock(self->mutex_);
       CUpti_Activity* record = nullptr;
       while (self->next_record_(buffer, valid, &record) == 0) {
-        if (record->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL || record->kind == CUPTI_ACTIVITY_KIND_KERNEL) {
+        if (record->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL ||
+            record->kind == CUPTI_ACTIVITY_KIND_KERNEL) {
           const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
-          const Span::What what = k->name == nullptr                         ? Span::work
+          const Span::What what = k->name == nullptr                             ? Span::work
                                   : std::strcmp(k->name, detail::kBeginRun) == 0 ? Span::begin_run
                                   : std::strcmp(k->name, detail::kEndRun) == 0   ? Span::end_run
-                                                                                   : Span::work;
+                                                                                 : Span::work;
           self->spans_.push_back({what, k->start, k->end});
         } else if (record->kind == CUPTI_ACTIVITY_KIND_MEMCPY) {
           const auto* m = reinterpret_cast<const CUpti_ActivityMemcpy6*>(record);
@@ -176,10 +186,13 @@ bool cupti_failed = false;
 
 void flush_l2() {
   static FlushBuffer buffer;
-  detail::read_all(buffer.data.data(), buffer.data.size(), buffer.sink.data(), buffer.blocks, nullptr);
+  detail::read_all(buffer.data.data(), buffer.data.size(), buffer.sink.data(), buffer.blocks,
+                   nullptr);
 }
 
-void spin(std::uint64_t nanoseconds, cudaStream_t stream) { detail::spin(nanoseconds, stream); }
+void spin(std::uint64_t nanoseconds, cudaStream_t stream) {
+  detail::spin(nanoseconds, stream);
+}
 
 BatchRunner event_runner(std::function<void()> launch, L2 l2) {
   auto events = std::make_shared<EventPool>();
@@ -198,7 +211,8 @@ BatchRunner event_runner(std::function<void()> launch, L2 l2) {
     WORKBOOK_CUDA_CHECK(cudaEventSynchronize(events->at(2 * std::size_t(count) - 1)));
     for (int i = 0; i < count; ++i) {
       float ms = 0;
-      WORKBOOK_CUDA_CHECK(cudaEventElapsedTime(&ms, events->at(2 * std::size_t(i)), events->at(2 * std::size_t(i) + 1)));
+      WORKBOOK_CUDA_CHECK(cudaEventElapsedTime(&ms, events->at(2 * std::size_t(i)),
+                                               events->at(2 * std::size_t(i) + 1)));
       seconds.push_back(ms * 1e-3);
     }
     return seconds;
@@ -220,7 +234,8 @@ BatchRunner kernel_runner(std::function<void()> launch, L2 l2) {
     }
     WORKBOOK_CUDA_CHECK(cudaDeviceSynchronize());
     std::vector<double> seconds = cupti->collect(count);
-    if (seconds.empty()) {  // CUPTI is loaded but not recording (held elsewhere): events from now on
+    if (seconds
+            .empty()) {  // CUPTI is loaded but not recording (held elsewhere): events from now on
       cupti_failed = true;
       return events(count);
     }

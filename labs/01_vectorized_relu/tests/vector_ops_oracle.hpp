@@ -1,8 +1,8 @@
 #pragma once
 // The float64 answers lab 01's kernels are checked against, and the tolerances they are checked
 // with. Shared by the correctness tests and the perf cases.
-#include <workbook/check.hpp>
 #include <workbook/buffer.hpp>
+#include <workbook/check.hpp>
 
 #include <cmath>
 #include <span>
@@ -14,10 +14,13 @@ inline workbook::Where where(const char* function) {
 }
 
 /// ReLU with PyTorch's NaN semantics: NaN in, NaN out.
-inline double relu(double x) { return std::isnan(x) ? x : (x > 0 ? x : 0.0); }
+inline double relu(double x) {
+  return std::isnan(x) ? x : (x > 0 ? x : 0.0);
+}
 
 /// relu selects an input value or zero: the result must be exact.
-inline workbook::CheckResult check_relu(std::span<const float> x, const workbook::GuardedBuffer<float>& y) {
+inline workbook::CheckResult check_relu(std::span<const float> x,
+                                        const workbook::GuardedBuffer<float>& y) {
   return workbook::check_elementwise(y, [x](std::size_t i) { return relu(x[i]); },
                                      {.where = where("relu"),
                                       .tolerance = workbook::Tolerance::exact(),
@@ -28,9 +31,12 @@ enum class Binary { add, multiply, squared_difference };
 
 inline const char* name(Binary op) {
   switch (op) {
-    case Binary::add: return "add";
-    case Binary::multiply: return "multiply";
-    case Binary::squared_difference: return "squared_difference";
+    case Binary::add:
+      return "add";
+    case Binary::multiply:
+      return "multiply";
+    case Binary::squared_difference:
+      return "squared_difference";
   }
   return "?";
 }
@@ -38,9 +44,12 @@ inline const char* name(Binary op) {
 /// The exact answer, in float64: a sum or product of two floats is exact there (or within 2^-53).
 inline double apply(Binary op, double a, double b) {
   switch (op) {
-    case Binary::add: return a + b;
-    case Binary::multiply: return a * b;
-    case Binary::squared_difference: return (a - b) * (a - b);
+    case Binary::add:
+      return a + b;
+    case Binary::multiply:
+      return a * b;
+    case Binary::squared_difference:
+      return (a - b) * (a - b);
   }
   return 0;
 }
@@ -51,26 +60,32 @@ inline workbook::Tolerance tolerance(Binary op) {
   return workbook::Tolerance::roundings(op == Binary::squared_difference ? 3 : 1);
 }
 
-inline workbook::CheckResult check_binary(Binary op, std::span<const float> a, std::span<const float> b,
+inline workbook::CheckResult check_binary(Binary op, std::span<const float> a,
+                                          std::span<const float> b,
                                           const workbook::GuardedBuffer<float>& out) {
-  return workbook::check_elementwise(out, [=](std::size_t i) { return apply(op, a[i], b[i]); },
-                                     {.where = where(name(op)),
-                                      .tolerance = tolerance(op),
-                                      .inputs = {workbook::column("a", a), workbook::column("b", b)}});
+  return workbook::check_elementwise(
+      out, [=](std::size_t i) { return apply(op, a[i], b[i]); },
+      {.where = where(name(op)),
+       .tolerance = tolerance(op),
+       .inputs = {workbook::column("a", a), workbook::column("b", b)}});
 }
 
 /// A float32 dot product: each product rounds once (or not at all, with FMA), then n terms are
 /// summed in some order: within gamma_(n+1) * sum|a_i b_i| of the exact value.
 inline workbook::ReductionOracle dot_oracle(std::span<const float> a, std::span<const float> b) {
-  return {.terms = a.size(), .term = [=](std::size_t i) { return double(a[i]) * double(b[i]); }, .extra_roundings = 1};
+  return {.terms = a.size(),
+          .term = [=](std::size_t i) { return double(a[i]) * double(b[i]); },
+          .extra_roundings = 1};
 }
-inline workbook::CheckResult check_dot(std::span<const float> a, std::span<const float> b, float got) {
+inline workbook::CheckResult check_dot(std::span<const float> a, std::span<const float> b,
+                                       float got) {
   return workbook::check_reduction(got, dot_oracle(a, b), where("dot"));
 }
 
 /// sqrt(sum (a_i - b_i)^2): the difference rounds once, its square once more (three factors of
 /// 1 + delta per term), then the sum of n terms, then the square root.
-inline workbook::ReductionOracle euclidean_oracle(std::span<const float> a, std::span<const float> b) {
+inline workbook::ReductionOracle euclidean_oracle(std::span<const float> a,
+                                                  std::span<const float> b) {
   return {.terms = a.size(),
           .term =
               [=](std::size_t i) {
@@ -80,7 +95,8 @@ inline workbook::ReductionOracle euclidean_oracle(std::span<const float> a, std:
           .finish = [](double s) { return std::sqrt(std::max(s, 0.0)); },
           .extra_roundings = 3};
 }
-inline workbook::CheckResult check_euclidean(std::span<const float> a, std::span<const float> b, float got) {
+inline workbook::CheckResult check_euclidean(std::span<const float> a, std::span<const float> b,
+                                             float got) {
   return workbook::check_reduction(got, euclidean_oracle(a, b), where("euclidean_distance"));
 }
 

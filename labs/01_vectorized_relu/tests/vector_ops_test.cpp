@@ -48,7 +48,8 @@ TEST(Relu, UnalignedInputAndOutput) {
     const auto x = as_span(storage).subspan(shift, n);
     GuardedBuffer<float> y(n, /*misalign=*/16 - shift);
     lab01::relu(x, y.span());
-    ASSERT_CORRECT(lab01::oracle::check_relu(x, y)) << "input starts " << shift << " floats past a 64-byte boundary";
+    ASSERT_CORRECT(lab01::oracle::check_relu(x, y))
+        << "input starts " << shift << " floats past a 64-byte boundary";
   }
 }
 
@@ -87,7 +88,8 @@ TEST(Relu, LeavesInputUnchanged) {
   const workbook::Vector before = x;
   GuardedBuffer<float> y(x.size());
   lab01::relu(as_span(x), y.span());
-  EXPECT_CORRECT(workbook::check_unchanged(as_span(before), as_span(x), lab01::oracle::where("relu"), "x"));
+  EXPECT_CORRECT(
+      workbook::check_unchanged(as_span(before), as_span(x), lab01::oracle::where("relu"), "x"));
 }
 
 TEST(Relu, RejectsMismatchedOrOverlappingBuffers) {
@@ -99,11 +101,15 @@ TEST(Relu, RejectsMismatchedOrOverlappingBuffers) {
 
 // --- add, multiply, squared_difference ---------------------------------------------------------
 
-void run_binary(Binary op, std::span<const float> a, std::span<const float> b, std::span<float> out) {
+void run_binary(Binary op, std::span<const float> a, std::span<const float> b,
+                std::span<float> out) {
   switch (op) {
-    case Binary::add: return lab01::add(a, b, out);
-    case Binary::multiply: return lab01::multiply(a, b, out);
-    case Binary::squared_difference: return lab01::squared_difference(a, b, out);
+    case Binary::add:
+      return lab01::add(a, b, out);
+    case Binary::multiply:
+      return lab01::multiply(a, b, out);
+    case Binary::squared_difference:
+      return lab01::squared_difference(a, b, out);
   }
 }
 
@@ -133,7 +139,8 @@ void expect_unaligned_and_in_place(Binary op) {
     const auto as = as_span(a).subspan(shift, n), bs = as_span(b).subspan(16 - shift, n);
     GuardedBuffer<float> out(n, shift);
     run_binary(op, as, bs, out.span());
-    ASSERT_CORRECT(lab01::oracle::check_binary(op, as, bs, out)) << "shifts " << shift << ", " << 16 - shift;
+    ASSERT_CORRECT(lab01::oracle::check_binary(op, as, bs, out))
+        << "shifts " << shift << ", " << 16 - shift;
   }
   // out is a itself.
   GuardedBuffer<float> inout(n);
@@ -142,15 +149,33 @@ void expect_unaligned_and_in_place(Binary op) {
   EXPECT_CORRECT(lab01::oracle::check_binary(op, as_span(a).first(n), as_span(b).first(n), inout));
 }
 
-TEST(Add, MatchesOracleAtEverySize) { expect_matches_at_every_size(Binary::add); }
-TEST(Add, SpecialValues) { expect_special_values(Binary::add); }
-TEST(Add, UnalignedAndInPlace) { expect_unaligned_and_in_place(Binary::add); }
-TEST(Multiply, MatchesOracleAtEverySize) { expect_matches_at_every_size(Binary::multiply); }
-TEST(Multiply, SpecialValues) { expect_special_values(Binary::multiply); }
-TEST(Multiply, UnalignedAndInPlace) { expect_unaligned_and_in_place(Binary::multiply); }
-TEST(SquaredDifference, MatchesOracleAtEverySize) { expect_matches_at_every_size(Binary::squared_difference); }
-TEST(SquaredDifference, SpecialValues) { expect_special_values(Binary::squared_difference); }
-TEST(SquaredDifference, UnalignedAndInPlace) { expect_unaligned_and_in_place(Binary::squared_difference); }
+TEST(Add, MatchesOracleAtEverySize) {
+  expect_matches_at_every_size(Binary::add);
+}
+TEST(Add, SpecialValues) {
+  expect_special_values(Binary::add);
+}
+TEST(Add, UnalignedAndInPlace) {
+  expect_unaligned_and_in_place(Binary::add);
+}
+TEST(Multiply, MatchesOracleAtEverySize) {
+  expect_matches_at_every_size(Binary::multiply);
+}
+TEST(Multiply, SpecialValues) {
+  expect_special_values(Binary::multiply);
+}
+TEST(Multiply, UnalignedAndInPlace) {
+  expect_unaligned_and_in_place(Binary::multiply);
+}
+TEST(SquaredDifference, MatchesOracleAtEverySize) {
+  expect_matches_at_every_size(Binary::squared_difference);
+}
+TEST(SquaredDifference, SpecialValues) {
+  expect_special_values(Binary::squared_difference);
+}
+TEST(SquaredDifference, UnalignedAndInPlace) {
+  expect_unaligned_and_in_place(Binary::squared_difference);
+}
 
 TEST(BinaryOps, RejectMismatchedSizes) {
   std::vector<float> a(8), b(7), out(8);
@@ -160,13 +185,15 @@ TEST(BinaryOps, RejectMismatchedSizes) {
   }
 }
 
-// --- dot and euclidean_distance -------------------------------------------------------------------
+// --- dot and euclidean_distance
+// -------------------------------------------------------------------
 
 TEST(Dot, MatchesOracleAtEverySize) {
   auto rng = workbook::testing::rng();
   for (std::size_t n = 0; n <= 200; ++n) {
     const workbook::Vector a = workbook::normal(n, rng), b = workbook::normal(n, rng);
-    ASSERT_CORRECT(lab01::oracle::check_dot(as_span(a), as_span(b), lab01::dot(as_span(a), as_span(b))))
+    ASSERT_CORRECT(
+        lab01::oracle::check_dot(as_span(a), as_span(b), lab01::dot(as_span(a), as_span(b))))
         << "n = " << n;
   }
 }
@@ -193,13 +220,15 @@ TEST(Dot, CancellationStaysWithinTheBound) {
   b(0) = 1e4f;
   a(1000) = -1e4f;
   b(1000) = 1e4f;
-  EXPECT_CORRECT(lab01::oracle::check_dot(as_span(a), as_span(b), lab01::dot(as_span(a), as_span(b))));
+  EXPECT_CORRECT(
+      lab01::oracle::check_dot(as_span(a), as_span(b), lab01::dot(as_span(a), as_span(b))));
 }
 
 TEST(Dot, PropagatesNaNAndInfinity) {
   std::vector<float> a(37, 1.0f), b(37, 2.0f);
   a[36] = std::numeric_limits<float>::quiet_NaN();
-  EXPECT_TRUE(std::isnan(lab01::dot(a, b))) << "a NaN in the last (tail) element must reach the result";
+  EXPECT_TRUE(std::isnan(lab01::dot(a, b)))
+      << "a NaN in the last (tail) element must reach the result";
   a[36] = std::numeric_limits<float>::infinity();
   EXPECT_EQ(lab01::dot(a, b), std::numeric_limits<float>::infinity());
 }
@@ -213,8 +242,8 @@ TEST(EuclideanDistance, MatchesOracleAtEverySize) {
   auto rng = workbook::testing::rng();
   for (std::size_t n = 0; n <= 200; ++n) {
     const workbook::Vector a = workbook::normal(n, rng), b = workbook::normal(n, rng);
-    ASSERT_CORRECT(lab01::oracle::check_euclidean(as_span(a), as_span(b),
-                                                  lab01::euclidean_distance(as_span(a), as_span(b))))
+    ASSERT_CORRECT(lab01::oracle::check_euclidean(
+        as_span(a), as_span(b), lab01::euclidean_distance(as_span(a), as_span(b))))
         << "n = " << n;
   }
 }

@@ -107,12 +107,13 @@ void product(workbook::perf::Case& perf, const MatmulShape& s, const std::string
     if (!want) want = lab02::oracle::multiply(a, b, s);
     return *want;
   };
-  perf.measure({.run = [&] { matmul(a, b, c.span(), s); },
-                .poison = [&] { c.poison(); },
-                .verify = [&] { return lab02::oracle::check(oracle(), c, s); },
-                // The bound of the check: gamma_k times sum_p |a_ip| |b_pj| (C is packed: ldc = n).
-                .output = workbook::perf::output_of(c, workbook::Tolerance::sum_of(s.k),
-                                                    [&](std::size_t i) { return oracle().scale[i]; })});
+  perf.measure(
+      {.run = [&] { matmul(a, b, c.span(), s); },
+       .poison = [&] { c.poison(); },
+       .verify = [&] { return lab02::oracle::check(oracle(), c, s); },
+       // The bound of the check: gamma_k times sum_p |a_ip| |b_pj| (C is packed: ldc = n).
+       .output = workbook::perf::output_of(c, workbook::Tolerance::sum_of(s.k),
+                                           [&](std::size_t i) { return oracle().scale[i]; })});
 }
 
 void matmul(workbook::perf::Case& perf) {
@@ -134,7 +135,8 @@ WORKBOOK_PERF_CASE(matmul_primes);
 // For the bench only (no perf test): 2048^3, larger than the L2 many times over, where cache
 // blocking pays, and packing. About 90 ms a call for the reference.
 void matmul_2048(workbook::perf::Case& perf) {
-  product(perf, MatmulShape::packed(2048, 2048, 2048), "C = A * B, 2048 x 2048 x 2048 floats, one thread", "");
+  product(perf, MatmulShape::packed(2048, 2048, 2048),
+          "C = A * B, 2048 x 2048 x 2048 floats, one thread", "");
 }
 WORKBOOK_BENCH_CASE(matmul_2048);
 

@@ -50,18 +50,19 @@ class Watchdog {
   void guard() {
     std::unique_lock lock(mutex_);
     if (finished_.wait_for(lock, limit_, [this] { return done_; })) return;
-    std::fprintf(stderr,
-                 "\nFAIL %s: not finished after %lld s: %s.\n"
-                 "It probably never will. The usual causes:\n"
-                 "  - a lost wake-up: a worker sleeps through a notification because stopping_ or the "
-                 "queue changed without the mutex held, or it waits without a predicate;\n"
-                 "  - a deadlock: a task run while the worker holds the mutex (the task's own submit() "
-                 "then waits for that mutex forever), or a task that waits for other tasks of its pool;\n"
-                 "  - a future that never becomes ready: a task lost from the queue, or workers that "
-                 "leave while tasks are still queued.\n"
-                 "Edit labs/03_thread_pool/thread_pool.cpp. To see where each thread waits, run the test "
-                 "under gdb and type `thread apply all bt` once it hangs.\n",
-                 test_.c_str(), static_cast<long long>(limit_.count()), what_.c_str());
+    std::fprintf(
+        stderr,
+        "\nFAIL %s: not finished after %lld s: %s.\n"
+        "It probably never will. The usual causes:\n"
+        "  - a lost wake-up: a worker sleeps through a notification because stopping_ or the "
+        "queue changed without the mutex held, or it waits without a predicate;\n"
+        "  - a deadlock: a task run while the worker holds the mutex (the task's own submit() "
+        "then waits for that mutex forever), or a task that waits for other tasks of its pool;\n"
+        "  - a future that never becomes ready: a task lost from the queue, or workers that "
+        "leave while tasks are still queued.\n"
+        "Edit labs/03_thread_pool/thread_pool.cpp. To see where each thread waits, run the test "
+        "under gdb and type `thread apply all bt` once it hangs.\n",
+        test_.c_str(), static_cast<long long>(limit_.count()), what_.c_str());
     std::fflush(stdout);
     std::fflush(stderr);
     std::_Exit(1);
@@ -77,6 +78,8 @@ class Watchdog {
 
 /// CPU time used by every thread of this process so far, in seconds. A thread that sleeps uses
 /// none; one that spins in a loop waiting for something uses a whole core.
-inline double cpu_seconds() { return static_cast<double>(std::clock()) / CLOCKS_PER_SEC; }
+inline double cpu_seconds() {
+  return static_cast<double>(std::clock()) / CLOCKS_PER_SEC;
+}
 
 }  // namespace lab03::testing

@@ -14,14 +14,19 @@
 
 namespace lab03::oracle {
 
-inline workbook::Where where(const char* function) { return {function, "labs/03_thread_pool/thread_pool.cpp"}; }
+inline workbook::Where where(const char* function) {
+  return {function, "labs/03_thread_pool/thread_pool.cpp"};
+}
 
 /// ReLU with PyTorch's NaN semantics: NaN in, NaN out.
-inline double relu(double x) { return std::isnan(x) ? x : (x > 0 ? x : 0.0); }
+inline double relu(double x) {
+  return std::isnan(x) ? x : (x > 0 ? x : 0.0);
+}
 
 /// relu selects an input value or zero: the result must be exact. The checker also reports elements
 /// never written (left as poison: a chunk that did not run) and writes past the end.
-inline workbook::CheckResult check_relu(std::span<const float> x, const workbook::GuardedBuffer<float>& y,
+inline workbook::CheckResult check_relu(std::span<const float> x,
+                                        const workbook::GuardedBuffer<float>& y,
                                         const char* function = "parallel_relu") {
   return workbook::check_elementwise(y, [x](std::size_t i) { return relu(x[i]); },
                                      {.where = where(function),
@@ -41,14 +46,16 @@ inline std::vector<Tensor> serial(std::span<const Tensor> batch, const TensorOp&
 inline bool identical(const Tensor& a, const Tensor& b) {
   if (a.size() != b.size()) return false;
   for (std::size_t i = 0; i < a.size(); ++i)
-    if (std::bit_cast<std::uint32_t>(a.data()[i]) != std::bit_cast<std::uint32_t>(b.data()[i])) return false;
+    if (std::bit_cast<std::uint32_t>(a.data()[i]) != std::bit_cast<std::uint32_t>(b.data()[i]))
+      return false;
   return true;
 }
 
 /// process_batch's results against op applied serially. Exact: the same op on the same input gives
 /// the same bits on any thread. On failure it says which result is wrong and why: missing, or
 /// belonging to another input (the results came back out of order).
-inline workbook::CheckResult check_batch(std::span<const Tensor> results, std::span<const Tensor> expected) {
+inline workbook::CheckResult check_batch(std::span<const Tensor> results,
+                                         std::span<const Tensor> expected) {
   workbook::CheckResult r;
   r.edit = "edit labs/03_thread_pool/thread_pool.cpp: process_batch";
   r.checked = results.size();
@@ -73,7 +80,8 @@ inline workbook::CheckResult check_batch(std::span<const Tensor> results, std::s
     first_reason = "it differs from op(batch[" + std::to_string(i) + "])";
     for (std::size_t j = 0; j < expected.size(); ++j) {
       if (j != i && identical(results[i], expected[j])) {
-        first_reason = "it is op(batch[" + std::to_string(j) + "]): the results are not in input order. " +
+        first_reason = "it is op(batch[" + std::to_string(j) +
+                       "]): the results are not in input order. " +
                        "Store each result at its input's index, not in the order the tasks finish.";
         break;
       }
@@ -82,8 +90,9 @@ inline workbook::CheckResult check_batch(std::span<const Tensor> results, std::s
   if (r.wrong == 0) return r;
   r.ok = false;
   r.first_wrong = first_wrong;
-  r.summary = "process_batch: " + std::to_string(r.wrong) + " of " + std::to_string(results.size()) +
-              " results are wrong (the first is results[" + std::to_string(first_wrong) + "])";
+  r.summary = "process_batch: " + std::to_string(r.wrong) + " of " +
+              std::to_string(results.size()) + " results are wrong (the first is results[" +
+              std::to_string(first_wrong) + "])";
   r.diagnosis = "results[" + std::to_string(first_wrong) + "] is wrong: " + first_reason;
   return r;
 }

@@ -1,8 +1,8 @@
 // Lab 03 visible tests: the pool's promises one by one (every task runs exactly once, on a worker;
 // exceptions reach the caller; nothing is lost when the pool is destroyed; idle threads sleep),
 // parallel_for's chunks and exceptions, parallel_relu against the oracle, process_batch's order.
-// Each TEST is its own ctest test: `ctest --preset lab03 -R ThreadPool` runs the pool's. A test that
-// a broken pool could hang runs under a Watchdog, which ends it with an explanation instead.
+// Each TEST is its own ctest test: `ctest --preset lab03 -R ThreadPool` runs the pool's. A test
+// that a broken pool could hang runs under a Watchdog, which ends it with an explanation instead.
 #include "thread_pool.hpp"
 
 #include "batch_ops.hpp"
@@ -33,7 +33,9 @@
 
 namespace lab03 {
 // How GoogleTest prints a Range in a failure message.
-inline void PrintTo(const Range& r, std::ostream* out) { *out << "[" << r.begin << ", " << r.end << ")"; }
+inline void PrintTo(const Range& r, std::ostream* out) {
+  *out << "[" << r.begin << ", " << r.end << ")";
+}
 }  // namespace lab03
 
 namespace {
@@ -62,7 +64,9 @@ class Counts {
   std::string not_once(const std::string& thing) const {
     for (std::size_t i = 0; i < counts_.size(); ++i) {
       const int c = counts_[i].load();
-      if (c != 1) return thing + " " + std::to_string(i) + " ran " + std::to_string(c) + " times instead of once";
+      if (c != 1)
+        return thing + " " + std::to_string(i) + " ran " + std::to_string(c) +
+               " times instead of once";
     }
     return "";
   }
@@ -110,7 +114,8 @@ TEST(ThreadPool, RunsTasksOnAllItsWorkersAtOnce) {
   for (unsigned n : kPoolSizes) {
     // n tasks that each wait until all n have started: they finish only if n workers run them at
     // the same time, each on its own thread.
-    Watchdog watchdog(std::to_string(n) + " tasks on " + pool_of(n) + ", each waiting for the others to start");
+    Watchdog watchdog(std::to_string(n) + " tasks on " + pool_of(n) +
+                      ", each waiting for the others to start");
     ThreadPool pool(n);
     ASSERT_EQ(pool.size(), n);
     std::latch all_started(n);
@@ -127,7 +132,8 @@ TEST(ThreadPool, RunsTasksOnAllItsWorkersAtOnce) {
       }));
     }
     for (std::future<void>& f : done) f.get();
-    EXPECT_EQ(threads.size(), n) << "the tasks ran on " << threads.size() << " threads, not on the pool's " << n;
+    EXPECT_EQ(threads.size(), n) << "the tasks ran on " << threads.size()
+                                 << " threads, not on the pool's " << n;
     EXPECT_FALSE(threads.contains(std::this_thread::get_id()))
         << "a task ran on the thread that submitted it: tasks belong on the workers";
   }
@@ -142,7 +148,8 @@ TEST(ThreadPool, RunsEveryTaskExactlyOnce) {
       ThreadPool pool(n);
       std::vector<std::future<void>> done;
       done.reserve(tasks);
-      for (std::size_t i = 0; i < tasks; ++i) done.push_back(pool.submit([&runs, i] { runs.add(i); }));
+      for (std::size_t i = 0; i < tasks; ++i)
+        done.push_back(pool.submit([&runs, i] { runs.add(i); }));
       for (std::future<void>& f : done) f.get();
     }
     ASSERT_EQ(runs.not_once("task"), "") << "with " << pool_of(n);
@@ -166,9 +173,9 @@ TEST(ThreadPool, FutureCarriesTheTaskException) {
     for (std::future<void>& f : done) f.get();
     if (from_future) std::rethrow_exception(from_future);
   });
-  EXPECT_EQ(message_of(error), "task 7 failed")
-      << "the future of a task that threw must rethrow its exception from get() (std::packaged_task "
-         "stores it in the future)";
+  EXPECT_EQ(message_of(error), "task 7 failed") << "the future of a task that threw must rethrow "
+                                                   "its exception from get() (std::packaged_task "
+                                                   "stores it in the future)";
   EXPECT_EQ(ran.load(), 10) << "after a task threw, the pool stopped running tasks";
 }
 
@@ -185,7 +192,8 @@ TEST(ThreadPool, DestructorFinishesQueuedTasks) {
   std::jthread opener;
   {
     ThreadPool pool(1);
-    // The first task holds the only worker until the gate opens, so the other 100 wait in the queue.
+    // The first task holds the only worker until the gate opens, so the other 100 wait in the
+    // queue.
     std::shared_future<void> open = gate.get_future().share();
     done.push_back(pool.submit([open, &ran] {
       open.wait();
@@ -198,9 +206,10 @@ TEST(ThreadPool, DestructorFinishesQueuedTasks) {
       gate.set_value();
     });
   }
-  EXPECT_EQ(ran.load(), 101) << "the pool was destroyed with 100 tasks in its queue and ran only " << ran.load() - 1
-                             << " of them: the destructor must let the workers finish every task already "
-                                "submitted (they leave when the pool is stopping *and* the queue is empty)";
+  EXPECT_EQ(ran.load(), 101)
+      << "the pool was destroyed with 100 tasks in its queue and ran only " << ran.load() - 1
+      << " of them: the destructor must let the workers finish every task already "
+         "submitted (they leave when the pool is stopping *and* the queue is empty)";
   for (std::future<void>& f : done) EXPECT_EQ(f.wait_for(0s), std::future_status::ready);
 }
 
@@ -234,7 +243,8 @@ TEST(ThreadPool, DestructorFinishesTasksSubmittedByTasks) {
     };
     pool.submit(link);
   }  // the destructor starts while the chain is still growing: it must finish the whole chain
-  EXPECT_EQ(ran.load(), 50) << "tasks submitted by tasks while the pool was being destroyed were lost";
+  EXPECT_EQ(ran.load(), 50)
+      << "tasks submitted by tasks while the pool was being destroyed were lost";
 }
 
 TEST(ThreadPool, IdleWorkersSleep) {
@@ -243,7 +253,8 @@ TEST(ThreadPool, IdleWorkersSleep) {
   const double before = cpu_seconds();
   std::this_thread::sleep_for(300ms);
   const double used = cpu_seconds() - before;
-  EXPECT_LT(used, 0.06) << "with nothing to do for 300 ms, the pool used " << std::lround(1000 * used)
+  EXPECT_LT(used, 0.06) << "with nothing to do for 300 ms, the pool used "
+                        << std::lround(1000 * used)
                         << " ms of CPU time: its workers busy-wait (check the queue in a loop, or "
                            "std::this_thread::yield()). Wait on the condition variable instead: a "
                            "sleeping thread uses no CPU, and another program can use the core.";
@@ -254,7 +265,8 @@ TEST(ThreadPool, IdleWorkersSleep) {
 // The chunks parallel_for must make, in order.
 std::vector<Range> expected_chunks(Range range, std::size_t grain) {
   std::vector<Range> chunks;
-  for (std::size_t b = range.begin; b < range.end; b += grain) chunks.push_back({b, std::min(b + grain, range.end)});
+  for (std::size_t b = range.begin; b < range.end; b += grain)
+    chunks.push_back({b, std::min(b + grain, range.end)});
   return chunks;
 }
 
@@ -274,16 +286,18 @@ TEST(ParallelFor, EveryIndexInExactlyOneChunk) {
   // Empty ranges, one index, fewer indices than workers, a grain that does not divide the size, a
   // grain larger than the range, a range that does not start at 0.
   const std::pair<Range, std::size_t> cases[] = {
-      {{0, 0}, 1},  {{5, 5}, 4},    {{0, 1}, 1},         {{0, 2}, 1},           {{0, 10}, 3},
-      {{0, 3}, 5},  {{7, 100}, 1000}, {{3, 1003}, 10},   {{0, 1000}, 1},        {{100, (1 << 20) + 5}, 4096}};
+      {{0, 0}, 1}, {{5, 5}, 4},      {{0, 1}, 1},     {{0, 2}, 1},    {{0, 10}, 3},
+      {{0, 3}, 5}, {{7, 100}, 1000}, {{3, 1003}, 10}, {{0, 1000}, 1}, {{100, (1 << 20) + 5}, 4096}};
   for (unsigned n : kPoolSizes) {
     ThreadPool pool(n);
     for (const auto& [range, grain] : cases) {
-      Watchdog watchdog("parallel_for over [" + std::to_string(range.begin) + ", " + std::to_string(range.end) +
-                        ") in chunks of " + std::to_string(grain) + " on " + pool_of(n));
+      Watchdog watchdog("parallel_for over [" + std::to_string(range.begin) + ", " +
+                        std::to_string(range.end) + ") in chunks of " + std::to_string(grain) +
+                        " on " + pool_of(n));
       EXPECT_EQ(chunks_of(pool, range, grain), expected_chunks(range, grain))
-          << "parallel_for over [" << range.begin << ", " << range.end << ") with grain " << grain << " on "
-          << pool_of(n) << ": the chunks are [begin, begin + grain), [begin + grain, begin + 2 grain), ..., "
+          << "parallel_for over [" << range.begin << ", " << range.end << ") with grain " << grain
+          << " on " << pool_of(n)
+          << ": the chunks are [begin, begin + grain), [begin + grain, begin + 2 grain), ..., "
           << "the last one shorter; each exactly once";
     }
   }
@@ -300,7 +314,8 @@ TEST(ParallelFor, ManyTinyChunks) {
   // future waited for too early) has many chances to show.
   const std::size_t n = kUnderTsan ? 20000 : 200000;
   for (unsigned threads : {2u, 8u}) {
-    Watchdog watchdog("parallel_for over " + std::to_string(n) + " chunks of one index on " + pool_of(threads));
+    Watchdog watchdog("parallel_for over " + std::to_string(n) + " chunks of one index on " +
+                      pool_of(threads));
     ThreadPool pool(threads);
     Counts counts(n);
     lab03::parallel_for(pool, {0, n}, 1, [&](Range r) {
@@ -326,10 +341,12 @@ TEST(ParallelFor, RethrowsTheLowestFailingChunkAfterRunningAll) {
         if (r.begin == 70) throw std::runtime_error("chunk 70");
       });
     });
-    ASSERT_TRUE(error) << "parallel_for returned normally although chunks 30 and 70 threw: an exception "
-                          "in a chunk must reach the caller";
-    EXPECT_EQ(message_of(error), "chunk 30") << "with " << pool_of(n) << ": rethrow the exception of the "
-                                             << "lowest-numbered chunk that threw (get() the futures in chunk order)";
+    ASSERT_TRUE(error)
+        << "parallel_for returned normally although chunks 30 and 70 threw: an exception "
+           "in a chunk must reach the caller";
+    EXPECT_EQ(message_of(error), "chunk 30")
+        << "with " << pool_of(n) << ": rethrow the exception of the "
+        << "lowest-numbered chunk that threw (get() the futures in chunk order)";
     EXPECT_EQ(counts.not_once("chunk"), "")
         << "with " << pool_of(n) << ": every chunk must run once, even when others throw";
   }
@@ -346,10 +363,11 @@ TEST(ParallelFor, ReturnsOnlyAfterEveryChunkFinished) {
                                      slow_chunk_finished = true;
                                    }),
                std::runtime_error);
-  EXPECT_TRUE(slow_chunk_finished)
-      << "parallel_for rethrew chunk 0's exception while chunk 1 was still running. A running chunk "
-         "uses body, which belongs to the caller and is gone once parallel_for returns: wait for every "
-         "future first, then get() them.";
+  EXPECT_TRUE(slow_chunk_finished) << "parallel_for rethrew chunk 0's exception while chunk 1 was "
+                                      "still running. A running chunk "
+                                      "uses body, which belongs to the caller and is gone once "
+                                      "parallel_for returns: wait for every "
+                                      "future first, then get() them.";
 }
 
 TEST(ParallelFor, WaitingCallerSleeps) {
@@ -358,9 +376,10 @@ TEST(ParallelFor, WaitingCallerSleeps) {
   const double before = cpu_seconds();
   lab03::parallel_for(pool, {0, 2}, 1, [](Range) { std::this_thread::sleep_for(300ms); });
   const double used = cpu_seconds() - before;
-  EXPECT_LT(used, 0.06) << "while its two chunks slept for 300 ms, parallel_for used " << std::lround(1000 * used)
-                        << " ms of CPU time: something busy-waits (a loop over future.wait_for(0s), or "
-                           "a worker polling the queue). future.wait() and condition variables sleep.";
+  EXPECT_LT(used, 0.06)
+      << "while its two chunks slept for 300 ms, parallel_for used " << std::lround(1000 * used)
+      << " ms of CPU time: something busy-waits (a loop over future.wait_for(0s), or "
+         "a worker polling the queue). future.wait() and condition variables sleep.";
 }
 
 TEST(ParallelFor, SameSumOnEveryPool) {
@@ -387,8 +406,9 @@ TEST(ParallelFor, SameSumOnEveryPool) {
     for (int repeat = 0; repeat < 3; ++repeat) {
       const std::uint32_t bits = sum(pool);
       if (n == kPoolSizes[0] && repeat == 0) first = bits;
-      EXPECT_EQ(bits, first) << "the sum changed with " << pool_of(n) << " (run " << repeat
-                             << "): were the chunks the same, and each partial stored at its chunk's index?";
+      EXPECT_EQ(bits, first)
+          << "the sum changed with " << pool_of(n) << " (run " << repeat
+          << "): were the chunks the same, and each partial stored at its chunk's index?";
     }
   }
 }
@@ -397,8 +417,9 @@ TEST(ParallelFor, NestedCallsDoNotDeadlock) {
   // A chunk that calls parallel_for on its own pool. Were it to wait there for the pool's workers,
   // all of which may be doing the same, nobody would be left to run the inner chunks.
   for (unsigned n : {1u, 2u}) {
-    Watchdog watchdog("parallel_for called from inside a chunk of parallel_for on the same pool (" + pool_of(n) +
-                      "); a nested call must run its chunks in the calling thread, see is_worker_thread()");
+    Watchdog watchdog(
+        "parallel_for called from inside a chunk of parallel_for on the same pool (" + pool_of(n) +
+        "); a nested call must run its chunks in the calling thread, see is_worker_thread()");
     ThreadPool pool(n);
     Counts counts(8 * 100);
     lab03::parallel_for(pool, {0, 8}, 1, [&](Range outer) {
@@ -450,7 +471,8 @@ TEST(ParallelRelu, MatchesOracleAtManySizes) {
       const workbook::Vector x = workbook::normal(n, rng);
       GuardedBuffer<float> y(n);
       lab03::parallel_relu(pool, as_span(x), y.span());
-      ASSERT_CORRECT(lab03::oracle::check_relu(as_span(x), y)) << "n = " << n << ", " << pool_of(threads);
+      ASSERT_CORRECT(lab03::oracle::check_relu(as_span(x), y))
+          << "n = " << n << ", " << pool_of(threads);
     }
   }
 }
@@ -465,12 +487,14 @@ TEST(ParallelRelu, UnalignedAndInPlace) {
     const auto x = as_span(storage).subspan(shift, n);
     GuardedBuffer<float> y(n, /*misalign=*/16 - shift);
     lab03::parallel_relu(pool, x, y.span());
-    ASSERT_CORRECT(lab03::oracle::check_relu(x, y)) << "input starts " << shift << " floats past a 64-byte boundary";
+    ASSERT_CORRECT(lab03::oracle::check_relu(x, y))
+        << "input starts " << shift << " floats past a 64-byte boundary";
   }
   GuardedBuffer<float> inout(n);
   std::copy(storage.begin(), storage.begin() + n, inout.data());
   lab03::parallel_relu(pool, inout.span(), inout.span());
-  EXPECT_CORRECT(lab03::oracle::check_relu(as_span(storage).first(n), inout)) << "in place (y is x)";
+  EXPECT_CORRECT(lab03::oracle::check_relu(as_span(storage).first(n), inout))
+      << "in place (y is x)";
 }
 
 TEST(ParallelRelu, SpecialValues) {
@@ -488,19 +512,24 @@ TEST(ParallelRelu, RejectsMismatchedOrOverlappingBuffers) {
   ThreadPool pool(2);
   std::vector<float> x(10), y(9), z(11);
   EXPECT_THROW(lab03::parallel_relu(pool, x, y), std::invalid_argument);
-  EXPECT_THROW(lab03::parallel_relu(pool, std::span<const float>(z).first(10), std::span<float>(z).last(10)),
-               std::invalid_argument);
+  EXPECT_THROW(
+      lab03::parallel_relu(pool, std::span<const float>(z).first(10), std::span<float>(z).last(10)),
+      std::invalid_argument);
 }
 
 // --- Step 4: process_batch -----------------------------------------------------------------------
 
 // A batch whose tensor i starts with the value i, so that an operation can tell which one it got.
-std::vector<Tensor> numbered_batch(std::size_t count, std::size_t min_size, std::size_t max_size, workbook::Rng& rng) {
-  std::vector<Tensor> batch = lab03::ops::make_batch(count, std::max<std::size_t>(min_size, 1), max_size, rng);
+std::vector<Tensor> numbered_batch(std::size_t count, std::size_t min_size, std::size_t max_size,
+                                   workbook::Rng& rng) {
+  std::vector<Tensor> batch =
+      lab03::ops::make_batch(count, std::max<std::size_t>(min_size, 1), max_size, rng);
   for (std::size_t i = 0; i < count; ++i) batch[i](0) = static_cast<float>(i);
   return batch;
 }
-std::size_t number_of(const Tensor& t) { return static_cast<std::size_t>(t(0)); }
+std::size_t number_of(const Tensor& t) {
+  return static_cast<std::size_t>(t(0));
+}
 
 TEST(ProcessBatch, SameResultsAsSerialOnEveryPool) {
   auto rng = workbook::testing::rng();
@@ -553,7 +582,8 @@ TEST(ProcessBatch, BatchSmallerThanThePool) {
   const std::vector<Tensor> batch = lab03::ops::make_batch(3, 1, 5000, rng);
   ThreadPool pool(8);
   const std::vector<Tensor> results = lab03::process_batch(pool, batch, lab03::ops::polynomial);
-  EXPECT_CORRECT(lab03::oracle::check_batch(results, lab03::oracle::serial(batch, lab03::ops::polynomial)));
+  EXPECT_CORRECT(
+      lab03::oracle::check_batch(results, lab03::oracle::serial(batch, lab03::ops::polynomial)));
 }
 
 TEST(ProcessBatch, RethrowsTheLowestFailingTensorAfterProcessingAll) {
@@ -574,8 +604,10 @@ TEST(ProcessBatch, RethrowsTheLowestFailingTensorAfterProcessingAll) {
     });
   });
   ASSERT_TRUE(error) << "process_batch returned normally although op threw for tensors 4 and 9";
-  EXPECT_EQ(message_of(error), "tensor 4") << "rethrow the exception of the lowest-numbered tensor whose op threw";
-  EXPECT_EQ(calls.not_once("op for tensor"), "") << "every tensor must be processed, even when op throws for some";
+  EXPECT_EQ(message_of(error), "tensor 4")
+      << "rethrow the exception of the lowest-numbered tensor whose op threw";
+  EXPECT_EQ(calls.not_once("op for tensor"), "")
+      << "every tensor must be processed, even when op throws for some";
 }
 
 TEST(ProcessBatch, OpMayUseThePool) {
@@ -605,7 +637,8 @@ TEST(ProcessBatch, ManySmallTensors) {
   const std::vector<Tensor> batch = lab03::ops::make_batch(count, 0, 16, rng);
   ThreadPool pool(2);
   const std::vector<Tensor> results = lab03::process_batch(pool, batch, lab03::ops::polynomial);
-  EXPECT_CORRECT(lab03::oracle::check_batch(results, lab03::oracle::serial(batch, lab03::ops::polynomial)));
+  EXPECT_CORRECT(
+      lab03::oracle::check_batch(results, lab03::oracle::serial(batch, lab03::ops::polynomial)));
 }
 
 }  // namespace

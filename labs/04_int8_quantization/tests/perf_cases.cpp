@@ -84,9 +84,10 @@ void quantize(workbook::perf::Case& perf) {
                 .poison = [&] { q.poison(); },
                 .verify = [&] { return lab04::oracle::check_quantize(x, scale, q); },
                 // As check_quantize: exact, except that either neighbour of a near tie is right.
-                .output = workbook::perf::output_of(q, lab04::oracle::quantize_tolerance(), [&](std::size_t i) {
-                  return lab04::oracle::near_tie(x[i], scale) ? 1.0 : 0.0;
-                })});
+                .output = workbook::perf::output_of(
+                    q, lab04::oracle::quantize_tolerance(), [&](std::size_t i) {
+                      return lab04::oracle::near_tie(x[i], scale) ? 1.0 : 0.0;
+                    })});
 }
 WORKBOOK_PERF_CASE(quantize);
 
@@ -282,11 +283,13 @@ void quantize_rows(workbook::perf::Case& perf) {
                     [&] {
                       std::vector<float> want(rows);
                       for (std::size_t r = 0; r < rows; ++r)
-                        want[r] = lab04::oracle::symmetric_scale(std::span<const float>(x).subspan(r * cols, cols));
+                        want[r] = lab04::oracle::symmetric_scale(
+                            std::span<const float>(x).subspan(r * cols, cols));
                       if (!std::equal(want.begin(), want.end(), scales.span().begin())) {
                         workbook::CheckResult wrong;
                         wrong.ok = false;
-                        wrong.summary = "quantize_rows: a row's scale is not max |x| / 127 of the row";
+                        wrong.summary =
+                            "quantize_rows: a row's scale is not max |x| / 127 of the row";
                         return wrong;
                       }
                       return lab04::oracle::check_quantize(x, want, cols, q, "quantize_rows");

@@ -23,21 +23,25 @@ namespace cuda = workbook::cuda;
 // Hints, from the furthest to the nearest: what usually stands between a square kernel and the
 // copy roof. Thresholds are fractions of the roofline (the measured device copy bandwidth).
 void hints(workbook::perf::Case& perf) {
-  perf.hint(0.5, "Far below the bandwidth roof. With 16 x 16 blocks over a matrix (the seed's kernel) "
-                 "half of each warp's loads fall in another row; make the index 1-D so that the 32 "
-                 "threads of a warp read 32 neighbouring floats (coalescing).");
-  perf.hint(0.85, "Coalesced, but each thread moves 4 bytes at a time and the GPU has too few loads in "
-                  "flight to cover memory's latency. Load float4 (16 bytes per thread), and let each "
-                  "thread handle several of them in a grid-stride loop.");
-  perf.hint(0.97, "Close. Issue several independent float4 loads before the first store (unroll the "
-                  "grid-stride loop by 2 to 4), size the grid to a whole number of waves (a multiple "
-                  "of the number of SMs), and check with `lab05_perf --ncu` that DRAM bytes match the "
-                  "8 bytes per element counted.");
+  perf.hint(0.5,
+            "Far below the bandwidth roof. With 16 x 16 blocks over a matrix (the seed's kernel) "
+            "half of each warp's loads fall in another row; make the index 1-D so that the 32 "
+            "threads of a warp read 32 neighbouring floats (coalescing).");
+  perf.hint(0.85,
+            "Coalesced, but each thread moves 4 bytes at a time and the GPU has too few loads in "
+            "flight to cover memory's latency. Load float4 (16 bytes per thread), and let each "
+            "thread handle several of them in a grid-stride loop.");
+  perf.hint(0.97,
+            "Close. Issue several independent float4 loads before the first store (unroll the "
+            "grid-stride loop by 2 to 4), size the grid to a whole number of waves (a multiple "
+            "of the number of SMs), and check with `lab05_perf --ncu` that DRAM bytes match the "
+            "8 bytes per element counted.");
 }
 
 // Squares a rows x cols matrix stored contiguously: n = rows * cols floats, 4 bytes read and 4
 // written per element, one multiply.
-void square_matrix(workbook::perf::Case& perf, std::size_t rows, std::size_t cols, const std::string& about) {
+void square_matrix(workbook::perf::Case& perf, std::size_t rows, std::size_t cols,
+                   const std::string& about) {
   cuda::require_device();
   const std::size_t n = rows * cols;
   workbook::AlignedVector<float> x(n);
@@ -46,19 +50,27 @@ void square_matrix(workbook::perf::Case& perf, std::size_t rows, std::size_t col
   cuda::DeviceOutput<float> y(n);
   const auto square = perf.timed(lab05::square);
   auto launch = [&] { square(dx.data(), y.data(), n); };
-  perf.describe("square", "square of " + std::to_string(rows) + " x " + std::to_string(cols) + " floats (" + about + ")");
+  perf.describe("square", "square of " + std::to_string(rows) + " x " + std::to_string(cols) +
+                              " floats (" + about + ")");
   perf.work({.ops = double(n), .bytes = 8.0 * double(n)});
   hints(perf);
-  perf.measure(cuda::gpu_kernel(launch, [&] { y.poison(); }, [&] { return lab05::oracle::check_square(x, y.fetch()); },
-                                cuda::output_of(y, lab05::oracle::tolerance())));
+  perf.measure(cuda::gpu_kernel(
+      launch, [&] { y.poison(); }, [&] { return lab05::oracle::check_square(x, y.fetch()); },
+      cuda::output_of(y, lab05::oracle::tolerance())));
 }
 
 // 800 MB moved per call: the bandwidth of device memory, the issue's 97% target.
-void square_10000x10000(workbook::perf::Case& perf) { square_matrix(perf, 10000, 10000, "400 MB in, 400 MB out"); }
+void square_10000x10000(workbook::perf::Case& perf) {
+  square_matrix(perf, 10000, 10000, "400 MB in, 400 MB out");
+}
 // 128 MB per call: a few dozen microseconds, where launch and tail effects start to count.
-void square_4096x4096(workbook::perf::Case& perf) { square_matrix(perf, 4096, 4096, "64 MiB in, 64 MiB out"); }
+void square_4096x4096(workbook::perf::Case& perf) {
+  square_matrix(perf, 4096, 4096, "64 MiB in, 64 MiB out");
+}
 // 11 MB per call, an odd size: a single wave of blocks, a few microseconds; the tails matter.
-void square_1823x781(workbook::perf::Case& perf) { square_matrix(perf, 1823, 781, "an odd shape, 5.7 MB in"); }
+void square_1823x781(workbook::perf::Case& perf) {
+  square_matrix(perf, 1823, 781, "an odd shape, 5.7 MB in");
+}
 WORKBOOK_PERF_CASE(square_10000x10000);
 WORKBOOK_PERF_CASE(square_4096x4096);
 WORKBOOK_PERF_CASE(square_1823x781);
@@ -77,9 +89,10 @@ void square_2d_strided(workbook::perf::Case& perf) {
   perf.work({.ops = double(rows * cols), .bytes = 8.0 * double(rows * cols)});
   hints(perf);
   // The whole buffer, padding included: there both outputs still hold the poison.
-  perf.measure(cuda::gpu_kernel(launch, [&] { y.poison(); },
-                                [&] { return lab05::oracle::check_square_2d(x, ld, y.fetch(), ld, rows, cols); },
-                                cuda::output_of(y, lab05::oracle::tolerance())));
+  perf.measure(cuda::gpu_kernel(
+      launch, [&] { y.poison(); },
+      [&] { return lab05::oracle::check_square_2d(x, ld, y.fetch(), ld, rows, cols); },
+      cuda::output_of(y, lab05::oracle::tolerance())));
 }
 WORKBOOK_PERF_CASE(square_2d_strided);
 

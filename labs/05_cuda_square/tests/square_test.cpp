@@ -23,7 +23,8 @@ using workbook::cuda::to_device;
 std::vector<std::size_t> sizes() {
   std::vector<std::size_t> n;
   for (std::size_t i = 0; i <= 67; ++i) n.push_back(i);
-  for (std::size_t i : {255, 256, 257, 1023, 1025, 4099, (1 << 20) + 13, (1 << 25) + 7}) n.push_back(i);
+  for (std::size_t i : {255, 256, 257, 1023, 1025, 4099, (1 << 20) + 13, (1 << 25) + 7})
+    n.push_back(i);
   return n;
 }
 
@@ -36,7 +37,8 @@ void expect_square(std::size_t n, std::size_t x_shift, std::size_t y_shift) {
   DeviceOutput<float> y(n, y_shift);
   lab05::square(dx.data() + x_shift, y.data(), n);
   ASSERT_CORRECT(lab05::oracle::check_square(as_span(x), y.fetch()))
-      << "n = " << n << ", x starts " << x_shift << " and y " << y_shift << " floats past a 16-byte boundary";
+      << "n = " << n << ", x starts " << x_shift << " and y " << y_shift
+      << " floats past a 16-byte boundary";
 }
 
 TEST(Square, MatchesOracleAtEverySize) {
@@ -85,22 +87,27 @@ TEST(Square, InPlace) {
 TEST(Square, RejectsBadArguments) {
   DeviceOutput<float> y(16);
   EXPECT_THROW(lab05::square(nullptr, y.data(), 16), std::invalid_argument);
-  EXPECT_THROW(lab05::square(y.data(), y.data() + 1, 15), std::invalid_argument);  // overlap, shifted
+  EXPECT_THROW(lab05::square(y.data(), y.data() + 1, 15),
+               std::invalid_argument);  // overlap, shifted
 }
 
-// --- 2-D -------------------------------------------------------------------------------------------
+// --- 2-D
+// -------------------------------------------------------------------------------------------
 
 // A rows x cols matrix in rows ld_x apart, squared into one with rows ld_y apart.
 void expect_square_2d(std::size_t rows, std::size_t cols, std::size_t ld_x, std::size_t ld_y) {
   auto rng = workbook::testing::rng();
-  const std::size_t x_size = rows == 0 ? 0 : (rows - 1) * ld_x + cols, y_size = rows == 0 ? 0 : (rows - 1) * ld_y + cols;
+  const std::size_t x_size = rows == 0 ? 0 : (rows - 1) * ld_x + cols,
+                    y_size = rows == 0 ? 0 : (rows - 1) * ld_y + cols;
   const workbook::Vector x = workbook::normal(x_size, rng);
   const auto dx = to_device<float>(as_span(x));
   DeviceOutput<float> y(y_size);
   lab05::square_2d(dx.data(), ld_x, y.data(), ld_y, rows, cols);
-  if (rows == 0 || cols == 0) {  // nothing to square: every element keeps its poison, no guard is hit
+  if (rows == 0 ||
+      cols == 0) {  // nothing to square: every element keeps its poison, no guard is hit
     const workbook::GuardedBuffer<float>& out = y.fetch();
-    for (std::size_t i = 0; i < out.size(); ++i) ASSERT_TRUE(out.is_poison(i)) << "square_2d wrote element " << i << " of an empty matrix";
+    for (std::size_t i = 0; i < out.size(); ++i)
+      ASSERT_TRUE(out.is_poison(i)) << "square_2d wrote element " << i << " of an empty matrix";
     ASSERT_TRUE(out.damage().intact()) << "square_2d wrote outside an empty matrix";
     return;
   }
@@ -126,8 +133,10 @@ TEST(Square2d, EmptyMatricesWriteNothing) {
 
 TEST(Square2d, RejectsBadArguments) {
   DeviceOutput<float> y(64);
-  EXPECT_THROW(lab05::square_2d(y.data(), 3, y.data(), 3, 2, 4), std::invalid_argument);  // ld < cols
-  EXPECT_THROW(lab05::square_2d(y.data(), 8, y.data(), 9, 2, 4), std::invalid_argument);  // in place, two lds
+  EXPECT_THROW(lab05::square_2d(y.data(), 3, y.data(), 3, 2, 4),
+               std::invalid_argument);  // ld < cols
+  EXPECT_THROW(lab05::square_2d(y.data(), 8, y.data(), 9, 2, 4),
+               std::invalid_argument);  // in place, two lds
 }
 
 }  // namespace

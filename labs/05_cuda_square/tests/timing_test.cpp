@@ -11,13 +11,17 @@ namespace {
 
 namespace checks = lab05::timing_checks;
 
-TEST(TimeLaunches, MeasuresWorkOfKnownLength) { EXPECT_TRUE(checks::measures_work_of_known_length(lab05::time_launches)); }
+TEST(TimeLaunches, MeasuresWorkOfKnownLength) {
+  EXPECT_TRUE(checks::measures_work_of_known_length(lab05::time_launches));
+}
 
 TEST(TimeLaunches, WarmsUpAndLeavesTheFirstLaunchOut) {
   EXPECT_TRUE(checks::warms_up_and_leaves_the_first_launch_out(lab05::time_launches));
 }
 
-TEST(TimeLaunches, TimesEachRunOnItsOwn) { EXPECT_TRUE(checks::times_each_run_on_its_own(lab05::time_launches)); }
+TEST(TimeLaunches, TimesEachRunOnItsOwn) {
+  EXPECT_TRUE(checks::times_each_run_on_its_own(lab05::time_launches));
+}
 
 TEST(TimeLaunches, ReturnsWhenTheWorkHasFinished) {
   EXPECT_TRUE(checks::returns_when_the_work_has_finished(lab05::time_launches));

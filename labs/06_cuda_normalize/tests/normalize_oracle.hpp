@@ -21,8 +21,8 @@ struct Row {
 
 /// The bound, derived. With u = 2^-24 and gamma_k = k u / (1 - k u):
 ///  - the mean is a float32 sum of N terms in any order, then a division: it is within
-///    delta = gamma_(2N+2) max|x| of the exact mean (gamma_(N+1) mean|x| for a plain sum; the 2N and
-///    max|x| also cover Welford's running mean, whose N updates round about twice per term);
+///    delta = gamma_(2N+2) max|x| of the exact mean (gamma_(N+1) mean|x| for a plain sum; the 2N
+///    and max|x| also cover Welford's running mean, whose N updates round about twice per term);
 ///  - sum((x - mean')^2) / N with the computed mean' equals var + (mean - mean')^2 exactly, and the
 ///    float32 sum of those squares rounds with gamma_(N+4) (difference, square, N terms, division,
 ///    + eps); so var' + eps is within delta^2 + gamma_(N+4) (var + eps + delta^2) of var + eps;
@@ -30,7 +30,8 @@ struct Row {
 ///  - y = (x - mean') * r': 2 more roundings. So |y' - y| <= delta / s + |y| (scale_error + 2 u),
 ///    with s = sqrt(var + eps). The bound used is twice that first-order bound, which covers the
 ///    second-order terms (products of first-order ones, each below 1 for every input tested).
-inline std::vector<Row> rows_of(std::span<const float> x, std::size_t rows, std::size_t cols, double eps) {
+inline std::vector<Row> rows_of(std::span<const float> x, std::size_t rows, std::size_t cols,
+                                double eps) {
   constexpr double u = 0x1p-24;
   auto gamma = [](double k) { return k * u / (1 - k * u); };
   std::vector<Row> stats(rows);
@@ -57,29 +58,36 @@ inline std::vector<Row> rows_of(std::span<const float> x, std::size_t rows, std:
   return stats;
 }
 
-inline workbook::Where where() { return {"normalize", "labs/06_cuda_normalize/normalize.cu"}; }
+inline workbook::Where where() {
+  return {"normalize", "labs/06_cuda_normalize/normalize.cu"};
+}
 
 inline workbook::Tolerance tolerance() {
   return {1.0, 0,
           "per element: twice the first-order bound delta / s + |y| (e + 2u), where delta = "
           "gamma_(2N+2) max|x| bounds the float32 mean's error, s = sqrt(var + eps), and e = "
-          "(delta^2 + gamma_(N+4)(s^2 + delta^2)) / (2 s^2) + 4u bounds 1/sqrt's (see normalize_oracle.hpp)"};
+          "(delta^2 + gamma_(N+4)(s^2 + delta^2)) / (2 s^2) + 4u bounds 1/sqrt's (see "
+          "normalize_oracle.hpp)"};
 }
 
 /// The exact normalization of element i of x (rows of `cols`), from rows_of's statistics.
-inline double normalized(const std::vector<Row>& stats, std::span<const float> x, std::size_t cols, std::size_t i) {
+inline double normalized(const std::vector<Row>& stats, std::span<const float> x, std::size_t cols,
+                         std::size_t i) {
   const Row& s = stats[i / cols];
   return s.nan ? std::nan("") : (x[i] - s.mean) * s.inv_std;
 }
 
 /// The error element i may have: the scale that tolerance() multiplies (see rows_of).
-inline double error_bound(const std::vector<Row>& stats, std::span<const float> x, std::size_t cols, std::size_t i) {
+inline double error_bound(const std::vector<Row>& stats, std::span<const float> x, std::size_t cols,
+                          std::size_t i) {
   const Row& s = stats[i / cols];
-  return 2 * (s.mean_error * s.inv_std + std::fabs(normalized(stats, x, cols, i)) * (s.scale_error + 2 * 0x1p-24));
+  return 2 * (s.mean_error * s.inv_std +
+              std::fabs(normalized(stats, x, cols, i)) * (s.scale_error + 2 * 0x1p-24));
 }
 
 /// y (rows x cols) against the exact normalization of x.
-inline workbook::CheckResult check_normalize(std::span<const float> x, std::size_t rows, std::size_t cols, double eps,
+inline workbook::CheckResult check_normalize(std::span<const float> x, std::size_t rows,
+                                             std::size_t cols, double eps,
                                              const workbook::GuardedBuffer<float>& y) {
   const std::vector<Row> stats = rows_of(x, rows, cols, eps);
   auto want = [&, cols](std::size_t i) { return normalized(stats, x, cols, i); };

@@ -1,7 +1,8 @@
 // Lab 06 visible tests: normalize against a float64 oracle for every class of row width (one
 // element; under, at and over a warp; a float4 tail; the widths of the perf tests; wider than one
 // block holds in registers), one row and many, constant rows, large offsets, a NaN that must stay
-// in its row, misaligned and in-place buffers. Each TEST is its own ctest test; without a GPU they skip.
+// in its row, misaligned and in-place buffers. Each TEST is its own ctest test; without a GPU they
+// skip.
 #include "normalize.hpp"
 #include "normalize_oracle.hpp"
 
@@ -21,15 +22,17 @@ using workbook::cuda::to_device;
 
 // Normalizes `x` (rows x cols) on the GPU, x `x_shift` and y `y_shift` floats past a 256-byte
 // boundary, and checks it.
-workbook::CheckResult run(const workbook::Vector& x, std::size_t rows, std::size_t cols, float eps = lab06::kEps,
-                          std::size_t x_shift = 0, std::size_t y_shift = 0) {
+workbook::CheckResult run(const workbook::Vector& x, std::size_t rows, std::size_t cols,
+                          float eps = lab06::kEps, std::size_t x_shift = 0,
+                          std::size_t y_shift = 0) {
   const auto dx = to_device<float>(as_span(x), x_shift);
   DeviceOutput<float> y(rows * cols, y_shift);
   lab06::normalize(dx.data() + x_shift, y.data(), rows, cols, eps);
   return lab06::oracle::check_normalize(as_span(x), rows, cols, eps, y.fetch());
 }
 
-workbook::Vector normal_matrix(std::size_t rows, std::size_t cols, double mean = 0, double stddev = 1) {
+workbook::Vector normal_matrix(std::size_t rows, std::size_t cols, double mean = 0,
+                               double stddev = 1) {
   auto rng = workbook::testing::rng();
   return workbook::normal(rows * cols, rng, mean, stddev);
 }
@@ -37,7 +40,8 @@ workbook::Vector normal_matrix(std::size_t rows, std::size_t cols, double mean =
 TEST(Normalize, EveryRowWidth) {
   // 1 (a row is its own mean), under / at / over a warp of 32, float4 tails (cols % 4 != 0), the
   // perf tests' widths, and 20000: more than the reference keeps in registers.
-  for (std::size_t cols : {1, 2, 3, 4, 5, 31, 32, 33, 127, 128, 129, 1000, 1023, 1024, 1025, 4096, 8192, 8195, 20000}) {
+  for (std::size_t cols : {1, 2, 3, 4, 5, 31, 32, 33, 127, 128, 129, 1000, 1023, 1024, 1025, 4096,
+                           8192, 8195, 20000}) {
     const workbook::Vector x = normal_matrix(3, cols);
     ASSERT_CORRECT(run(x, 3, cols)) << "3 rows x " << cols << " columns";
   }
@@ -53,7 +57,8 @@ TEST(Normalize, OneRowAndManyRows) {
 
 TEST(Normalize, LargeMatrices) {
   // More rows than the GPU runs at once, so that blocks (or a row loop) must cover them all.
-  for (auto [rows, cols] : {std::pair<std::size_t, std::size_t>{65536, 64}, {16384, 1024}, {1024, 4096}}) {
+  for (auto [rows, cols] :
+       {std::pair<std::size_t, std::size_t>{65536, 64}, {16384, 1024}, {1024, 4096}}) {
     const workbook::Vector x = normal_matrix(rows, cols);
     ASSERT_CORRECT(run(x, rows, cols)) << rows << " rows x " << cols << " columns";
   }
@@ -71,11 +76,13 @@ TEST(Normalize, ConstantRowsGiveZeros) {
     DeviceOutput<float> y(4 * cols);
     lab06::normalize(dx.data(), y.data(), 4, cols);
     const workbook::GuardedBuffer<float>& out = y.fetch();
-    ASSERT_CORRECT(lab06::oracle::check_normalize(as_span(x), 4, cols, lab06::kEps, out)) << cols << " columns";
+    ASSERT_CORRECT(lab06::oracle::check_normalize(as_span(x), 4, cols, lab06::kEps, out))
+        << cols << " columns";
     for (std::size_t row : {0, 2})
       for (std::size_t c = 0; c < cols; ++c)
-        ASSERT_EQ(out[row * cols + c], 0.0f) << "row " << row << " is constant, so y must be exactly 0 (column " << c
-                                             << " of " << cols << ")";
+        ASSERT_EQ(out[row * cols + c], 0.0f)
+            << "row " << row << " is constant, so y must be exactly 0 (column " << c << " of "
+            << cols << ")";
   }
 }
 
@@ -85,8 +92,9 @@ TEST(Normalize, LargeOffsetNeedsAStableVariance) {
   // mean first (two passes, or Welford's update), and the variance comes out right.
   for (std::size_t cols : {32, 128}) {
     const workbook::Vector x = normal_matrix(64, cols, 1e4, 1.0);
-    ASSERT_CORRECT(run(x, 64, cols)) << cols << " columns around 1e4. If the variance is wrong, compute it from "
-                                     << "x - mean, not as mean(x^2) - mean(x)^2";
+    ASSERT_CORRECT(run(x, 64, cols))
+        << cols << " columns around 1e4. If the variance is wrong, compute it from "
+        << "x - mean, not as mean(x^2) - mean(x)^2";
   }
 }
 
@@ -112,15 +120,19 @@ TEST(Normalize, MisalignedAndInPlace) {
   for (std::size_t shift : {1, 2, 3})
     for (std::size_t cols : {64, 1024}) {
       const workbook::Vector x = normal_matrix(5, cols);
-      ASSERT_CORRECT(run(x, 5, cols, lab06::kEps, shift, 0)) << "x starts " << shift << " floats past a 16-byte boundary";
-      ASSERT_CORRECT(run(x, 5, cols, lab06::kEps, shift, shift)) << "x and y start " << shift << " floats past one";
+      ASSERT_CORRECT(run(x, 5, cols, lab06::kEps, shift, 0))
+          << "x starts " << shift << " floats past a 16-byte boundary";
+      ASSERT_CORRECT(run(x, 5, cols, lab06::kEps, shift, shift))
+          << "x and y start " << shift << " floats past one";
     }
   for (std::size_t cols : {33, 1024, 8192}) {
     const workbook::Vector x = normal_matrix(6, cols);
     DeviceOutput<float> y(6 * cols);
-    WORKBOOK_CUDA_CHECK(cudaMemcpy(y.data(), x.data(), x.size() * sizeof(float), cudaMemcpyHostToDevice));
+    WORKBOOK_CUDA_CHECK(
+        cudaMemcpy(y.data(), x.data(), x.size() * sizeof(float), cudaMemcpyHostToDevice));
     lab06::normalize(y.data(), y.data(), 6, cols);
-    ASSERT_CORRECT(lab06::oracle::check_normalize(as_span(x), 6, cols, lab06::kEps, y.fetch())) << "in place, " << cols << " columns";
+    ASSERT_CORRECT(lab06::oracle::check_normalize(as_span(x), 6, cols, lab06::kEps, y.fetch()))
+        << "in place, " << cols << " columns";
   }
 }
 
@@ -134,7 +146,8 @@ TEST(Normalize, EmptyMatricesWriteNothing) {
 
 TEST(Normalize, RejectsBadArguments) {
   DeviceOutput<float> y(64);
-  EXPECT_THROW(lab06::normalize(y.data(), y.data() + 1, 3, 21), std::invalid_argument);  // shifted overlap
+  EXPECT_THROW(lab06::normalize(y.data(), y.data() + 1, 3, 21),
+               std::invalid_argument);  // shifted overlap
   EXPECT_THROW(lab06::normalize(y.data(), y.data(), 2, 32, 0.0f), std::invalid_argument);
   EXPECT_THROW(lab06::normalize(nullptr, y.data(), 2, 32), std::invalid_argument);
 }

@@ -24,7 +24,8 @@ namespace cuda = workbook::cuda;
 // a fused multiply-add for the squared deviations, a subtract and a multiply to normalize: 6 FLOP
 // (the per-row division and square root are negligible); x read once and y written once, 8 bytes.
 // Intensity 0.75 FLOP/byte, far left of the H100's ridge (about 21): memory bound.
-void normalize_case(workbook::perf::Case& perf, std::size_t rows, std::size_t cols, const std::string& about) {
+void normalize_case(workbook::perf::Case& perf, std::size_t rows, std::size_t cols,
+                    const std::string& about) {
   cuda::require_device();
   const std::size_t n = rows * cols;
   workbook::AlignedVector<float> x(n);
@@ -33,28 +34,47 @@ void normalize_case(workbook::perf::Case& perf, std::size_t rows, std::size_t co
   cuda::DeviceOutput<float> y(n);
   const auto normalize = perf.timed(lab06::normalize);
   auto launch = [&] { normalize(dx.data(), y.data(), rows, cols, lab06::kEps); };
-  perf.describe("normalize", "normalize " + std::to_string(rows) + " x " + std::to_string(cols) + " (" + about + ")");
+  perf.describe("normalize", "normalize " + std::to_string(rows) + " x " + std::to_string(cols) +
+                                 " (" + about + ")");
   perf.work({.ops = 6.0 * double(n), .bytes = 8.0 * double(n)});
-  perf.hint(0.35, "Far below the bandwidth roof: are you running several kernels (mean, variance, normalize), "
-                  "each reading all of x? Fuse them: one block per row computes both statistics and normalizes.");
-  perf.hint(0.7, "Fused, but x is still read two or three times (once per pass over the row), or the "
-                 "reductions wait on __syncthreads: keep the row in registers (float4 loads, each thread a few "
-                 "of them), reduce with warp shuffles, and write y from the registers.");
-  perf.hint(0.9, "Close: give small rows a warp each (no __syncthreads at all), issue every load of a row before "
-                 "the first reduction, and check with `lab06_perf --ncu` that DRAM bytes are 8 per element.");
+  perf.hint(
+      0.35,
+      "Far below the bandwidth roof: are you running several kernels (mean, variance, normalize), "
+      "each reading all of x? Fuse them: one block per row computes both statistics and "
+      "normalizes.");
+  perf.hint(0.7,
+            "Fused, but x is still read two or three times (once per pass over the row), or the "
+            "reductions wait on __syncthreads: keep the row in registers (float4 loads, each "
+            "thread a few "
+            "of them), reduce with warp shuffles, and write y from the registers.");
+  perf.hint(
+      0.9,
+      "Close: give small rows a warp each (no __syncthreads at all), issue every load of a row "
+      "before "
+      "the first reduction, and check with `lab06_perf --ncu` that DRAM bytes are 8 per element.");
   // The driver's check of a timed call compares with the reference's output within the check's
   // bound, from the rows' exact statistics (computed here, once).
   const std::vector<lab06::oracle::Row> stats = lab06::oracle::rows_of(x, rows, cols, lab06::kEps);
   perf.measure(cuda::gpu_kernel(
-      launch, [&] { y.poison(); }, [&] { return lab06::oracle::check_normalize(x, rows, cols, lab06::kEps, y.fetch()); },
-      cuda::output_of(y, lab06::oracle::tolerance(),
-                      [&](std::size_t i) { return lab06::oracle::error_bound(stats, x, cols, i); })));
+      launch, [&] { y.poison(); },
+      [&] { return lab06::oracle::check_normalize(x, rows, cols, lab06::kEps, y.fetch()); },
+      cuda::output_of(y, lab06::oracle::tolerance(), [&](std::size_t i) {
+        return lab06::oracle::error_bound(stats, x, cols, i);
+      })));
 }
 
-void normalize_1024x128(workbook::perf::Case& p) { normalize_case(p, 1024, 128, "small: launch and latency bound"); }
-void normalize_16384x1024(workbook::perf::Case& p) { normalize_case(p, 16384, 1024, "64 MiB in"); }
-void normalize_65536x1024(workbook::perf::Case& p) { normalize_case(p, 65536, 1024, "256 MiB in"); }
-void normalize_16384x4096(workbook::perf::Case& p) { normalize_case(p, 16384, 4096, "256 MiB in, wide rows"); }
+void normalize_1024x128(workbook::perf::Case& p) {
+  normalize_case(p, 1024, 128, "small: launch and latency bound");
+}
+void normalize_16384x1024(workbook::perf::Case& p) {
+  normalize_case(p, 16384, 1024, "64 MiB in");
+}
+void normalize_65536x1024(workbook::perf::Case& p) {
+  normalize_case(p, 65536, 1024, "256 MiB in");
+}
+void normalize_16384x4096(workbook::perf::Case& p) {
+  normalize_case(p, 16384, 4096, "256 MiB in, wide rows");
+}
 WORKBOOK_PERF_CASE(normalize_1024x128);
 WORKBOOK_PERF_CASE(normalize_16384x1024);
 WORKBOOK_PERF_CASE(normalize_65536x1024);
@@ -62,8 +82,12 @@ WORKBOOK_PERF_CASE(normalize_16384x4096);
 
 // For the bench only (no perf test): the sizes between, where the handout's table shows each
 // version's step from latency bound to bandwidth bound.
-void normalize_4096x256(workbook::perf::Case& p) { normalize_case(p, 4096, 256, "4 MiB in"); }
-void normalize_8192x512(workbook::perf::Case& p) { normalize_case(p, 8192, 512, "16 MiB in"); }
+void normalize_4096x256(workbook::perf::Case& p) {
+  normalize_case(p, 4096, 256, "4 MiB in");
+}
+void normalize_8192x512(workbook::perf::Case& p) {
+  normalize_case(p, 8192, 512, "16 MiB in");
+}
 WORKBOOK_BENCH_CASE(normalize_4096x256);
 WORKBOOK_BENCH_CASE(normalize_8192x512);
 

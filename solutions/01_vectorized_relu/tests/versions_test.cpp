@@ -24,11 +24,13 @@ TEST(Versions, EveryReluVersionMatchesTheOracle) {
 
 TEST(Versions, EveryDotVersionMatchesTheOracle) {
   auto rng = workbook::testing::rng();
-  for (auto dot : {lab01::versions::dot_v1_scalar, lab01::versions::dot_v2_one_accumulator,
-                   lab01::versions::dot_v3_two_accumulators, lab01::versions::dot_v5_eight_accumulators}) {
+  for (auto dot :
+       {lab01::versions::dot_v1_scalar, lab01::versions::dot_v2_one_accumulator,
+        lab01::versions::dot_v3_two_accumulators, lab01::versions::dot_v5_eight_accumulators}) {
     for (std::size_t n = 0; n <= 150; ++n) {
       const workbook::Vector a = workbook::normal(n, rng), b = workbook::normal(n, rng);
-      ASSERT_CORRECT(lab01::oracle::check_dot(as_span(a), as_span(b), dot(as_span(a), as_span(b)))) << "n = " << n;
+      ASSERT_CORRECT(lab01::oracle::check_dot(as_span(a), as_span(b), dot(as_span(a), as_span(b))))
+          << "n = " << n;
     }
   }
 }

@@ -23,7 +23,8 @@ using lab03::testing::Watchdog;
 // The ways of running a parallel_for that the versions offer, on a pool of 3 threads.
 using ParallelFor = std::function<void(Range, std::size_t, const std::function<void(Range)>&)>;
 std::vector<std::pair<std::string, ParallelFor>> every_parallel_for(ThreadPool& pool) {
-  return {{"v1 threads per call", [](Range r, std::size_t g, const auto& body) {
+  return {{"v1 threads per call",
+           [](Range r, std::size_t g, const auto& body) {
              lab03::versions::parallel_for_v1_threads(3, r, g, body);
            }},
           {"v2 task per chunk", [&pool](Range r, std::size_t g, const auto& body) {
@@ -55,7 +56,8 @@ TEST(Versions, EveryParallelForRethrowsTheLowestFailingChunk) {
     try {
       parallel_for({0, 50}, 1, [&](Range r) {
         ++ran;
-        if (r.begin == 11 || r.begin == 40) throw std::runtime_error("chunk " + std::to_string(r.begin));
+        if (r.begin == 11 || r.begin == 40)
+          throw std::runtime_error("chunk " + std::to_string(r.begin));
       });
       ADD_FAILURE() << name << " returned normally";
     } catch (const std::runtime_error& e) {

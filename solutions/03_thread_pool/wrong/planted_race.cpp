@@ -1,5 +1,5 @@
-// The scenario of the sanitizer tests: pools created, given work, waited for and destroyed, again and
-// again. Linked with wrong/racy_pool.cpp, ThreadSanitizer must report the race planted there
+// The scenario of the sanitizer tests: pools created, given work, waited for and destroyed, again
+// and again. Linked with wrong/racy_pool.cpp, ThreadSanitizer must report the race planted there
 // (lab03.sanitizer.tsan_catches_planted_race); linked with the reference, it must report nothing
 // (lab03.sanitizer.planted_race_scenario_clean_on_reference), which shows that the report comes
 // from the planted bug and not from the scenario.

@@ -22,14 +22,17 @@ std::vector<float> host_clock_without_sync(const Launch& launch, int warmup, int
   for (int i = 0; i < runs; ++i) {
     const auto start = std::chrono::steady_clock::now();
     launch();
-    ms.push_back(std::chrono::duration<float, std::milli>(std::chrono::steady_clock::now() - start).count());
+    ms.push_back(
+        std::chrono::duration<float, std::milli>(std::chrono::steady_clock::now() - start).count());
   }
   WORKBOOK_CUDA_CHECK(cudaDeviceSynchronize());
   return ms;
 }
 
 // Events around each run, right, but every launch timed: no warm-up.
-std::vector<float> no_warmup(const Launch& launch, int, int runs) { return lab05::time_launches(launch, 0, runs); }
+std::vector<float> no_warmup(const Launch& launch, int, int runs) {
+  return lab05::time_launches(launch, 0, runs);
+}
 
 // Events around every launch, the warm-up included, and the first `runs` returned.
 std::vector<float> times_the_first_launch(const Launch& launch, int warmup, int runs) {
@@ -79,7 +82,8 @@ TEST(TimingMistakes, AHostClockWithoutSyncIsCaught) {
 TEST(TimingMistakes, NoWarmupIsCaught) {
   const auto r = checks::warms_up_and_leaves_the_first_launch_out(no_warmup);
   EXPECT_FALSE(r);
-  EXPECT_NE(std::string(r.message()).find("must be called 8 times"), std::string::npos) << r.message();
+  EXPECT_NE(std::string(r.message()).find("must be called 8 times"), std::string::npos)
+      << r.message();
 }
 
 TEST(TimingMistakes, TimingTheFirstLaunchIsCaught) {
@@ -91,7 +95,8 @@ TEST(TimingMistakes, TimingTheFirstLaunchIsCaught) {
 TEST(TimingMistakes, OnePairOfEventsForAllRunsIsCaught) {
   const auto r = checks::times_each_run_on_its_own(one_pair_of_events);
   EXPECT_FALSE(r);
-  EXPECT_NE(std::string(r.message()).find("its own pair of events"), std::string::npos) << r.message();
+  EXPECT_NE(std::string(r.message()).find("its own pair of events"), std::string::npos)
+      << r.message();
 }
 
 TEST(TimingMistakes, ReturningWhileTheGpuIsBusyIsCaught) {

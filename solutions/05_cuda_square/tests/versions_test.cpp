@@ -1,6 +1,6 @@
 // Every numbered version of square against the oracle: the bench times them, so they must be right.
-#include "square_oracle.hpp"
 #include "versions.hpp"
+#include "square_oracle.hpp"
 
 #include <workbook/cuda/memory.hpp>
 #include <workbook/tensor.hpp>
@@ -22,19 +22,26 @@ void expect_version(const char* name, Square square) {
       const auto dx = to_device<float>(as_span(x), shift);
       DeviceOutput<float> y(n, shift / 2);
       square(dx.data() + shift, y.data(), n);
-      ASSERT_CORRECT(lab05::oracle::check_square(as_span(x), y.fetch())) << name << ", n = " << n << ", shift " << shift;
+      ASSERT_CORRECT(lab05::oracle::check_square(as_span(x), y.fetch()))
+          << name << ", n = " << n << ", shift " << shift;
     }
 }
 
 TEST(Versions, EverySquareVersionMatchesTheOracle) {
-  expect_version("v1 seed (1 x n)", [](const float* x, float* y, std::size_t n) { v::square_v1_seed_16x16(x, y, 1, n); });
+  expect_version("v1 seed (1 x n)", [](const float* x, float* y, std::size_t n) {
+    v::square_v1_seed_16x16(x, y, 1, n);
+  });
   expect_version("v2", v::square_v2_one_per_thread);
   expect_version("v3", v::square_v3_grid_stride);
   for (int in_flight : {1, 2, 4, 8})
-    expect_version("v4", [=](const float* x, float* y, std::size_t n) { v::square_v4_float4_grid_stride(x, y, n, in_flight); });
+    expect_version("v4", [=](const float* x, float* y, std::size_t n) {
+      v::square_v4_float4_grid_stride(x, y, n, in_flight);
+    });
   for (int per_thread : {1, 2, 4})
     for (int block : {128, 256})
-      expect_version("v5", [=](const float* x, float* y, std::size_t n) { v::square_v5_covering_grid(x, y, n, per_thread, block); });
+      expect_version("v5", [=](const float* x, float* y, std::size_t n) {
+        v::square_v5_covering_grid(x, y, n, per_thread, block);
+      });
 }
 
 TEST(Versions, TheSeedKernelSquaresAMatrix) {

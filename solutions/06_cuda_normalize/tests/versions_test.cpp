@@ -1,7 +1,7 @@
 // Every numbered version of normalize against the oracle (the bench times them, so they must be
 // right), and the sum-of-squares formula failing where the issue says it does.
-#include "normalize_oracle.hpp"
 #include "versions.hpp"
+#include "normalize_oracle.hpp"
 
 #include <workbook/cuda/memory.hpp>
 #include <workbook/tensor.hpp>
@@ -14,7 +14,8 @@ namespace {
 namespace v = lab06::versions;
 using Version = void (*)(const float*, float*, std::size_t, std::size_t, float);
 
-workbook::CheckResult run(Version normalize, const workbook::Vector& x, std::size_t rows, std::size_t cols) {
+workbook::CheckResult run(Version normalize, const workbook::Vector& x, std::size_t rows,
+                          std::size_t cols) {
   const auto dx = workbook::cuda::to_device<float>(workbook::as_span(x));
   workbook::cuda::DeviceOutput<float> y(rows * cols);
   normalize(dx.data(), y.data(), rows, cols, 1e-5f);

@@ -22,7 +22,8 @@ WORKBOOK_SEALED_FUNCTION(square) {
 WORKBOOK_SEALED_FUNCTION(square_2d) {
   DeviceCopy& x = DeviceCopy::of(call, 0, call.integer(6));
   DeviceCopy& y = DeviceCopy::of(call, 1, call.integer(7));
-  lab05::square_2d(x.data(), call.integer(2), y.data(), call.integer(3), call.integer(4), call.integer(5));
+  lab05::square_2d(x.data(), call.integer(2), y.data(), call.integer(3), call.integer(4),
+                   call.integer(5));
   DeviceCopy::finish({{&y, "y"}, {&x, "x"}});
 }
 
@@ -33,8 +34,8 @@ WORKBOOK_SEALED_FUNCTION(time_launches) {
   std::vector<double> lengths;
   for (std::size_t i = 3; i < 5; ++i) lengths.push_back(call.number(i));
   lab05::timing_checks::KnownWork work(lengths);
-  const std::vector<float> ms = lab05::time_launches([&] { work(); }, static_cast<int>(call.integer(1)),
-                                                     static_cast<int>(call.integer(2)));
+  const std::vector<float> ms = lab05::time_launches(
+      [&] { work(); }, static_cast<int>(call.integer(1)), static_cast<int>(call.integer(2)));
   const std::span<float> out = call.out<float>(0);
   std::copy_n(ms.begin(), std::min(ms.size(), out.size()), out.begin());
   call.returns(static_cast<double>(ms.size()));

@@ -23,23 +23,30 @@ using workbook::sealed::output;
 using workbook::sealed::Region;
 using workbook::sealed::Worker;
 
-std::vector<float> values(const workbook::Vector& v) { return {v.begin(), v.end()}; }
+std::vector<float> values(const workbook::Vector& v) {
+  return {v.begin(), v.end()};
+}
 
-void put(Region<float>& r, const std::vector<float>& v) { std::copy(v.begin(), v.end(), r.data()); }
+void put(Region<float>& r, const std::vector<float>& v) {
+  std::copy(v.begin(), v.end(), r.data());
+}
 
 // Normalizes `x` (rows x cols) in the worker, x and y `x_shift` and `y_shift` floats past a 16-byte
 // boundary on the device, and checks it here.
-::testing::AssertionResult normalized(Worker& worker, const std::vector<float>& x, std::size_t rows, std::size_t cols,
-                                      std::size_t x_shift, std::size_t y_shift, float eps = lab06::kEps) {
+::testing::AssertionResult normalized(Worker& worker, const std::vector<float>& x, std::size_t rows,
+                                      std::size_t cols, std::size_t x_shift, std::size_t y_shift,
+                                      float eps = lab06::kEps) {
   worker.reset();
   Region<float> xr = worker.alloc<float>(x.size()), yr = worker.alloc<float>(x.size());
   put(xr, x);
-  const auto reply = worker.call("normalize", {input(xr, "x"), output(yr, "y"), rows, cols, static_cast<double>(eps), x_shift, y_shift});
+  const auto reply = worker.call("normalize", {input(xr, "x"), output(yr, "y"), rows, cols,
+                                               static_cast<double>(eps), x_shift, y_shift});
   if (!reply.ok) return workbook::sealed::succeeded(reply);
   return workbook::testing::correct(lab06::oracle::check_normalize(x, rows, cols, eps, yr.copy()));
 }
 
-std::vector<float> normal_matrix(std::size_t rows, std::size_t cols, double mean = 0, double stddev = 1) {
+std::vector<float> normal_matrix(std::size_t rows, std::size_t cols, double mean = 0,
+                                 double stddev = 1) {
   auto rng = workbook::testing::rng();
   return values(workbook::normal(rows * cols, rng, mean, stddev));
 }
@@ -52,10 +59,12 @@ TEST(Normalize, MatchesOracle) {
   // One element; rows shorter than a warp, one float4 past it, wider than a block's share of a row
   // (a block must loop over its row), odd widths that misalign every other row; more rows than the
   // GPU runs blocks at once.
-  const Shape shapes[] = {{1, 1}, {1, 7}, {3, 33}, {5, 1000}, {7, 1025}, {2, 20011}, {4096, 37}, {333, 4099}, {65539, 65}};
+  const Shape shapes[] = {{1, 1},     {1, 7},     {3, 33},     {5, 1000},  {7, 1025},
+                          {2, 20011}, {4096, 37}, {333, 4099}, {65539, 65}};
   Worker worker;
   for (const Shape& s : shapes)
-    ASSERT_TRUE(normalized(worker, normal_matrix(s.rows, s.cols, 0.25, 3.0), s.rows, s.cols, s.cols % 4, s.rows % 4))
+    ASSERT_TRUE(normalized(worker, normal_matrix(s.rows, s.cols, 0.25, 3.0), s.rows, s.cols,
+                           s.cols % 4, s.rows % 4))
         << s.rows << " rows x " << s.cols << " columns";
 }
 
@@ -83,8 +92,8 @@ TEST(Normalize, InPlace) {
     const std::vector<float> x = normal_matrix(s.rows, s.cols);
     Region<float> xy = worker.alloc<float>(x.size());
     put(xy, x);
-    ASSERT_CALL(worker.call("normalize", {input(xy, "x"), input(xy, "y (the same buffer)"), s.rows, s.cols,
-                                          static_cast<double>(lab06::kEps), 1, 1}));
+    ASSERT_CALL(worker.call("normalize", {input(xy, "x"), input(xy, "y (the same buffer)"), s.rows,
+                                          s.cols, static_cast<double>(lab06::kEps), 1, 1}));
     ASSERT_CORRECT(lab06::oracle::check_normalize(x, s.rows, s.cols, lab06::kEps, xy.copy()))
         << "in place, " << s.rows << " rows x " << s.cols << " columns";
   }
@@ -96,7 +105,8 @@ TEST(Normalize, LeavesInputUnchanged) {
   const std::vector<float> x = normal_matrix(rows, cols, -1.0, 0.5);
   Region<float> xr = worker.alloc<float>(x.size()), yr = worker.alloc<float>(x.size());
   put(xr, x);
-  ASSERT_CALL(worker.call("normalize", {input(xr, "x"), output(yr, "y"), rows, cols, static_cast<double>(lab06::kEps), 0, 3}));
+  ASSERT_CALL(worker.call("normalize", {input(xr, "x"), output(yr, "y"), rows, cols,
+                                        static_cast<double>(lab06::kEps), 0, 3}));
   EXPECT_CORRECT(workbook::check_unchanged(x, xr.span(), lab06::oracle::where(), "x"));
   EXPECT_CORRECT(lab06::oracle::check_normalize(x, rows, cols, lab06::kEps, yr.copy()));
 }
@@ -108,9 +118,11 @@ TEST(Normalize, FreshResultsEachCall) {
   for (int round = 0; round < 3; ++round) {
     const std::vector<float> x = normal_matrix(rows, cols, round, 1.0 + round);
     put(xr, x);
-    ASSERT_CALL(worker.call("normalize", {input(xr, "x"), output(yr, "y"), rows, cols, static_cast<double>(lab06::kEps), 2, 2}));
+    ASSERT_CALL(worker.call("normalize", {input(xr, "x"), output(yr, "y"), rows, cols,
+                                          static_cast<double>(lab06::kEps), 2, 2}));
     ASSERT_CORRECT(lab06::oracle::check_normalize(x, rows, cols, lab06::kEps, yr.copy()))
-        << "call " << round + 1 << " on the same device buffers with new values: a result kept from an earlier call?";
+        << "call " << round + 1
+        << " on the same device buffers with new values: a result kept from an earlier call?";
   }
 }
 

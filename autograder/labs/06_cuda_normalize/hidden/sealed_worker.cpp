@@ -1,5 +1,5 @@
-// Lab 06's sealed worker table: how the checker calls normalize. The checker's buffers are copied to
-// the GPU and back (DeviceCopy); argument numbers match sealed_test.cpp.
+// Lab 06's sealed worker table: how the checker calls normalize. The checker's buffers are copied
+// to the GPU and back (DeviceCopy); argument numbers match sealed_test.cpp.
 #include "normalize.hpp"
 
 #include <grade/sealed_device.hpp>
@@ -11,6 +11,7 @@ using workbook::sealed::DeviceCopy;
 WORKBOOK_SEALED_FUNCTION(normalize) {
   DeviceCopy& x = DeviceCopy::of(call, 0, call.integer(5));
   DeviceCopy& y = DeviceCopy::of(call, 1, call.integer(6));
-  lab06::normalize(x.data(), y.data(), call.integer(2), call.integer(3), static_cast<float>(call.number(4)));
+  lab06::normalize(x.data(), y.data(), call.integer(2), call.integer(3),
+                   static_cast<float>(call.number(4)));
   DeviceCopy::finish({{&y, "y"}, {&x, "x"}});
 }

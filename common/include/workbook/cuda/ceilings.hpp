@@ -24,13 +24,15 @@ Ceilings measure_ceilings(const Progress& progress = {});
 std::optional<Ceilings> load_ceilings(const std::string& path);
 
 /// load_ceilings(path), or measure and save when missing, stale, or when `remeasure` is set.
-Ceilings load_or_measure_ceilings(const std::string& path, bool remeasure, const Progress& progress = {});
+Ceilings load_or_measure_ceilings(const std::string& path, bool remeasure,
+                                  const Progress& progress = {});
 
 /// The cache path the GPU tests use: $WORKBOOK_GPU_CEILINGS, else ./workbook-gpu-ceilings.json.
 std::string default_ceilings_path();
 
 /// The kernel behind the copy ceiling, for a bench to time beside its own kernels: y = x with
-/// 16-byte loads and stores over a grid that covers the array (x and y from cudaMalloc; n any size).
+/// 16-byte loads and stores over a grid that covers the array (x and y from cudaMalloc; n any
+/// size).
 void copy(const float* x, float* y, std::size_t n);
 
 }  // namespace workbook::cuda

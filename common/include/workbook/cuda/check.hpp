@@ -23,7 +23,8 @@ namespace workbook::cuda {
 /// A CUDA call that failed on a real device (never a reason to skip a test).
 class Error : public std::runtime_error {
  public:
-  /// `call` is the call as written, `file` and `line` where it is (shown relative to the repository).
+  /// `call` is the call as written, `file` and `line` where it is (shown relative to the
+  /// repository).
   Error(cudaError_t code, const std::string& call, const char* file, int line);
   /// What CUDA returned, e.g. cudaErrorMemoryAllocation.
   cudaError_t code() const { return code_; }
@@ -39,18 +40,19 @@ class Error : public std::runtime_error {
 
 /// Calls `call` (a CUDA runtime call returning cudaError_t) and throws workbook::cuda::Error
 /// unless it returned cudaSuccess.
-#define WORKBOOK_CUDA_CHECK(call)                                                         \
-  do {                                                                                    \
-    const cudaError_t workbook_cuda_status = (call);                                      \
-    if (workbook_cuda_status != cudaSuccess)                                              \
-      ::workbook::cuda::throw_error(workbook_cuda_status, #call, __FILE__, __LINE__);      \
+#define WORKBOOK_CUDA_CHECK(call)                                                     \
+  do {                                                                                \
+    const cudaError_t workbook_cuda_status = (call);                                  \
+    if (workbook_cuda_status != cudaSuccess)                                          \
+      ::workbook::cuda::throw_error(workbook_cuda_status, #call, __FILE__, __LINE__); \
   } while (0)
 
 /// Right after a kernel launch: throws if the launch itself failed (too many threads per block,
 /// too much shared memory, a grid of zero blocks, ...), naming the kernel.
-#define WORKBOOK_CUDA_CHECK_LAUNCH(kernel)                                                        \
-  do {                                                                                            \
-    const cudaError_t workbook_cuda_status = cudaGetLastError();                                  \
-    if (workbook_cuda_status != cudaSuccess)                                                      \
-      ::workbook::cuda::throw_error(workbook_cuda_status, "the launch of " #kernel, __FILE__, __LINE__); \
+#define WORKBOOK_CUDA_CHECK_LAUNCH(kernel)                                                    \
+  do {                                                                                        \
+    const cudaError_t workbook_cuda_status = cudaGetLastError();                              \
+    if (workbook_cuda_status != cudaSuccess)                                                  \
+      ::workbook::cuda::throw_error(workbook_cuda_status, "the launch of " #kernel, __FILE__, \
+                                    __LINE__);                                                \
   } while (0)

@@ -16,12 +16,12 @@ namespace workbook::cuda {
 
 /// What the harness records about the GPU it measures on.
 struct DeviceInfo {
-  int index = 0;               ///< the CUDA device number (cudaSetDevice)
-  std::string name;            ///< "NVIDIA H100 80GB HBM3"
-  int sm_count = 0;            ///< streaming multiprocessors
-  int cc_major = 0;            ///< compute capability, major (9 for Hopper)
-  int cc_minor = 0;            ///< compute capability, minor (0 for the H100)
-  std::size_t l2_bytes = 0;    ///< L2 cache: the timer flushes twice this between runs
+  int index = 0;                        ///< the CUDA device number (cudaSetDevice)
+  std::string name;                     ///< "NVIDIA H100 80GB HBM3"
+  int sm_count = 0;                     ///< streaming multiprocessors
+  int cc_major = 0;                     ///< compute capability, major (9 for Hopper)
+  int cc_minor = 0;                     ///< compute capability, minor (0 for the H100)
+  std::size_t l2_bytes = 0;             ///< L2 cache: the timer flushes twice this between runs
   std::size_t memory_bytes = 0;         ///< device memory
   std::size_t shared_per_sm_bytes = 0;  ///< shared memory per SM, for the blocks resident on it
   int max_threads_per_sm = 0;  ///< resident threads per SM: with the block size, bounds occupancy

@@ -57,13 +57,15 @@ class DeviceBuffer {
   void upload(std::span<const T> host, std::size_t offset = 0) {
     check_range(offset, host.size());
     if (!host.empty())
-      WORKBOOK_CUDA_CHECK(cudaMemcpy(data_ + offset, host.data(), host.size_bytes(), cudaMemcpyHostToDevice));
+      WORKBOOK_CUDA_CHECK(
+          cudaMemcpy(data_ + offset, host.data(), host.size_bytes(), cudaMemcpyHostToDevice));
   }
   /// Copies elements [offset, offset + host.size()) into `host` (waits for the GPU first).
   void download(std::span<T> host, std::size_t offset = 0) const {
     check_range(offset, host.size());
     if (!host.empty())
-      WORKBOOK_CUDA_CHECK(cudaMemcpy(host.data(), data_ + offset, host.size_bytes(), cudaMemcpyDeviceToHost));
+      WORKBOOK_CUDA_CHECK(
+          cudaMemcpy(host.data(), data_ + offset, host.size_bytes(), cudaMemcpyDeviceToHost));
   }
   /// The whole buffer, downloaded into a new host vector (waits for the GPU first).
   std::vector<T> to_host() const {
@@ -74,14 +76,16 @@ class DeviceBuffer {
 
  private:
   void check_range(std::size_t offset, std::size_t count) const {
-    if (offset > n_ || count > n_ - offset) throw std::out_of_range("DeviceBuffer: copy outside the buffer");
+    if (offset > n_ || count > n_ - offset)
+      throw std::out_of_range("DeviceBuffer: copy outside the buffer");
   }
   T* data_ = nullptr;
   std::size_t n_ = 0;
 };
 
 /// A device copy of `host`, `misalign` elements past cudaMalloc's 256-byte alignment (to test
-/// kernels on inputs that do not start on a 16-byte boundary). The data starts at data() + misalign.
+/// kernels on inputs that do not start on a 16-byte boundary). The data starts at data() +
+/// misalign.
 template <class T>
 DeviceBuffer<T> to_device(std::span<const T> host, std::size_t misalign = 0) {
   DeviceBuffer<T> d(host.size() + misalign);
@@ -108,11 +112,13 @@ class DeviceOutput {
   /// n elements on the device, poisoned, between canaries; throws cuda::Error when the device
   /// memory cannot be allocated or written.
   explicit DeviceOutput(std::size_t n, std::size_t misalign = 0)
-      : host_(n, misalign), offset_(GuardedBuffer<T>::kGuard + misalign), storage_(offset_ + n + GuardedBuffer<T>::kGuard) {
+      : host_(n, misalign),
+        offset_(GuardedBuffer<T>::kGuard + misalign),
+        storage_(offset_ + n + GuardedBuffer<T>::kGuard) {
     poison();
   }
 
-  T* data() { return storage_.data() + offset_; }  ///< device address of element 0
+  T* data() { return storage_.data() + offset_; }    ///< device address of element 0
   std::size_t size() const { return host_.size(); }  ///< n, the elements a kernel may write
 
   /// Poisons the output on the device, and rewrites the canaries around it (a kernel that wrote
@@ -120,8 +126,10 @@ class DeviceOutput {
   void poison() {
     host_.poison();
     const std::span<T> whole = whole_host();
-    std::fill(whole.begin(), whole.begin() + static_cast<std::ptrdiff_t>(offset_), Poison<T>::canary());
-    std::fill(whole.end() - static_cast<std::ptrdiff_t>(GuardedBuffer<T>::kGuard), whole.end(), Poison<T>::canary());
+    std::fill(whole.begin(), whole.begin() + static_cast<std::ptrdiff_t>(offset_),
+              Poison<T>::canary());
+    std::fill(whole.end() - static_cast<std::ptrdiff_t>(GuardedBuffer<T>::kGuard), whole.end(),
+              Poison<T>::canary());
     storage_.upload(whole);
   }
   /// Waits for the GPU, copies the output and its guard zones back, and returns the host mirror.

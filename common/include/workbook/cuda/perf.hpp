@@ -42,15 +42,17 @@ perf::Output output_of(DeviceOutput<T>& y, Tolerance tolerance = Tolerance::exac
 inline perf::Kernel gpu_kernel(std::function<void()> launch, std::function<void()> poison,
                                std::function<CheckResult()> verify, perf::Output output = {}) {
   BatchRunner runner = gpu_runner(launch);
-  return {std::move(launch), std::move(poison), std::move(verify), std::move(output), std::move(runner)};
+  return {std::move(launch), std::move(poison), std::move(verify), std::move(output),
+          std::move(runner)};
 }
 
 /// main() of a GPU lab's bench: LabBench::main with the GPU's ceilings (`--ceilings FILE`, default
 /// the GPU's cache). Without a GPU: "no CUDA device: skipped" and kSkipReturnCode.
 inline int bench_main(const LabBench& bench, int argc, char** argv) {
   return bench.main(argc, argv, [](const std::string& path) {
-    return load_or_measure_ceilings(path == workbook::default_ceilings_path() ? default_ceilings_path() : path, false,
-                                    [](const std::string& line) { std::cerr << "  " << line << "\n"; });
+    return load_or_measure_ceilings(
+        path == workbook::default_ceilings_path() ? default_ceilings_path() : path, false,
+        [](const std::string& line) { std::cerr << "  " << line << "\n"; });
   });
 }
 

@@ -9,10 +9,11 @@
 /// work; but recording them costs 1.5-2 microseconds of GPU time, which a 5 us kernel cannot hide.
 /// CUPTI's activity records carry the start and end of each kernel as the GPU timed it, the same
 /// clock Nsight Compute's gpu__time_duration reads: the harness uses them when CUPTI is there, and
-/// events otherwise (under ncu or compute-sanitizer, which hold CUPTI themselves). Between runs the harness reads a buffer twice the size of the L2 cache, so that each run
-/// starts with its data in device memory, as it would in a real program (an input that stayed in
-/// the 50 MB L2 of an H100 would be read 2-3x faster than memory allows). The flush only reads,
-/// so it leaves no dirty lines that the timed kernel would have to write back.
+/// events otherwise (under ncu or compute-sanitizer, which hold CUPTI themselves). Between runs the
+/// harness reads a buffer twice the size of the L2 cache, so that each run starts with its data in
+/// device memory, as it would in a real program (an input that stayed in the 50 MB L2 of an H100
+/// would be read 2-3x faster than memory allows). The flush only reads, so it leaves no dirty lines
+/// that the timed kernel would have to write back.
 
 #include <workbook/timing.hpp>
 
@@ -35,10 +36,10 @@ enum class L2 {
 /// as the events measured them. Launch errors and errors inside the kernels throw cuda::Error.
 BatchRunner event_runner(std::function<void()> launch, L2 l2 = L2::flush);
 
-/// A runner that times each run from the start of its first GPU operation (kernel, memcpy or memset)
-/// to the end of its last, as CUPTI's activity records report them. Null when CUPTI cannot be used
-/// here (not installed, or held by a profiler or sanitizer). A run that enqueues no GPU work throws
-/// cuda::Error.
+/// A runner that times each run from the start of its first GPU operation (kernel, memcpy or
+/// memset) to the end of its last, as CUPTI's activity records report them. Null when CUPTI cannot
+/// be used here (not installed, or held by a profiler or sanitizer). A run that enqueues no GPU
+/// work throws cuda::Error.
 BatchRunner kernel_runner(std::function<void()> launch, L2 l2 = L2::flush);
 
 /// The best runner available: kernel_runner, else event_runner.

@@ -35,9 +35,9 @@ struct DriverOptions {
                                ///< fraction of the roofline in this profile
   std::string ceilings_path;   ///< the ceilings cache (measured if missing)
   std::filesystem::path results;  ///< JSON, SVG and Markdown go to `results/LAB/CASE.*`
-  std::string edit;            ///< the file the student edits, for messages
-  double max_ratio = 1.25;     ///< pass when student time / reference time is at most this
-  std::uint64_t seed = 0;      ///< inputs (both workers draw the same)
+  std::string edit;               ///< the file the student edits, for messages
+  double max_ratio = 1.25;        ///< pass when student time / reference time is at most this
+  std::uint64_t seed = 0;         ///< inputs (both workers draw the same)
   /// How long to time the comparison (`workbook-perf --max-seconds` sets max_seconds).
   TimingOptions timing = {.warmup_seconds = 0.2, .max_seconds = 3.0, .batch_seconds = 0.1};
   double timeout_seconds = 300;  ///< longest a worker may take to answer one command
@@ -69,10 +69,13 @@ struct OutputDifference {
 /// when check.scaled, else empty): both NaN (the student's not the poison), equal, or
 /// |yours - reference| <= 2 (rel scale + abs), scale defaulting to the larger magnitude of the two.
 /// Empty when they agree.
-std::optional<OutputDifference> compare_outputs(const OutputCheck& check, std::span<const std::byte> yours,
-                                                std::span<const std::byte> reference, std::span<const float> scale);
+std::optional<OutputDifference> compare_outputs(const OutputCheck& check,
+                                                std::span<const std::byte> yours,
+                                                std::span<const std::byte> reference,
+                                                std::span<const float> scale);
 
-/// The failure a difference means, for the student: what differs, and what it says about the kernel.
+/// The failure a difference means, for the student: what differs, and what it says about the
+/// kernel.
 std::string describe(const OutputCheck& check, const OutputDifference& difference);
 
 /// Runs the perf test and returns its verdict; prints to `out` only what it does while it measures

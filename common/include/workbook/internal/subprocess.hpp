@@ -53,9 +53,9 @@ class Subprocess {
 
   /// How a child ended.
   struct Exit {
-    bool exited = false;  ///< returned from main / called exit
-    int code = 0;         ///< exit code, when exited
-    int signal = 0;       ///< the signal that killed it, otherwise
+    bool exited = false;           ///< returned from main / called exit
+    int code = 0;                  ///< exit code, when exited
+    int signal = 0;                ///< the signal that killed it, otherwise
     std::string describe() const;  ///< "exit code 1", "killed by signal 11 (Segmentation fault)"
   };
   /// Waits for the child to end, at most `timeout_seconds` (negative: for ever).

@@ -25,7 +25,8 @@ inline constexpr const char* kDuration = "gpu__time_duration.sum";
 /// SOL "Compute (SM) Throughput": the busiest SM unit, % of its peak.
 inline constexpr const char* kComputeSol = "sm__throughput.avg.pct_of_peak_sustained_elapsed";
 /// SOL "Memory Throughput": the busiest level of the memory system (L1, L2 or DRAM), % of peak.
-inline constexpr const char* kMemorySol = "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed";
+inline constexpr const char* kMemorySol =
+    "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed";
 /// Device-memory (DRAM) throughput alone, % of peak.
 inline constexpr const char* kDramSol = "dram__throughput.avg.pct_of_peak_sustained_elapsed";
 /// Bytes read from device memory: compared with the minimum bytes the roofline counts.
@@ -41,16 +42,16 @@ std::string metric_list();
 
 /// One profiled kernel launch.
 struct Launch {
-  std::string kernel;          ///< the kernel's (demangled) name
-  std::string grid;            ///< blocks in the grid, as ncu prints it: "(1024, 1, 1)"
-  std::string block;           ///< threads per block, as ncu prints it: "(256, 1, 1)"
-  double seconds = 0;          ///< gpu__time_duration
-  double compute_pct = 0;      ///< SM throughput, % of peak ("Compute (SM) Throughput")
-  double memory_pct = 0;       ///< memory throughput, % of peak ("Memory Throughput")
-  double dram_pct = 0;         ///< device memory throughput, % of peak
-  double dram_bytes = 0;       ///< bytes read from plus written to device memory
-  double occupancy_pct = 0;    ///< achieved occupancy
-  double registers = 0;        ///< registers per thread
+  std::string kernel;        ///< the kernel's (demangled) name
+  std::string grid;          ///< blocks in the grid, as ncu prints it: "(1024, 1, 1)"
+  std::string block;         ///< threads per block, as ncu prints it: "(256, 1, 1)"
+  double seconds = 0;        ///< gpu__time_duration
+  double compute_pct = 0;    ///< SM throughput, % of peak ("Compute (SM) Throughput")
+  double memory_pct = 0;     ///< memory throughput, % of peak ("Memory Throughput")
+  double dram_pct = 0;       ///< device memory throughput, % of peak
+  double dram_bytes = 0;     ///< bytes read from plus written to device memory
+  double occupancy_pct = 0;  ///< achieved occupancy
+  double registers = 0;      ///< registers per thread
 };
 
 /// Reads the output of `ncu --csv --page raw --print-units base --metrics <metric_list()>`: one
@@ -67,7 +68,7 @@ std::optional<std::string> explain_failure(std::string_view log);
 struct Verdict {
   Bound bound = Bound::underutilized;  ///< what binds, by ncu's figures
   bool at_roofline = false;            ///< the harness measured >= 90% of the roof
-  std::string text;  ///< one sentence for the student
+  std::string text;                    ///< one sentence for the student
 };
 /// The Verdict for SOL figures in percent (Launch::compute_pct, Launch::memory_pct) and the
 /// harness's fraction of the roof (0..1).

@@ -8,7 +8,8 @@
 namespace lab05 {
 namespace {
 
-__global__ void square_rows(const float* x, std::size_t ld_x, float* y, std::size_t ld_y, std::size_t rows, std::size_t cols) {
+__global__ void square_rows(const float* x, std::size_t ld_x, float* y, std::size_t ld_y,
+                            std::size_t rows, std::size_t cols) {
   const std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x;
   if (i >= rows * cols) return;
   const std::size_t r = i / cols, c = i % cols;
@@ -17,10 +18,13 @@ __global__ void square_rows(const float* x, std::size_t ld_x, float* y, std::siz
 
 __global__ void spin_forever(float* y) {
   volatile float* sink = y;
-  for (unsigned long long i = 1; i != 0; i += 2) sink[0] = static_cast<float>(i);  // odd i never reaches 0
+  for (unsigned long long i = 1; i != 0; i += 2)
+    sink[0] = static_cast<float>(i);  // odd i never reaches 0
 }
 
-unsigned blocks_for(std::size_t n) { return static_cast<unsigned>((n + 255) / 256); }
+unsigned blocks_for(std::size_t n) {
+  return static_cast<unsigned>((n + 255) / 256);
+}
 
 }  // namespace
 
@@ -33,7 +37,8 @@ void square(const float* x, float* y, std::size_t n) {
   WORKBOOK_CUDA_CHECK(cudaDeviceSynchronize());
 }
 
-void square_2d(const float* x, std::size_t ld_x, float* y, std::size_t ld_y, std::size_t rows, std::size_t cols) {
+void square_2d(const float* x, std::size_t ld_x, float* y, std::size_t ld_y, std::size_t rows,
+               std::size_t cols) {
   check_square_2d_arguments(x, ld_x, y, ld_y, rows, cols);
   if (rows == 0 || cols == 0) return;
   square_rows<<<blocks_for(rows * cols), 256>>>(x, ld_x, y, ld_y, rows, cols);

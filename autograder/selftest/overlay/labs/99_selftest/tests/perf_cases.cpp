@@ -15,8 +15,12 @@ void scale(workbook::perf::Case& perf) {
   workbook::fill_uniform(x, perf.rng());
   workbook::GuardedBuffer<float> y(kN);
   perf.describe("scale", "a * x of 4096 floats, in L1, 64 calls per timed run");
-  perf.work({.ops = double(kN) * kCalls, .bytes = 8.0 * kN * kCalls, .traffic = workbook::Traffic::l1});
-  perf.measure({.run = [&] { for (int i = 0; i < kCalls; ++i) lab99::scale(x, 1.5f, y.span()); },
+  perf.work(
+      {.ops = double(kN) * kCalls, .bytes = 8.0 * kN * kCalls, .traffic = workbook::Traffic::l1});
+  perf.measure({.run =
+                    [&] {
+                      for (int i = 0; i < kCalls; ++i) lab99::scale(x, 1.5f, y.span());
+                    },
                 .poison = [&] { y.poison(); },
                 .verify = [&] { return lab99::oracle::check_scale(x, 1.5f, y); },
                 .output = workbook::perf::output_of(y, workbook::Tolerance::roundings(1))});

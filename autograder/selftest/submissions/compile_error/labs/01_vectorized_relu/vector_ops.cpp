@@ -19,8 +19,7 @@ using Batch = xsimd::batch<float>;
 
 void relu(std::span<const float> x, std::span<float> y) {
   workbook::require_elementwise("relu", x, "x", y, "y");
-  for (std::size_t i = 0; i < x.size(); ++i) y[i] = x[i] <= 0.0f ? 0.0f : x[i]
-  undeclared_name = 1;
+  for (std::size_t i = 0; i < x.size(); ++i) y[i] = x[i] <= 0.0f ? 0.0f : x[i] undeclared_name = 1;
 }
 
 void add(std::span<const float> a, std::span<const float> b, std::span<float> out) {

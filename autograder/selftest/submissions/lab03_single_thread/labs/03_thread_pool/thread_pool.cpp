@@ -1,9 +1,9 @@
 // Self-test submission: a "pool" that runs every task inline, on the thread that submits it. Its
 // results are right (parallel_for, parallel_relu and process_batch are the reference's, on top of
 // it), its size() is right (it starts the workers, which leave at once), but nothing ever runs in
-// parallel. The hidden tests' tasks, which wait for each other, catch it: the pool, parallel_for and
-// process_batch earn nothing from their visible tests; parallel_relu, right and unable to show its
-// threads, keeps its points.
+// parallel. The hidden tests' tasks, which wait for each other, catch it: the pool, parallel_for
+// and process_batch earn nothing from their visible tests; parallel_relu, right and unable to show
+// its threads, keeps its points.
 #include "thread_pool.hpp"
 
 #include "relu_chunk.hpp"
@@ -25,7 +25,9 @@ ThreadPool::ThreadPool(unsigned threads) {
   for (unsigned t = 0; t < threads; ++t) workers_.emplace_back([this] { work(); });
 }
 
-ThreadPool::~ThreadPool() { workers_.clear(); }
+ThreadPool::~ThreadPool() {
+  workers_.clear();
+}
 
 // The task runs here and now, on the caller's thread; its future is ready when submit returns.
 std::future<void> ThreadPool::submit(std::function<void()> task) {
@@ -58,8 +60,8 @@ Range chunk_of(Range range, std::size_t grain, std::size_t k) {
 // Claims chunks from `next` and runs them until none is left. A chunk that throws does not stop
 // the others: every chunk runs once, and the first failure (chunks are claimed in increasing
 // order, so the lowest-numbered one) is returned.
-Failure run_chunks(std::atomic<std::size_t>& next, std::size_t chunks, Range range, std::size_t grain,
-                   const std::function<void(Range)>& body) {
+Failure run_chunks(std::atomic<std::size_t>& next, std::size_t chunks, Range range,
+                   std::size_t grain, const std::function<void(Range)>& body) {
   Failure first;
   // Relaxed is enough: the counter only hands out distinct numbers. What the chunks write reaches
   // the caller through the task's future, which synchronizes.
@@ -75,9 +77,11 @@ Failure run_chunks(std::atomic<std::size_t>& next, std::size_t chunks, Range ran
 
 }  // namespace
 
-void parallel_for(ThreadPool& pool, Range range, std::size_t grain, const std::function<void(Range)>& body) {
+void parallel_for(ThreadPool& pool, Range range, std::size_t grain,
+                  const std::function<void(Range)>& body) {
   if (grain == 0) throw std::invalid_argument("parallel_for: grain must be at least 1");
-  if (range.end < range.begin) throw std::invalid_argument("parallel_for: the range ends before it begins");
+  if (range.end < range.begin)
+    throw std::invalid_argument("parallel_for: the range ends before it begins");
   const std::size_t chunks = range.size() / grain + (range.size() % grain != 0);
   std::atomic<std::size_t> next{0};
 
@@ -103,11 +107,14 @@ void parallel_for(ThreadPool& pool, Range range, std::size_t grain, const std::f
       }
     } wait_for_all{done};
     for (std::size_t t = 0; t < tasks; ++t)
-      done.push_back(pool.submit([&, t] { failures[t] = run_chunks(next, chunks, range, grain, body); }));
+      done.push_back(
+          pool.submit([&, t] { failures[t] = run_chunks(next, chunks, range, grain, body); }));
   }
-  for (std::future<void>& f : done) f.get();  // ready by now; rethrows what escaped a task, if anything
-  const auto lowest = std::min_element(failures.begin(), failures.end(),
-                                       [](const Failure& a, const Failure& b) { return a.chunk < b.chunk; });
+  for (std::future<void>& f : done)
+    f.get();  // ready by now; rethrows what escaped a task, if anything
+  const auto lowest =
+      std::min_element(failures.begin(), failures.end(),
+                       [](const Failure& a, const Failure& b) { return a.chunk < b.chunk; });
   if (lowest->error) std::rethrow_exception(lowest->error);
 }
 
@@ -144,7 +151,8 @@ void parallel_relu(ThreadPool& pool, std::span<const float> x, std::span<float> 
 
 // --- process_batch -------------------------------------------------------------------------------
 
-std::vector<Tensor> process_batch(ThreadPool& pool, std::span<const Tensor> batch, const TensorOp& op) {
+std::vector<Tensor> process_batch(ThreadPool& pool, std::span<const Tensor> batch,
+                                  const TensorOp& op) {
   if (!op) throw std::invalid_argument("process_batch: the operation is an empty std::function");
   // Each result goes to its own slot, so the order is the input order whatever the timing.
   std::vector<Tensor> results(batch.size());

@@ -8,14 +8,17 @@
 namespace lab05 {
 namespace {
 
-__global__ void square_rows(const float* x, std::size_t ld_x, float* y, std::size_t ld_y, std::size_t rows, std::size_t cols) {
+__global__ void square_rows(const float* x, std::size_t ld_x, float* y, std::size_t ld_y,
+                            std::size_t rows, std::size_t cols) {
   const std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x;
   if (i >= rows * cols) return;
   const std::size_t r = i / cols, c = i % cols;
   y[r * ld_y + c] = x[r * ld_x + c] * x[r * ld_x + c];
 }
 
-unsigned blocks_for(std::size_t n) { return static_cast<unsigned>((n + 255) / 256); }
+unsigned blocks_for(std::size_t n) {
+  return static_cast<unsigned>((n + 255) / 256);
+}
 
 }  // namespace
 

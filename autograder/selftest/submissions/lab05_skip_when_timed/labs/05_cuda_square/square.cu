@@ -37,7 +37,8 @@ void square(const float* x, float* y, std::size_t n) {
   WORKBOOK_CUDA_CHECK_LAUNCH(square_kernel);
 }
 
-void square_2d(const float* x, std::size_t ld_x, float* y, std::size_t ld_y, std::size_t rows, std::size_t cols) {
+void square_2d(const float* x, std::size_t ld_x, float* y, std::size_t ld_y, std::size_t rows,
+               std::size_t cols) {
   check_square_2d_arguments(x, ld_x, y, ld_y, rows, cols);
   throw workbook::NotImplemented("square_2d");
 }

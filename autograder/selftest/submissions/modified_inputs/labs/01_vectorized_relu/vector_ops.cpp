@@ -28,7 +28,8 @@ void add(std::span<const float> a, std::span<const float> b, std::span<float> ou
   workbook::require_elementwise("add", a, "a", out, "out");
   workbook::require_elementwise("add", b, "b", out, "out");
   for (std::size_t i = 0; i < a.size(); ++i) out[i] = a[i] + b[i];
-  for (std::size_t i = 0; i < a.size(); ++i) const_cast<float*>(a.data())[i] = const_cast<float*>(b.data())[i] = 0.0f;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    const_cast<float*>(a.data())[i] = const_cast<float*>(b.data())[i] = 0.0f;
 }
 
 void multiply(std::span<const float> a, std::span<const float> b, std::span<float> out) {

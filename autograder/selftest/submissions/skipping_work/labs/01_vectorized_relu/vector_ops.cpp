@@ -1,6 +1,6 @@
-// Self-test submission: dot is right, except that it recognises the perf case (4096 floats, the same
-// buffers call after call) and returns the previous result there without computing. Every test of
-// dot passes; the grader's clock finds it faster than the machine allows and credits no perf.
+// Self-test submission: dot is right, except that it recognises the perf case (4096 floats, the
+// same buffers call after call) and returns the previous result there without computing. Every test
+// of dot passes; the grader's clock finds it faster than the machine allows and credits no perf.
 #include "vector_ops.hpp"
 
 #include <workbook/not_implemented.hpp>
@@ -20,9 +20,10 @@ using Batch = xsimd::batch<float>;
 
 void relu(std::span<const float> x, std::span<float> y) {
   workbook::require_elementwise("relu", x, "x", y, "y");
-  // TODO(lab01) step 1: for each full batch, load Batch::size elements of x (Batch::load_unaligned),
-  // keep the positive ones and NaN, zero the rest (xsimd::select with a comparison), and store the
-  // batch to y. Then finish the last x.size() % Batch::size elements with a scalar tail loop.
+  // TODO(lab01) step 1: for each full batch, load Batch::size elements of x
+  // (Batch::load_unaligned), keep the positive ones and NaN, zero the rest (xsimd::select with a
+  // comparison), and store the batch to y. Then finish the last x.size() % Batch::size elements
+  // with a scalar tail loop.
   throw workbook::NotImplemented("relu");
 }
 
