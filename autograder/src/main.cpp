@@ -11,6 +11,7 @@
 #include <grade/slurm.hpp>
 #include <grade/util.hpp>
 
+#include <workbook/internal/command_line.hpp>
 #include <workbook/report.hpp>
 
 #include <algorithm>
@@ -522,11 +523,7 @@ int main(int argc, char** argv) {
               << "' (a command comes first)\nRun with --help for the commands.\n";
     return 2;
   }
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : 2;  // help: 0; an unknown option, a missing or stray argument: 2
-  }
+  if (const std::optional<int> code = workbook::parse_command_line(app, argc, argv)) return *code;
   try {
     if (*sandbox_command) {
       // Everything after SPEC.json is the worker's; nothing before it is ours.

@@ -1,4 +1,5 @@
 #include <workbook/bench.hpp>
+#include <workbook/internal/command_line.hpp>
 
 #include <workbook/internal/work_json.hpp>
 #include <workbook/report.hpp>
@@ -167,13 +168,7 @@ std::optional<int> parse_bench_arguments(int argc, char** argv, BenchOptions& op
                  "the timing cap of each case (shorter: rougher figures)")
       ->check(CLI::PositiveNumber);
   app.add_option("cases", options.cases, "the cases to time (default: all)");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    const int code = app.exit(e);
-    return code == 0 ? 0 : 2;
-  }
-  return std::nullopt;
+  return parse_command_line(app, argc, argv);
 }
 
 namespace {

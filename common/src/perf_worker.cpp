@@ -1,4 +1,5 @@
 // The worker side of perf cases: the case registry, the driver protocol, and the stand-alone mode.
+#include <workbook/internal/command_line.hpp>
 #include <workbook/perf.hpp>
 
 #include <workbook/internal/perf_verdict.hpp>
@@ -407,11 +408,7 @@ int worker_main(int argc, char** argv,
       "to "
       "compare the student's kernel with the reference's."};
   add_worker_options(app, o);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : 2;
-  }
+  if (const std::optional<int> code = parse_command_line(app, argc, argv)) return *code;
   return run_worker_options(o, load_ceilings);
 }
 

@@ -1,6 +1,7 @@
 // workbook-perf: the perf test of one case. Times the student's kernel against the reference's in
 // two worker processes, interleaved, and prints where the kernel stands on the roofline.
 // Built twice: workbook-gpu-perf (WORKBOOK_PERF_GPU=1) judges GPU cases against the GPU's roofs.
+#include <workbook/internal/command_line.hpp>
 #include <workbook/internal/perf_driver.hpp>
 #include <workbook/internal/perf_verdict.hpp>
 #include <workbook/report.hpp>
@@ -52,14 +53,12 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--timeout", o.timeout_seconds, "the longest a worker may take to answer")
       ->capture_default_str();
-  try {
-    app.parse(argc, argv);
+  const std::optional<int> code = workbook::parse_command_line(app, argc, argv, [&] {
     if (reference->count() + profile->count() + record->count() == 0)
       throw CLI::RequiredError(
           "one of --reference, --profile and --record-profile (what to judge by)");
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : 2;
-  }
+  });
+  if (code) return *code;
   try {
     o.results = results;
     o.seed = workbook::seed_for(o.lab + "." + o.case_name);

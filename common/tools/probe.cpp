@@ -1,6 +1,7 @@
 // workbook-probe: measures this machine's ceilings (or shows the cached ones) and prints them with
 // the ridge points they imply. The perf tests and the bench read the same cache.
 #include <workbook/ceilings.hpp>
+#include <workbook/internal/command_line.hpp>
 #include <workbook/report.hpp>
 
 #include <iostream>
@@ -25,11 +26,7 @@ int main(int argc, char** argv) {
   app.add_flag("--remeasure", remeasure,
                "measure again even if cached (close other programs first)");
   app.add_flag("--json", json, "print the cache's JSON instead of the table");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : 2;  // help: 0; an unknown option or a stray argument: 2
-  }
+  if (const std::optional<int> code = workbook::parse_command_line(app, argc, argv)) return *code;
   try {
     const workbook::Ceilings c = workbook::load_or_measure_ceilings(
         cache, remeasure, [](const std::string& line) { std::cerr << "  " << line << std::endl; });

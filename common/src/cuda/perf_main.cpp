@@ -5,6 +5,7 @@
 #include <workbook/cuda/check.hpp>
 #include <workbook/cuda/device.hpp>
 #include <workbook/cuda/timer.hpp>
+#include <workbook/internal/command_line.hpp>
 #include <workbook/internal/cuda/ncu.hpp>
 #include <workbook/internal/perf_worker.hpp>
 #include <workbook/internal/subprocess.hpp>
@@ -309,11 +310,7 @@ int main(int argc, char** argv) {
   app.add_option("--results", ncu.results, "the ncu record goes to RESULTS/LAB/CASE.ncu.json")
       ->needs(ncu_flag);
   child_option->excludes(ncu_flag);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : 2;
-  }
+  if (const std::optional<int> code = parse_command_line(app, argc, argv)) return *code;
   try {
     if (!child.empty()) return ncu_child(child, ncu.runs);
     if (with_ncu) {
