@@ -2,7 +2,7 @@
 // toolkit, environment. See gpu_access.hpp.
 #include <grade/gpu_access.hpp>
 
-#include <grade/sandbox.hpp>
+#include <grade/util.hpp>
 
 #include <algorithm>
 #include <cstdlib>
@@ -40,14 +40,8 @@ std::string ldconfig_listing() {
   for (const char* ldconfig :
        {"/sbin/ldconfig", "/usr/sbin/ldconfig", "/usr/bin/ldconfig", "/bin/ldconfig"}) {
     if (access(ldconfig, X_OK) != 0) continue;
-    SandboxSpec spec;
-    spec.argv = {ldconfig, "-p"};
-    spec.isolate = false;
-    spec.env = clean_environment();
-    spec.limits.wall_seconds = 30;
-    spec.limits.output_keep_bytes = 4 << 20;
-    const RunResult r = run_sandboxed(spec);
-    if (r.ok()) return r.output;
+    const ToolOutput r = run_tool({ldconfig, "-p"});
+    if (r.exit_code == 0) return r.output;
   }
   return "";
 }

@@ -27,27 +27,6 @@ namespace {
 
 using nlohmann::json;
 
-struct Captured {
-  int code = -1;
-  std::string output;  // stdout and stderr together
-};
-
-// Runs a Slurm command (our own arguments, quoted) and captures what it prints.
-Captured capture(const std::vector<std::string>& argv) {
-  std::string line;
-  for (const std::string& a : argv) line += shell_quote(a) + " ";
-  line += "2>&1";
-  Captured c;
-  FILE* pipe = popen(line.c_str(), "r");
-  if (!pipe) return c;
-  char buffer[4096];
-  while (const std::size_t n = std::fread(buffer, 1, sizeof buffer, pipe))
-    c.output.append(buffer, n);
-  const int status = pclose(pipe);
-  c.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return c;
-}
-
 bool on_path(const std::string& program) {
   const char* path = std::getenv("PATH");
   std::stringstream folders(path ? path : "");
@@ -105,10 +84,10 @@ std::map<std::string, std::string> queued(const BatchOptions& b,
                                           const std::vector<LabGroup>& groups) {
   std::vector<std::string> names;
   for (const LabGroup& g : groups) names.push_back(job_name(b, g));
-  const Captured c =
-      capture({"squeue", "--noheader", "--array", "--name=" + join(names, ","), "--format=%i %T"});
-  if (c.code != 0)
-    throw std::runtime_error("squeue failed (exit code " + std::to_string(c.code) +
+  const ToolOutput c =
+      run_tool({"squeue", "--noheader", "--array", "--name=" + join(names, ","), "--format=%i %T"});
+  if (c.exit_code != 0)
+    throw std::runtime_error("squeue failed (exit code " + std::to_string(c.exit_code) +
                              "): " + first_errors(c.output, 5));
   std::map<std::string, std::string> states;
   std::istringstream lines(c.output);
@@ -119,9 +98,9 @@ std::map<std::string, std::string> queued(const BatchOptions& b,
 // Why a task ended without a result: sacct's state where accounting is on, else its log's words.
 std::string why_failed(const std::string& job, std::size_t task, const fs::path& log) {
   const std::string id = job + "_" + std::to_string(task);
-  const Captured c =
-      capture({"sacct", "--noheader", "--parsable2", "--jobs", id, "--format=State,ExitCode"});
-  if (c.code == 0 && !c.output.empty()) {
+  const ToolOutput c =
+      run_tool({"sacct", "--noheader", "--parsable2", "--jobs", id, "--format=State,ExitCode"});
+  if (c.exit_code == 0 && !c.output.empty()) {
     const std::string first = c.output.substr(0, c.output.find('\n'));
     const std::string state = first.substr(0, first.find('|'));
     if (state == "TIMEOUT") return "timed out (the task's time limit; raise --time)";
@@ -365,10 +344,10 @@ int batch_slurm(const BatchOptions& b, const SlurmOptions& s, std::ostream& log)
       write_text_atomic(tasks, list);
       const fs::path script = dir / (g.name + ".sbatch");
       write_text_atomic(script, sbatch_script(s, b, g, tasks, ids.size(), self_executable()));
-      const Captured c = capture({"sbatch", "--parsable", script.string()});
-      if (c.code != 0)
+      const ToolOutput c = run_tool({"sbatch", "--parsable", script.string()});
+      if (c.exit_code != 0)
         throw std::runtime_error("sbatch refused " + script.string() + " (exit code " +
-                                 std::to_string(c.code) + "):\n" + first_errors(c.output, 10) +
+                                 std::to_string(c.exit_code) + "):\n" + first_errors(c.output, 10) +
                                  "Check the partition and account (sinfo, sacctmgr show assoc).");
       const std::string job = c.output.substr(0, c.output.find_first_of(";\n"));
       log << "submitted " << ids.size() << " task(s) of " << (g.labs.size() == 1 ? "lab " : "labs ")

@@ -12,6 +12,7 @@
 #include <stdexcept>
 
 #include <sys/random.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
@@ -266,6 +267,21 @@ void copy_tree(const fs::path& from, const fs::path& to, const std::vector<std::
 
 std::string lab_name(const std::string& number) {
   return "lab" + number;
+}
+
+ToolOutput run_tool(const std::vector<std::string>& argv) {
+  std::string line;
+  for (const std::string& a : argv) line += shell_quote(a) + " ";
+  line += "2>&1";
+  ToolOutput result;
+  FILE* pipe = popen(line.c_str(), "r");
+  if (!pipe) return result;
+  char buffer[4096];
+  while (const std::size_t n = std::fread(buffer, 1, sizeof buffer, pipe))
+    result.output.append(buffer, n);
+  const int status = pclose(pipe);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return result;
 }
 
 }  // namespace workbook::grade

@@ -62,6 +62,16 @@ std::string replace_all(std::string text, std::string_view from, std::string_vie
 /// The executable of this process.
 fs::path self_executable();
 
+/// What a trusted tool printed (stdout and stderr together) and its exit code (-1: it did not exit
+/// normally, or could not be started).
+struct ToolOutput {
+  int exit_code = -1;
+  std::string output;
+};
+/// Runs a trusted tool of the machine (ldconfig, Slurm's commands) outside the sandbox, through
+/// the shell with every argument quoted, and captures what it prints. Never for the student's code.
+ToolOutput run_tool(const std::vector<std::string>& argv);
+
 /// Copies a folder tree of regular files and symlinks; `skip` names top-level entries to leave out.
 void copy_tree(const fs::path& from, const fs::path& to, const std::vector<std::string>& skip = {});
 
