@@ -31,10 +31,10 @@ bool is_archive_name(const std::filesystem::path& path);
 
 /// What a submission's archive may hold once unpacked.
 struct UnpackLimits {
-  std::uint64_t max_bytes = 256ull
-                            << 20;  ///< all files together, as unpacked (a zip bomb stops here)
-  std::size_t max_entries =
-      20000;  ///< files, folders and links (a student repository with its .git fits)
+  /// All files together, as unpacked (a zip bomb stops here).
+  std::uint64_t max_bytes = 256ull << 20;
+  /// Files, folders and links (a student repository with its .git fits).
+  std::size_t max_entries = 20000;
 };
 
 /// Unpacks a zip or a (compressed) tar archive into `into` (created if needed). Refused, with a

@@ -25,8 +25,8 @@ using workbook::Traffic;
 // Streaming kernels run on working sets several times larger than the caches (workbook-probe shows
 // where bandwidth drops to memory's, the "cache knee"), so that memory bandwidth is what is
 // measured.
-constexpr std::size_t kStream = std::size_t{64}
-                                << 20;  // 64 Mi floats = 256 MiB per array, 512 MiB per call
+// 64 Mi floats = 256 MiB per array, 512 MiB per call.
+constexpr std::size_t kStream = std::size_t{64} << 20;
 constexpr std::size_t kBinary = std::size_t{32} << 20;  // 32 Mi floats: 3 arrays, 384 MiB per call
 // Reductions are timed where their limit is the core, not memory: 4096 floats (16 KiB) per input
 // stay in the L1 cache, and one timed run makes many calls, so the clock's overhead vanishes.
