@@ -47,8 +47,8 @@ inline void relu_chunk(std::span<const float> x, std::span<float> y, Stores stor
     for (; i < n && !workbook::simd_aligned(out + i); ++i)
       scalar_at(i);  // up to an aligned address
   }
-  const std::size_t whole =
-      i + (n - i) / Batch::size * Batch::size;  // where the last full batch ends
+  // Where the last full batch ends.
+  const std::size_t whole = i + (n - i) / Batch::size * Batch::size;
   if (stores == Stores::streaming) {
     for (; i < whole; i += Batch::size) workbook::store_streaming(out + i, batch_at(i));
     // Streaming stores are weakly ordered: without the fence another thread could see this chunk

@@ -157,8 +157,8 @@ void quantize(std::span<const float> x, float scale, std::int8_t* q, bool large,
   for (; i + kLanes <= x.size(); i += kLanes) {
     if (scanning) local.add(FloatBatch::load_unaligned(&next[i]));
     const FloatBatch v = FloatBatch::load_unaligned(&x[i]);
-    nan_lanes =
-        nan_lanes || xsimd::isnan(v);  // not v != v: xsimd 8.1 compares "ordered", false for NaN
+    // Not v != v: xsimd 8.1 compares "ordered", false for NaN.
+    nan_lanes = nan_lanes || xsimd::isnan(v);
     // Clamping, then rounding, is the same as rounding, then clamping (the bounds are integers),
     // and it keeps huge values and infinities away from the integer conversion, which has no answer
     // for them. xsimd::nearbyint rounds half to even, as std::nearbyint does.

@@ -84,8 +84,8 @@ __global__ void sum_of_squares_rows(const float* x, float* y, std::size_t cols, 
     s2 += xr[c] * xr[c];
   }
   const float mean = kernels::block_sum<kThreads>(s, shared) / float(cols);
-  const float var =
-      kernels::block_sum<kThreads>(s2, shared) / float(cols) - mean * mean;  // cancels
+  // E[x^2] - mean^2: cancels when the mean is large (section 2 of the handout).
+  const float var = kernels::block_sum<kThreads>(s2, shared) / float(cols) - mean * mean;
   const float inv_std = rsqrtf(var + eps);
   for (std::size_t c = threadIdx.x; c < cols; c += kThreads) yr[c] = (xr[c] - mean) * inv_std;
 }

@@ -24,8 +24,8 @@ namespace workbook {
 /// over working sets far larger than the caches unless named otherwise. Each is the best of several
 /// runs: noise only ever slows a run down, so the fastest run estimates what the machine can do.
 struct Ceilings {
-  static constexpr int kFormat =
-      4;  ///< bump when fields or their measurement change: older caches are re-measured
+  /// Bump when fields or their measurement change: older caches are re-measured.
+  static constexpr int kFormat = 4;
 
   /// The machine they were measured on (its fingerprint validates a cache).
   MachineInfo machine;

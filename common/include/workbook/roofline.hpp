@@ -43,8 +43,8 @@ Compute compute_from_string(std::string_view name);
 /// What one call of a kernel must do, counted from the algorithm, not from the code.
 struct Work {
   double ops = 0;  ///< arithmetic operations (FLOP; an FMA counts 2, a ReLU's max counts 1)
-  double bytes =
-      0;  ///< the fewest bytes it must move: each input read once, each output written once
+  /// The fewest bytes it must move: each input read once, each output written once.
+  double bytes = 0;
   Traffic traffic = Traffic::copy;  ///< which bandwidth roof applies
   unsigned threads = 1;             ///< 1: one-core roofs; more: the all-thread roofs
   Compute compute = Compute::fp32;  ///< which compute roof applies

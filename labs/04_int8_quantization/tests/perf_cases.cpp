@@ -112,8 +112,8 @@ void dequantize(workbook::perf::Case& perf) {
 WORKBOOK_PERF_CASE(dequantize);
 
 void quantized_relu(workbook::perf::Case& perf) {
-  const std::size_t n =
-      2 * kStream;  // 128 Mi bytes: a working set of 256 MiB, like the float cases
+  // 128 Mi bytes: a working set of 256 MiB, like the float cases.
+  const std::size_t n = 2 * kStream;
   AlignedVector<std::int8_t> q(n);
   lab04::oracle::fill_int8(q, perf.rng());
   GuardedBuffer<std::int8_t> out(n);

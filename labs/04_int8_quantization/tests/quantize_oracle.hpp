@@ -60,8 +60,8 @@ inline bool near_tie(float x, float scale) {
   const double exact = static_cast<double>(x) / static_cast<double>(scale);
   if (!(std::fabs(exact) < kQuantMax + 1)) return false;  // saturated either way
   const double tie = std::floor(exact) + 0.5;
-  const bool is_tie =
-      static_cast<double>(x) == tie * static_cast<double>(scale);  // exact in double
+  // x == tie * scale exactly: the product is exact in double.
+  const bool is_tie = static_cast<double>(x) == tie * static_cast<double>(scale);
   return !is_tie && std::fabs(exact - tie) <= 3 * workbook::kFloatUnitRoundoff * std::fabs(exact);
 }
 
