@@ -53,13 +53,6 @@ void from_json(const nlohmann::json& j, Analysis& a) {
   a.at_roofline = j.at("at_roofline").get<bool>();
 }
 
-void to_json(nlohmann::json& j, const Ceilings& c) {
-  j = c.to_json();
-}
-void from_json(const nlohmann::json& j, Ceilings& c) {
-  c = Ceilings::from_json(j);
-}
-
 }  // namespace workbook
 
 namespace workbook::perf {

@@ -8,6 +8,7 @@
 /// report, re-reads the workload or recomputes the roofline; it reads these fields.
 
 #include <workbook/ceilings.hpp>
+#include <workbook/internal/ceilings_json.hpp>
 #include <workbook/internal/work_json.hpp>
 #include <workbook/roofline.hpp>
 #include <workbook/stats.hpp>
@@ -49,14 +50,12 @@ NLOHMANN_JSON_SERIALIZE_ENUM(Bound, {{Bound::memory, "memory"},
                                      {Bound::underutilized, "underutilized"}})
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Hint, below, text)
 
-// The records' shapes of Summary (with rel_iqr and cv), Analysis (flat, the roofs named) and
-// Ceilings (their own format), as report.hpp's to_json and Ceilings::to_json write them.
+// The records' shapes of Summary (with rel_iqr and cv) and Analysis (flat, the roofs named), as
+// report.hpp's to_json writes them. Ceilings: internal/ceilings_json.hpp.
 void to_json(nlohmann::json& j, const Summary& s);
 void from_json(const nlohmann::json& j, Summary& s);
 void to_json(nlohmann::json& j, const Analysis& a);
 void from_json(const nlohmann::json& j, Analysis& a);
-void to_json(nlohmann::json& j, const Ceilings& c);
-void from_json(const nlohmann::json& j, Ceilings& c);
 
 }  // namespace workbook
 
