@@ -269,7 +269,7 @@ int verify(const KitOptions& o, std::ostream& log) {
       const fs::path record = results / lab / (name + ".json");
       if (fs::exists(record)) {
         const json j = read_json(record);
-        verdict = j.value("verdict", "");
+        verdict = j.value("outcome", "");
         explained = j.contains("profile") &&
                     (verdict == "pass" || j.value("reason", "") == "too_slow") &&
                     fs::exists(results / lab / (name + ".svg")) &&
