@@ -163,18 +163,18 @@ class LabBench {
 
   /// One version, its type erased: what a case needs to run it.
   struct Row {
-    std::string label;
-    bool checked = true;
-    std::vector<std::string> cases;
-    std::function<void()> choose;  ///< puts this version in the kernel's place
-    std::optional<Work> work;      ///< its own work, or the case's
+    std::string label;               ///< its name in the table ("v3 xsimd")
+    bool checked = true;             ///< verified once by the case's own check (not a baseline)
+    std::vector<std::string> cases;  ///< the cases it runs in; empty: every case of its function
+    std::function<void()> choose;    ///< puts this version in the kernel's place
+    std::optional<Work> work;        ///< its own work, or the case's
   };
   /// The versions of one function, their type erased.
   struct Versions {
     std::type_index signature;    ///< typeid of the function's type, checked against the case's
     std::string reference_label;  ///< the function itself, the reference
     std::shared_ptr<void> slot;   ///< the std::function<Signature> that Timed calls when set
-    std::vector<Row> rows;
+    std::vector<Row> rows;        ///< the numbered versions and baselines, in table order
     std::function<void()> clear;  ///< empties the slot: the function itself
   };
 

@@ -165,6 +165,7 @@ struct Extra {
 /// inputs (solutions/NN/bench.cpp lists them).
 template <class Signature>
 class Timed;
+/// Timed for a function returning R from Args (the only form there is).
 template <class R, class... Args>
 class Timed<R(Args...)> {
  public:
