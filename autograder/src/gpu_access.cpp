@@ -54,16 +54,6 @@ std::string toolkit_of(const std::string& nvcc) {
   return real.parent_path().parent_path().string();
 }
 
-std::string nvcc_on_path() {
-  const char* path = std::getenv("PATH");
-  std::istringstream in(path ? path : "");
-  for (std::string folder; std::getline(in, folder, ':');) {
-    const std::string candidate = folder + "/nvcc";
-    if (!folder.empty() && access(candidate.c_str(), X_OK) == 0) return candidate;
-  }
-  return "";
-}
-
 GpuAccess look() {
   GpuAccess g;
   const char* hide = std::getenv("WORKBOOK_GRADE_GPU");
@@ -138,7 +128,7 @@ GpuAccess look() {
       if (!ec && !under_system_folder(v)) add_unique(g.toolkit, v);
     }
   }
-  if (const std::string nvcc = nvcc_on_path(); !nvcc.empty()) {
+  if (const std::string nvcc = find_on_path("nvcc"); !nvcc.empty()) {
     const std::string root = toolkit_of(nvcc);
     add_unique(g.found, "toolkit: " + (root.empty() ? nvcc : root) + " (nvcc on PATH)");
     if (!root.empty() && !under_system_folder(root)) add_unique(g.toolkit, root);

@@ -27,18 +27,10 @@ namespace {
 
 using nlohmann::json;
 
-bool on_path(const std::string& program) {
-  const char* path = std::getenv("PATH");
-  std::stringstream folders(path ? path : "");
-  for (std::string folder; std::getline(folders, folder, ':');)
-    if (!folder.empty() && access((fs::path(folder) / program).c_str(), X_OK) == 0) return true;
-  return false;
-}
-
 void require_slurm() {
   std::vector<std::string> missing;
   for (const char* program : {"sbatch", "squeue", "scancel"})
-    if (!on_path(program)) missing.emplace_back(program);
+    if (find_on_path(program).empty()) missing.emplace_back(program);
   if (missing.empty()) return;
   std::string names;
   for (const std::string& m : missing) names += (names.empty() ? "" : ", ") + m;

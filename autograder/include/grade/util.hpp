@@ -62,6 +62,9 @@ std::string replace_all(std::string text, std::string_view from, std::string_vie
 /// The executable of this process.
 fs::path self_executable();
 
+/// The first executable `program` in the folders of PATH, as a path; empty when there is none.
+std::string find_on_path(const std::string& program);
+
 /// What a trusted tool printed (stdout and stderr together) and its exit code (-1: it did not exit
 /// normally, or could not be started).
 struct ToolOutput {
