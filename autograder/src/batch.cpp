@@ -280,6 +280,14 @@ std::vector<std::pair<std::string, fs::path>> list_submissions(const fs::path& f
   return {all.begin(), all.end()};
 }
 
+void publish_result(const fs::path& partial, const fs::path& final_dir) {
+  const fs::path old = final_dir.parent_path() / (".old-" + final_dir.filename().string());
+  fs::remove_all(old);
+  if (fs::exists(final_dir)) fs::rename(final_dir, old);
+  fs::rename(partial, final_dir);
+  fs::remove_all(old);
+}
+
 int batch(const BatchOptions& o, std::ostream& log) {
   const std::vector<std::pair<std::string, fs::path>> all = list_submissions(o.submissions);
   const fs::path done_dir = o.out / "submissions";
@@ -367,16 +375,8 @@ int batch(const BatchOptions& o, std::ostream& log) {
     if (ok) {
       total_seconds += seconds;
       fs::copy_file(j.log, j.partial / "grade.log", fs::copy_options::overwrite_existing);
-      // The result appears in one rename: it is there complete, or not at all.
       const fs::path final_dir = done_dir / j.id;
-      if (fs::exists(final_dir)) {
-        const fs::path old = done_dir / (".old-" + j.id);
-        fs::rename(final_dir, old);
-        fs::rename(j.partial, final_dir);
-        fs::remove_all(old);
-      } else {
-        fs::rename(j.partial, final_dir);
-      }
+      publish_result(j.partial, final_dir);
       const json record = read_json(final_dir / "record.json");
       line += fixed(record.value("score", 0.0), 2) + " / " +
               fixed(record.value("max_score", 0.0), 2) + " in " + fixed(seconds) + " s";

@@ -128,11 +128,7 @@ void publish(const BatchOptions& b, const std::vector<LabGroup>& groups, const s
   o.out = partial;
   write_outputs(merge_results(parts), o);
   write_text_atomic(partial / "grade.log", logs);
-  const fs::path final_dir = done / id, old = done / (".old-" + id);
-  fs::remove_all(old);
-  if (fs::exists(final_dir)) fs::rename(final_dir, old);
-  fs::rename(partial, final_dir);
-  fs::remove_all(old);
+  publish_result(partial, done / id);
 }
 
 // The grade options a task passes on: the batch's, less --labs and --seed, which each task sets.

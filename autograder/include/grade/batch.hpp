@@ -31,6 +31,10 @@ struct BatchOptions {
 /// does not exist or two entries have the same id.
 std::vector<std::pair<std::string, fs::path>> list_submissions(const fs::path& folder);
 
+/// Moves a complete result folder `partial` to `final_dir` in one rename, replacing an older one:
+/// the result is there complete, or not at all (a leftover `.old-` folder beside it is removed).
+void publish_result(const fs::path& partial, const fs::path& final_dir);
+
 /// Grades what is not graded yet, then writes the gradebook and the summary. Returns the number
 /// of submissions that could not be graded (grader errors; they are retried on the next run).
 int batch(const BatchOptions& options, std::ostream& log);
