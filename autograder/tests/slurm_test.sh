@@ -128,14 +128,18 @@ mkdir -p "$few"
 cp -r "$subs/wrong" "$subs/zeros" "$subs/caching" "$few/"
 "$grader" batch "$few" --out "$out" "${on_slurm[@]}" "${common[@]}" > "$work/kill-1.log" 2>&1 &
 batch_pid=$!
+# A task is cancelled while it runs; one that ends between squeue and scancel is not (scancel then
+# fails), so try the next running one.
 victim=""
 for _ in $(seq 300); do
-  victim=$(squeue --noheader --array --states=RUNNING --format=%i | head -1)
-  [ -n "$victim" ] && break
+  running=$(squeue --noheader --array --states=RUNNING --format=%i | head -1)
+  if [ -n "$running" ] && scancel "$running" 2>/dev/null; then
+    victim=$running
+    break
+  fi
   sleep 0.2
 done
-[ -n "$victim" ] || fail "no task was seen running: $(cat "$work/kill-1.log")"
-scancel "$victim"
+[ -n "$victim" ] || fail "no running task could be cancelled: $(cat "$work/kill-1.log")"
 status=0
 wait "$batch_pid" || status=$?
 cat "$work/kill-1.log"
