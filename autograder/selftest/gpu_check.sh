@@ -12,7 +12,7 @@
 #   6. the benches of labs 05 and 06 (their handouts' roofline figures: lab05.svg, lab06.svg).
 #
 # Usage, from the repository root:   autograder/selftest/gpu_check.sh [deps-prefix] [step...]
-# (deps-prefix: where xtensor/xsimd are, when not installed, e.g. $PWD/.deps, or ""; steps: some of
+# (deps-prefix: where the Debian packages gathered by gpu_deps.sh are, e.g. $PWD/.deps, or ""; steps: some of
 # 1-6, default all, to split the run where a session's commands are time-limited; 5 needs 3's
 # prepared cache, 4 and 5 the sealed tests' build of 2). Writes build/gpu-check/
 # and, under $OUT (default build/gpu-check/out): log.txt and the figures. Exits non-zero when any
@@ -27,7 +27,11 @@ build=$root/build/gpu-check
 out=${OUT:-$build/out}
 mkdir -p "$out" "$build"
 exec > >(tee "$out/log.txt") 2>&1
-[ -n "$deps" ] && export CMAKE_PREFIX_PATH=$deps  # the grader's own configure (prepare) needs it too
+if [ -n "$deps" ]; then
+  export CMAKE_PREFIX_PATH=$deps  # the grader's own configure (prepare) needs it too
+  # Runtime libraries gathered by gpu_deps.sh (libarchive and what it loads), where missing here.
+  [ -d "$deps/runtime" ] && "$root/autograder/selftest/gpu_deps.sh" --install "$deps"
+fi
 step() { echo; echo "=== $* ($(date +%T))"; }
 results=()
 check() {  # check NAME COMMAND...: runs it, records PASS or FAIL

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Gathers, from this Debian 12 machine's packages, what a GPU machine without apt needs to build and
+# run the labs and the grader, into the ignored folder .deps/ (carry it to that machine):
+#   - header-only libraries and their CMake packages: xtensor, xtl, xsimd, nlohmann-json, CLI11;
+#   - GoogleTest's static libraries, headers and CMake package;
+#   - libarchive (the grader reads submissions with it): its headers, and the shared library with
+#     every library it loads, in .deps/runtime/ (installed there by `gpu_deps.sh --install`).
+# On the GPU machine, from the repository root:
+#   autograder/selftest/gpu_deps.sh --install [.deps] # copies into /usr/local/lib the runtime
+#                                                  # libraries the machine lacks, then ldconfig
+#   export CMAKE_PREFIX_PATH=$PWD/.deps            # so that every configure (the grader's too) finds them
+# The copy mirrors /usr's layout, so the packages' own relative paths resolve inside it.
+set -euo pipefail
+dest=$PWD/.deps
+lib=lib/x86_64-linux-gnu
+
+if [ "${1:-}" = "--install" ]; then
+  dest=${2:-$dest}
+  # Only what is missing: the machine's own copy of a library stays the one its programs use.
+  for so in "$dest"/runtime/*; do
+    name=$(basename "$so")
+    if ! ldconfig -p | grep -q " $name "; then
+      cp -L "$so" /usr/local/lib/
+      echo "gpu_deps: installed $name"
+    fi
+  done
+  ldconfig
+  exit 0
+fi
+
+rm -rf "$dest"
+mkdir -p "$dest/include" "$dest/$lib/cmake" "$dest/share/cmake" "$dest/runtime"
+for d in xtensor xtl xsimd nlohmann CLI gtest gmock; do cp -r "/usr/include/$d" "$dest/include/"; done
+cp /usr/include/archive.h /usr/include/archive_entry.h "$dest/include/"
+for d in xtensor xsimd GTest; do cp -r "/usr/$lib/cmake/$d" "$dest/$lib/cmake/"; done
+for d in xtl nlohmann_json CLI11; do cp -r "/usr/share/cmake/$d" "$dest/share/cmake/"; done
+cp /usr/$lib/libgtest*.a /usr/$lib/libgmock*.a "$dest/$lib/"
+# libarchive and what it loads, except the C and C++ runtimes (the machine has its own, newer ones).
+cp -L "/usr/$lib/libarchive.so.13" "$dest/runtime/"
+ln -s ../../runtime/libarchive.so.13 "$dest/$lib/libarchive.so"
+ln -s ../runtime/libarchive.so.13 "$dest/lib/libarchive.so"
+ldd "/usr/$lib/libarchive.so.13" | awk '$3 ~ /^\// {print $3}' |
+  grep -vE '/(libc|libm|libstdc\+\+|libgcc_s|ld-linux[^/]*)\.so' | xargs -I{} cp -L {} "$dest/runtime/"
+grep -qx '/.deps/' .git/info/exclude 2>/dev/null || echo '/.deps/' >> .git/info/exclude
+du -sh "$dest"
