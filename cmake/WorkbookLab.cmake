@@ -64,10 +64,18 @@ endfunction()
 # --- `ctest` builds what it tests ----------------------------------------------------------------
 # `cmake --preset lab01 && ctest` has no build step, so the first test builds the tree; every other
 # test requires it (a failed build marks them "not run", which ctest counts as failures).
+# ctest also builds while it reads the tests (cmake/BuildBeforeTests.cmake), so that a compile error
+# is printed, with the file to fix, in a plain `ctest` run.
 function(workbook_add_build_fixture)
   add_test(NAME workbook.build COMMAND "${CMAKE_COMMAND}" --build "${PROJECT_BINARY_DIR}")
   set_tests_properties(workbook.build PROPERTIES FIXTURES_SETUP workbook_build LABELS build
     RUN_SERIAL TRUE TIMEOUT 1800)
+  set(script "${PROJECT_BINARY_DIR}/workbook-build-before-tests.cmake")
+  file(WRITE "${script}"
+    "set(WORKBOOK_BUILD_DIR \"${PROJECT_BINARY_DIR}\")\n"
+    "set(WORKBOOK_SOURCE_DIR \"${PROJECT_SOURCE_DIR}\")\n"
+    "include(\"${PROJECT_SOURCE_DIR}/cmake/BuildBeforeTests.cmake\")\n")
+  set_property(DIRECTORY "${PROJECT_SOURCE_DIR}" APPEND PROPERTY TEST_INCLUDE_FILES "${script}")
 endfunction()
 
 # --- A plain `ctest` in the source root runs the build configured last -----------------------------
@@ -248,6 +256,62 @@ function(workbook_add_solution_extras)
       set_tests_properties(${lab}.bench PROPERTIES RUN_SERIAL TRUE)
     endif()
   endif()
+endfunction()
+
+# --- A lab's catalogue of mistakes, proved on buggy implementations ---------------------------------
+# For solutions/NN_*/CMakeLists.txt:
+#
+#   workbook_add_mistakes(GPU FORBID "SIMD|batch|lane" FILES mistakes/variance_over_n_minus_1.cu ...)
+#
+# Each file is a buggy implementation, written as a student would write it, of one or more of the
+# lab's functions, and says in its first comment lines which test must catch it and what that
+# test's message must contain (literally; one or more Expect lines):
+#
+#   // Mistake: the variance divided by cols - 1, as numpy.var(ddof=1) does.
+#   // Checked by: Normalize.EveryRowWidth
+#   // Expect: your output matches the variance divided by cols - 1
+#
+# It is linked with the lab's tests and, for every function it does not define, the reference (the
+# linker takes the first definition: the buggy one). Its own helpers and kernels belong in an
+# anonymous namespace, so that they cannot replace the reference's. The test <lab>.mistake.<name>
+# runs the test named and passes only when that test fails with every Expect line in its output
+# and nothing FORBID matches (a CUDA lab: no SIMD vocabulary). GPU: skipped without a GPU.
+function(workbook_add_mistakes)
+  cmake_parse_arguments(PARSE_ARGV 0 arg "GPU" "FORBID" "FILES")
+  set(lab ${WORKBOOK_LAB})
+  set(test_main workbook::testing_main)
+  set(gpu "")
+  set(gpu_label "")
+  set(launch "")
+  if(arg_GPU)
+    set(test_main workbook::cuda_testing_main)
+    set(gpu GPU)
+    set(gpu_label ";gpu")
+    set(launch "${WORKBOOK_GPU_LAUNCH}")
+  endif()
+  foreach(file IN LISTS arg_FILES)
+    set(source "${CMAKE_CURRENT_SOURCE_DIR}/${file}")
+    file(STRINGS "${source}" checked_by REGEX "^// Checked by: ")
+    file(STRINGS "${source}" expect REGEX "^// Expect: ")
+    if(NOT checked_by OR NOT expect)
+      message(FATAL_ERROR "${file}: a mistake needs '// Checked by: Suite.Test' and '// Expect: ...' lines")
+    endif()
+    cmake_path(GET file STEM name)
+    set(exe ${lab}_mistake_${name})
+    add_executable(${exe} "${source}")
+    target_include_directories(${exe} PRIVATE "${WORKBOOK_LAB_DIR}" "${WORKBOOK_LAB_DIR}/tests")
+    target_link_libraries(${exe} PRIVATE ${lab}_test_objects ${lab}_impl ${test_main})
+    target_link_options(${exe} PRIVATE "LINKER:--allow-multiple-definition")
+    workbook_target_defaults(${exe})
+    if(arg_GPU)
+      target_link_libraries(${exe} PRIVATE workbook::cuda)
+    endif()
+    add_test(NAME ${lab}.mistake.${name}
+      COMMAND ${launch} "${CMAKE_COMMAND}" -DEXE=$<TARGET_FILE:${exe}> "-DSOURCE=${source}" "-DFORBID=${arg_FORBID}"
+              -DSKIP_CODE=77 -P "${PROJECT_SOURCE_DIR}/cmake/CheckMistake.cmake")
+    workbook_test_properties(TESTS ${lab}.mistake.${name} LABELS "${lab};correctness;mistakes${gpu_label}" ${gpu})
+    set_tests_properties(${lab}.mistake.${name} PROPERTIES TIMEOUT 300)
+  endforeach()
 endfunction()
 
 # A static library of one implementation of a lab (student's, reference or stub).

@@ -4,6 +4,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <ostream>
 #include <sstream>
 #include <stdexcept>
@@ -197,35 +198,151 @@ bool one_lane(const Outcome& o, std::size_t lanes, std::size_t& lane) {
   return true;
 }
 
+// The smallest period p (a power of two from 2 to n / 2) with bad[i] == bad[i % p] for every i:
+// the same positions of every group of p elements are wrong. 0 if there is none.
+std::size_t bad_period(const Outcome& o) {
+  for (std::size_t p = 2; p <= o.n / 2; p *= 2) {
+    bool periodic = true;
+    for (std::size_t i = p; i < o.n && periodic; ++i) periodic = o.bad[i] == o.bad[i % p];
+    if (periodic) return p;
+  }
+  return 0;
+}
+
+// Elements never written, in the kernel's own terms.
+std::string diagnose_unwritten(const Outcome& o, Model model, std::size_t lanes) {
+  const std::size_t n = o.n, k = o.bad_count;
+  std::size_t kr = 0, kc = 0;
+  if (o.rows > 1 && bad_in_tails(o, kr, kc)) {
+    const std::string which = "the last " + count(kr, "row") + " and the last " +
+                              count(kc, "column") + " were never written";
+    if (model == Model::cuda)
+      return which + ": your grid stops short of M = " + std::to_string(o.rows) + " rows or N = " +
+             std::to_string(o.cols) +
+             " columns. rows / blockDim.y (or cols / blockDim.x) rounds down: launch (rows + "
+             "blockDim.y - 1) / blockDim.y blocks, and keep the bounds check in the kernel.";
+    return which + ": your blocked loops skip the remainder when M = " + std::to_string(o.rows) +
+           " or N = " + std::to_string(o.cols) +
+           " is not a multiple of the block size. Add the tail iterations.";
+  }
+  if (o.bad_exactly(n - k, n)) {
+    const std::string which = "the last " + count(k, "element") + " were never written";
+    if (model == Model::cuda)
+      return which + ": the threads you launched cover only the first " + std::to_string(n - k) +
+             " of n = " + std::to_string(n) +
+             ". n / threads_per_block rounds down: launch (n + threads - 1) / threads blocks, or "
+             "let each thread loop over the rest (a grid-stride loop, i += blockDim.x * "
+             "gridDim.x), and keep `if (i < n)`.";
+    if (model == Model::threads)
+      return which + ": the split into chunks drops the remainder (n = " + std::to_string(n) +
+             " is not a multiple of your chunk size, and the first " + std::to_string(n - k) +
+             " were covered). Give the last chunk everything up to n.";
+    return which + ": your tail loop is missing or stops early (" + batches_of(n, lanes) +
+           "; with another width the count differs). After the SIMD loop, finish the remaining "
+           "elements one at a time.";
+  }
+  if (o.bad_exactly(0, k)) {
+    const std::string which = "the first " + count(k, "element") + " were never written";
+    if (model == Model::cuda)
+      return which + ": no thread stores to them. Check the index, i = blockIdx.x * blockDim.x + "
+                     "threadIdx.x (not starting at block 1, no offset added twice).";
+    if (model == Model::threads)
+      return which + ": the first chunk is never run (or starts late). Check where your loop "
+                     "over chunks begins.";
+    return which + ": check the loop that handles the start (the elements before the first "
+                   "aligned address, if you peel them off).";
+  }
+  const std::string which = count(k, "element") + " were never written (the first at index " +
+                            std::to_string(o.first_bad()) + ")";
+  const std::size_t period = bad_period(o);
+  if (model == Model::cuda)
+    return which + (period > 0 ? ", the same positions in every group of " +
+                                     std::to_string(period) + " elements"
+                               : std::string()) +
+           ": some threads never store, or the step skips elements. A grid-stride loop steps by "
+           "blockDim.x * gridDim.x, all the threads of the grid; each thread's first element is "
+           "blockIdx.x * blockDim.x + threadIdx.x.";
+  if (model == Model::threads)
+    return which + ": some chunks are never run, or two tasks were given the same chunk. Check "
+                   "the start and end of each chunk you hand out.";
+  return which + ": some iterations of your loop never store.";
+}
+
+// The rows of a 2-D output that hold a wrong element: "rows 3, 7 and 9" or "12 of 64 rows".
+std::string wrong_rows(const Outcome& o, std::size_t& wrong) {
+  std::vector<std::size_t> rows;
+  for (std::size_t r = 0; r < o.rows; ++r)
+    for (std::size_t c = 0; c < o.cols; ++c)
+      if (o.bad[r * o.cols + c]) {
+        rows.push_back(r);
+        break;
+      }
+  wrong = rows.size();
+  if (rows.size() > 4) return std::to_string(rows.size()) + " of " + count(o.rows, "row");
+  std::string text = rows.size() == 1 ? "row " : "rows ";
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    text += (i == 0 ? "" : i + 1 == rows.size() ? " and " : ", ") + std::to_string(rows[i]);
+  return text;
+}
+
+// A CUDA kernel's wrong values with no simpler pattern: where they are, and the usual causes.
+std::string diagnose_cuda(const Outcome& o) {
+  std::string where = count(o.bad_count, "element") + " of " + std::to_string(o.n) + " are wrong";
+  if (o.rows > 1) {
+    std::size_t rows = 0;
+    const std::string which = wrong_rows(o, rows);
+    if (rows < o.rows) where += ", in " + which + " only";
+  }
+  return where +
+         ", with no simple pattern. In a CUDA kernel this is most often a race: a thread reads "
+         "shared memory before the threads that write it have (a __syncthreads() missing between "
+         "the writes and the reads, or inside a loop over a reduction's steps), or reads memory "
+         "that nothing wrote. Run this test under compute-sanitizer --tool racecheck (and "
+         "--tool initcheck); then start from the first mismatch below.";
+}
+
+// "lab03" for a kernel in labs/03_thread_pool/..., for the commands a message suggests.
+std::string lab_of(const Where& where) {
+  const std::size_t at = where.file.find("labs/");
+  if (at == std::string::npos || where.file.size() < at + 7) return "labNN";
+  return "lab" + where.file.substr(at + 5, 2);
+}
+
+// How to build and run a lab's tests under ThreadSanitizer.
+std::string tsan_command(const Where& where) {
+  return "cmake --preset " + lab_of(where) + " -B build/" + lab_of(where) +
+         "-tsan -DWORKBOOK_SANITIZER=thread, then ctest --test-dir build/" + lab_of(where) + "-tsan";
+}
+
+// Threads' wrong values with no simpler pattern.
+std::string diagnose_threads(const Outcome& o, const Where& where) {
+  return count(o.bad_count, "element") + " of " + std::to_string(o.n) +
+         " are wrong, with no simple pattern (the first at index " +
+         std::to_string(o.first_bad()) +
+         "). With threads, suspect two tasks writing the same elements, or a result read before "
+         "the task that writes it has finished: build with ThreadSanitizer (" +
+         tsan_command(where) + ") to see both accesses.";
+}
+
 template <class T>
-std::string diagnose(const Outcome& o, const Tolerance& tol) {
+std::string diagnose(const Outcome& o, const Tolerance& tol, const Where& where) {
+  const Model model = where.model;
   const std::size_t lanes = kLanes<T>;
   const std::size_t n = o.n;
+  if (o.unwritten_count == n && model == Model::simd && n < lanes)
+    return "the output was never written, and n = " + std::to_string(n) +
+           " is less than one SIMD batch of " + std::to_string(lanes) +
+           ": only a scalar tail loop writes anything at this size. Is yours missing, or does it "
+           "stop early? After the SIMD loop, finish the remaining elements one at a time.";
   if (o.unwritten_count == n)
     return "the output was never written: every element still holds the poison value (a NaN the "
-           "harness put there before the call). Did you write into a local copy, or return early?";
+           "harness put there before the call). " +
+           std::string(model == Model::cuda
+                           ? "Was the kernel launched (check cudaGetLastError after it), with "
+                             "the output's device pointer?"
+                           : "Did you write into a local copy, or return early?");
 
-  if (o.all_bad_unwritten()) {
-    const std::size_t k = o.bad_count;
-    std::size_t kr = 0, kc = 0;
-    if (o.rows > 1 && bad_in_tails(o, kr, kc))
-      return "the last " + count(kr, "row") + " and the last " + count(kc, "column") +
-             " were never written: your blocked loops skip the remainder when M = " +
-             std::to_string(o.rows) + " or N = " + std::to_string(o.cols) +
-             " is not a multiple of the block size. Add the tail iterations.";
-    if (o.bad_exactly(n - k, n))
-      return "the last " + count(k, "element") +
-             " were never written: your tail loop is missing or stops early (" +
-             batches_of(n, lanes) +
-             "; with another width the count differs). After the SIMD "
-             "loop, finish the remaining elements one at a time.";
-    if (o.bad_exactly(0, k))
-      return "the first " + count(k, "element") +
-             " were never written: check the loop that handles the start (the elements before "
-             "the first aligned address, if you peel them off).";
-    return count(k, "element") + " were never written (the first at index " +
-           std::to_string(o.first_bad()) + "): some iterations of your loop never store.";
-  }
+  if (o.all_bad_unwritten()) return diagnose_unwritten(o, model, lanes);
 
   bool all_zero = true, any_nonzero_want = false;
   for (std::size_t i = 0; i < n && all_zero; ++i) {
@@ -263,7 +380,8 @@ std::string diagnose(const Outcome& o, const Tolerance& tol) {
   double c = 0;
   if (constant_pattern(o, false, tol, c))
     return "every element is off by the same constant, " + fmt(c) +
-           ": an accumulator that does not start at zero, or a stray term added to every element.";
+           ": a stray term added to every element (or, in a loop that accumulates, a sum that "
+           "does not start at zero).";
   if (constant_pattern(o, true, tol, c)) {
     if (std::fabs(c + 1) < 1e-6) return "every element has the wrong sign.";
     return "every element is scaled by the same factor, " + fmt(c) +
@@ -278,10 +396,12 @@ std::string diagnose(const Outcome& o, const Tolerance& tol) {
            "of your row and column indices (and the leading dimension you multiply by).";
 
   std::size_t kr = 0, kc = 0;
-  if (o.rows > 1 && bad_in_tails(o, kr, kc))
+  if (o.rows > 1 && bad_in_tails(o, kr, kc) && model != Model::cuda)
     return "only the last " + count(kr, "row") + " and the last " + count(kc, "column") +
            " are wrong: the remainder after your last full block (M = " + std::to_string(o.rows) +
            ", N = " + std::to_string(o.cols) + ") is computed incorrectly.";
+  if (model == Model::cuda) return diagnose_cuda(o);
+  if (model == Model::threads) return diagnose_threads(o, where);
   const std::size_t tail = n % lanes;
   if (tail > 0 && o.bad_exactly(n - o.bad_count, n) && o.bad_count <= tail)
     return "only the last " + count(o.bad_count, "element") +
@@ -303,6 +423,67 @@ std::string diagnose(const Outcome& o, const Tolerance& tol) {
 
 std::string where_line(const Where& w) {
   return "edit " + w.file + ": " + w.function;
+}
+
+// Does every element match the mistake's wrong answer, within the check's bound (twice it: the
+// wrong formula, computed in float32, rounds about as the right one does)?
+template <class T>
+bool matches_mistake(const Outcome& o, const Mistake& m, const ElementwiseCheck& how) {
+  const Tolerance& tol = how.tolerance;
+  const bool exact = tol.rel == 0 && tol.abs == 0;
+  for (std::size_t i = 0; i < o.n; ++i) {
+    const double a = m.answer(i), g = o.got(i);
+    if (std::isnan(a)) {
+      if (!o.unwritten[i] && !std::isnan(g)) return false;
+      continue;
+    }
+    if (o.unwritten[i] || std::isnan(g)) return false;
+    const double representable = is_float_output<T> ? static_cast<double>(static_cast<T>(a)) : a;
+    if (std::isinf(representable) || exact) {
+      if (g != representable) return false;
+      continue;
+    }
+    const double scale = how.scale ? how.scale(i) : std::fabs(a);
+    if (!(std::fabs(g - a) <= 2 * (tol.rel * scale + tol.abs))) return false;
+  }
+  return true;
+}
+
+// The first of the lab's mistakes that the output matches, as the diagnosis; "" if none does.
+template <class T>
+std::string named_mistake(const Outcome& o, const ElementwiseCheck& how, std::string& matched) {
+  for (const Mistake& m : how.mistakes()) {
+    if (!matches_mistake<T>(o, m, how)) continue;
+    matched = m.what;
+    return "your output matches " + m.what + ": " + m.advice;
+  }
+  return "";
+}
+
+// What an output that changes between two runs on the same inputs means, in the kernel's terms.
+std::string race_text(const Where& where, std::size_t changed, std::size_t first, const std::string& was,
+                      const std::string& now) {
+  std::string text = "the output differs between two runs with the same inputs (" +
+                     count(changed, "element") + ", the first at index " + std::to_string(first) +
+                     ": " + was + ", then " + now + "). ";
+  switch (where.model) {
+    case Model::cuda:
+      return text +
+             "That is a race: threads read shared or global memory before the threads that write "
+             "it have (a missing __syncthreads(), or blocks that depend on each other), or read "
+             "memory nothing wrote. Run this test under compute-sanitizer --tool racecheck (and "
+             "--tool initcheck): it names the two accesses.";
+    case Model::threads:
+      return text +
+             "That is a race: two threads write the same elements, or a result is read before "
+             "the task that writes it has finished. Build with ThreadSanitizer (" +
+             tsan_command(where) + "): it names both accesses and their threads.";
+    case Model::simd:
+      break;
+  }
+  return text +
+         "One thread computed it, so the kernel reads memory it never wrote: an accumulator "
+         "that is not initialised, or a load past the end of an input.";
 }
 
 }  // namespace
@@ -475,7 +656,8 @@ CheckResult check_elementwise(const GuardedBuffer<T>& buffer,
                                 std::to_string(r.first_wrong % o.cols)
                           : "index " + std::to_string(r.first_wrong)) +
               ")";
-  r.diagnosis = diagnose<T>(o, how.tolerance);
+  if (o.unwritten_count < o.n && how.mistakes) r.diagnosis = named_mistake<T>(o, how, r.mistake);
+  if (r.diagnosis.empty()) r.diagnosis = diagnose<T>(o, how.tolerance, how.where);
 
   std::ostringstream d;
   d << "  First mismatches:\n    " << (o.rows > 1 ? "  row,col" : "    index");
@@ -502,6 +684,24 @@ CheckResult check_elementwise(const GuardedBuffer<T>& buffer,
     d << line;
   }
   r.details = d.str();
+
+  // The same inputs, once more: an output that changes is a race, whatever its pattern looked like.
+  if (how.run_again) {
+    std::vector<T> first(o.n);
+    for (std::size_t i = 0; i < o.n; ++i) first[i] = buffer[at(i)];
+    how.run_again();
+    std::size_t changed = 0, first_changed = 0;
+    for (std::size_t i = 0; i < o.n; ++i)
+      if (std::memcmp(&first[i], &buffer[at(i)], sizeof(T)) != 0 && changed++ == 0)
+        first_changed = i;
+    if (changed > 0) {
+      r.unstable = true;
+      auto shown = [&](T v) { return Poison<T>::is_value(v) ? "(unwritten)" : fmt(as_double(v)); };
+      r.diagnosis = race_text(how.where, changed, first_changed, shown(first[first_changed]),
+                              shown(buffer[at(first_changed)])) +
+                    " (What the first run looked like: " + r.diagnosis + ")";
+    }
+  }
   return r;
 }
 
@@ -555,7 +755,8 @@ Interval reduction_interval(const ReductionOracle& oracle) {
   return interval_around(oracle, sums.sum, reduction_slack(oracle, sums.magnitude));
 }
 
-CheckResult check_reduction(double got, const ReductionOracle& oracle, const Where& where) {
+CheckResult check_reduction(double got, const ReductionOracle& oracle, const Where& where,
+                            const Mistakes& mistakes) {
   const std::size_t n = oracle.terms;
   const ReductionSums sums = reduction_sums(oracle);
   const double s = sums.sum;
@@ -604,7 +805,20 @@ CheckResult check_reduction(double got, const ReductionOracle& oracle, const Whe
     return p.value();
   };
 
-  if (std::isnan(got) && std::isfinite(want)) {
+  // A mistake's result matches when it is as close to got as the bound allows around the answer.
+  if (mistakes) {
+    for (const Mistake& m : mistakes()) {
+      const double a = m.answer(0);
+      const bool same = std::isfinite(a) ? std::fabs(got - a) <= hi - lo
+                                         : (std::isnan(a) ? std::isnan(got) : got == a);
+      if (!same) continue;
+      r.mistake = m.what;
+      r.diagnosis = "your result matches " + m.what + ": " + m.advice;
+      break;
+    }
+  }
+  if (!r.diagnosis.empty()) {
+  } else if (std::isnan(got) && std::isfinite(want)) {
     r.diagnosis =
         "returned NaN for finite inputs: an uninitialised accumulator, or a read past "
         "the end of the input.";
@@ -627,10 +841,11 @@ CheckResult check_reduction(double got, const ReductionOracle& oracle, const Whe
   for (std::size_t k = 1; r.diagnosis.empty() && k <= std::min<std::size_t>(n, 64); ++k) {
     dropped.add(oracle.term(n - k));
     if (near(s - dropped.value()))
-      r.diagnosis = "the last " + count(k, "element") +
-                    " were left out of the sum: your tail "
-                    "loop is missing or stops early (" +
-                    batches_of(n, lanes) + ").";
+      r.diagnosis = "the last " + count(k, "element") + " were left out of the sum: " +
+                    (where.model == Model::simd
+                         ? "your tail loop is missing or stops early (" + batches_of(n, lanes) + ")."
+                         : std::string("the last part of the input is never added (n = ") +
+                               std::to_string(n) + ": check how the work is split).");
   }
   AccurateSum skipped;
   for (std::size_t k = 1; r.diagnosis.empty() && k <= std::min<std::size_t>(n, 64); ++k) {
@@ -642,7 +857,7 @@ CheckResult check_reduction(double got, const ReductionOracle& oracle, const Whe
   }
   // Partial reductions of the SIMD lanes or of several accumulators (skipped for huge n: it costs
   // a pass over the input per pattern).
-  if (r.diagnosis.empty() && n <= (std::size_t{1} << 22)) {
+  if (r.diagnosis.empty() && where.model == Model::simd && n <= (std::size_t{1} << 22)) {
     for (std::size_t w : {std::size_t{4}, std::size_t{8}, std::size_t{16}}) {
       if (!r.diagnosis.empty() || n < 2 * w) break;
       if (near(partial([&](std::size_t i) { return i % w == 0; })) ||

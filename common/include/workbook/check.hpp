@@ -5,9 +5,11 @@
 ///
 /// A check compares a kernel's output with the exact answer computed in double precision, within a
 /// tolerance derived from the operation (see Tolerance), and reports max-abs error, norm-wise
-/// relative error and ULP distance. When it fails it looks for the usual mistakes: "the last 3
-/// elements were never written: check your tail loop", "the output is all zeros", "every element is
-/// off by a constant", "NaN inputs were not propagated", "the output is transposed", ...
+/// relative error and ULP distance. When it fails it says, in this order: whether the kernel wrote
+/// outside its output; whether the output changes between two runs (a race); which of the lab's
+/// known mistakes it matches (each lab's catalogue, computed exactly); else a generic pattern in the
+/// kernel's own terms (Model): "the last 3 elements were never written: check your tail loop", "your
+/// grid covers only the first 1792 elements", "the output is transposed", ...
 
 #include <workbook/buffer.hpp>
 
@@ -22,11 +24,36 @@
 
 namespace workbook {
 
+/// How a kernel does its work in parallel: the generic diagnoses speak that language (SIMD batches
+/// and tail loops, threads and chunks, or a CUDA grid of blocks and threads), and a pattern that
+/// cannot happen in it is not suggested.
+enum class Model {
+  simd,     ///< loops over SIMD batches with a scalar tail (labs 01, 02, 04)
+  threads,  ///< work split into chunks or tasks run by several threads (lab 03)
+  cuda,     ///< a CUDA kernel: a grid of blocks of threads (labs 05, 06)
+};
+
 /// The kernel a check is about, named in every message: which function, in which file.
 struct Where {
-  std::string function;  ///< e.g. "relu"
-  std::string file;      ///< e.g. "labs/01_vectorized_relu/vector_ops.cpp"
+  std::string function;       ///< e.g. "relu"
+  std::string file;           ///< e.g. "labs/01_vectorized_relu/vector_ops.cpp"
+  Model model = Model::simd;  ///< how it is parallelised, for the generic diagnoses
 };
+
+/// A mistake students of a lab make, with the wrong answer it gives computed exactly (in float64,
+/// like the oracle). When a check fails, the output is compared with each mistake of the lab's
+/// catalogue before any generic pattern: one that matches within the check's tolerance is named
+/// ("your output matches the variance divided by cols - 1: layer_norm divides by cols ...").
+struct Mistake {
+  std::string what;    ///< what the wrong code computes: "the variance divided by cols - 1"
+  std::string advice;  ///< why that is wrong and what to change, one or two sentences
+  /// Element i of the wrong output (the check's logical indexing); NaN where the mistake leaves an
+  /// element unwritten or NaN. For a reduction, answer(0) is the wrong result.
+  std::function<double(std::size_t)> answer;
+};
+/// A lab's catalogue for one check, built only when the check fails (a wrong answer may need a
+/// pass over the inputs, or a matrix product).
+using Mistakes = std::function<std::vector<Mistake>()>;
 
 /// float32 unit roundoff u = 2^-24: one rounding to float changes a value by at most a factor 1 +-
 /// u.
@@ -84,6 +111,13 @@ struct ElementwiseCheck {
   /// What the error of element i scales with; default |want(i)|. A matrix product's element is a
   /// sum of K products, so its scale is sum_k |a_ik| |b_kj| (with Tolerance::sum_of(K)).
   std::function<double(std::size_t)> scale;
+  /// The lab's known mistakes for this kernel (see Mistake), tried first when the check fails.
+  Mistakes mistakes;
+  /// Poisons the output, runs the kernel again on the same inputs into the same buffer (and, for a
+  /// GPU kernel, fetches it again). When set and the check fails, the output of the two runs is
+  /// compared: an output that changes between two runs on the same inputs is a race (or a read
+  /// of memory nothing wrote), and that is said before any pattern.
+  std::function<void()> run_again;
 };
 
 /// The outcome of a check: ok, or a failure a student can act on.
@@ -102,6 +136,8 @@ struct CheckResult {
   double max_abs_error = 0;     ///< over elements where both sides are finite
   double rel_error = 0;         ///< norm-wise: ||got - want||_2 / ||want||_2
   double max_ulps = 0;          ///< float outputs: largest error in units of the last place
+  std::string mistake;          ///< the catalogue's Mistake::what that the output matched, if any
+  bool unstable = false;        ///< the output changed between two runs on the same inputs
 
   /// Everything above, formatted for a student.
   std::string report() const;
@@ -138,10 +174,11 @@ struct Interval {
 Interval reduction_interval(const ReductionOracle& oracle);
 
 /// Compares a reduction's result with the oracle, within gamma_{n + extra} * sum|terms| on the sum
-/// (mapped through finish, plus one rounding of it). On failure it recognises the last or first k
-/// elements left out, one SIMD lane or one accumulator of several summed, zero, and double
-/// counting.
-CheckResult check_reduction(double got, const ReductionOracle& oracle, const Where& where);
+/// (mapped through finish, plus one rounding of it). On failure it tries the lab's mistakes
+/// (answer(0) each, within the same bound), then recognises the last or first k elements left out,
+/// one SIMD lane or one accumulator of several summed, zero, and double counting.
+CheckResult check_reduction(double got, const ReductionOracle& oracle, const Where& where,
+                            const Mistakes& mistakes = {});
 
 /// Checks that a kernel left an input as it was (it takes it as const; a cast can still write it).
 CheckResult check_unchanged(std::span<const float> before, std::span<const float> after,

@@ -1,0 +1,17 @@
+// Mistake: the SIMD loop without its scalar tail: the last n % lanes elements are never written.
+// Checked by: Relu.MatchesOracleAtEverySize
+// Expect: only a scalar tail loop writes anything at this size
+#include "vector_ops.hpp"
+
+#include <xsimd/xsimd.hpp>
+
+namespace lab01 {
+
+void relu(std::span<const float> x, std::span<float> y) {
+  using Batch = xsimd::batch<float>;
+  const Batch zero(0.0f);
+  for (std::size_t i = 0; i + Batch::size <= x.size(); i += Batch::size)
+    xsimd::max(Batch::load_unaligned(&x[i]), zero).store_unaligned(&y[i]);
+}
+
+}  // namespace lab01
