@@ -3,14 +3,22 @@
 # lines and the file to fix, and not only as "workbook.build ***Failed" and a column of "Not Run"
 # (their output shows with --output-on-failure only). Set WORKBOOK_CTEST_NO_BUILD=1 to skip it;
 # the workbook.build test still builds, and every other test still needs it to pass.
-# Expects WORKBOOK_BUILD_DIR and WORKBOOK_SOURCE_DIR (set by the file that includes this one).
+# Expects WORKBOOK_BUILD_DIR, WORKBOOK_SOURCE_DIR and WORKBOOK_CMAKE (set by the file that includes
+# this one: ctest does not define CMAKE_COMMAND).
 cmake_policy(VERSION 3.25)  # ctest reads this file with old policies: keep empty lines in lists
 if(DEFINED ENV{WORKBOOK_CTEST_NO_BUILD})
   return()
 endif()
-execute_process(COMMAND "${CMAKE_COMMAND}" --build "${WORKBOOK_BUILD_DIR}"
+if(NOT WORKBOOK_CMAKE)
+  set(WORKBOOK_CMAKE "${CMAKE_COMMAND}")
+endif()
+execute_process(COMMAND "${WORKBOOK_CMAKE}" --build "${WORKBOOK_BUILD_DIR}"
                 RESULT_VARIABLE rc OUTPUT_VARIABLE log ERROR_VARIABLE log)
 if(rc EQUAL 0)
+  return()
+endif()
+if(NOT rc MATCHES "^[0-9]+$")  # cmake itself did not start: leave it to the workbook.build test
+  message("Could not build ${WORKBOOK_BUILD_DIR} before the tests (${rc}): see the workbook.build test.")
   return()
 endif()
 

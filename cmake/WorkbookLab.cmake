@@ -74,6 +74,7 @@ function(workbook_add_build_fixture)
   file(WRITE "${script}"
     "set(WORKBOOK_BUILD_DIR \"${PROJECT_BINARY_DIR}\")\n"
     "set(WORKBOOK_SOURCE_DIR \"${PROJECT_SOURCE_DIR}\")\n"
+    "set(WORKBOOK_CMAKE \"${CMAKE_COMMAND}\")\n"
     "include(\"${PROJECT_SOURCE_DIR}/cmake/BuildBeforeTests.cmake\")\n")
   set_property(DIRECTORY "${PROJECT_SOURCE_DIR}" APPEND PROPERTY TEST_INCLUDE_FILES "${script}")
 endfunction()

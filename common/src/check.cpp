@@ -217,8 +217,8 @@ std::string diagnose_unwritten(const Outcome& o, Model model, std::size_t lanes)
     const std::string which = "the last " + count(kr, "row") + " and the last " +
                               count(kc, "column") + " were never written";
     if (model == Model::cuda)
-      return which + ": your grid stops short of M = " + std::to_string(o.rows) + " rows or N = " +
-             std::to_string(o.cols) +
+      return which + ": your grid stops short of M = " + std::to_string(o.rows) +
+             " rows or N = " + std::to_string(o.cols) +
              " columns. rows / blockDim.y (or cols / blockDim.x) rounds down: launch (rows + "
              "blockDim.y - 1) / blockDim.y blocks, and keep the bounds check in the kernel.";
     return which + ": your blocked loops skip the remainder when M = " + std::to_string(o.rows) +
@@ -244,27 +244,32 @@ std::string diagnose_unwritten(const Outcome& o, Model model, std::size_t lanes)
   if (o.bad_exactly(0, k)) {
     const std::string which = "the first " + count(k, "element") + " were never written";
     if (model == Model::cuda)
-      return which + ": no thread stores to them. Check the index, i = blockIdx.x * blockDim.x + "
-                     "threadIdx.x (not starting at block 1, no offset added twice).";
+      return which +
+             ": no thread stores to them. Check the index, i = blockIdx.x * blockDim.x + "
+             "threadIdx.x (not starting at block 1, no offset added twice).";
     if (model == Model::threads)
-      return which + ": the first chunk is never run (or starts late). Check where your loop "
-                     "over chunks begins.";
-    return which + ": check the loop that handles the start (the elements before the first "
-                   "aligned address, if you peel them off).";
+      return which +
+             ": the first chunk is never run (or starts late). Check where your loop "
+             "over chunks begins.";
+    return which +
+           ": check the loop that handles the start (the elements before the first "
+           "aligned address, if you peel them off).";
   }
   const std::string which = count(k, "element") + " were never written (the first at index " +
                             std::to_string(o.first_bad()) + ")";
   const std::size_t period = bad_period(o);
   if (model == Model::cuda)
-    return which + (period > 0 ? ", the same positions in every group of " +
-                                     std::to_string(period) + " elements"
-                               : std::string()) +
+    return which +
+           (period > 0
+                ? ", the same positions in every group of " + std::to_string(period) + " elements"
+                : std::string()) +
            ": some threads never store, or the step skips elements. A grid-stride loop steps by "
            "blockDim.x * gridDim.x, all the threads of the grid; each thread's first element is "
            "blockIdx.x * blockDim.x + threadIdx.x.";
   if (model == Model::threads)
-    return which + ": some chunks are never run, or two tasks were given the same chunk. Check "
-                   "the start and end of each chunk you hand out.";
+    return which +
+           ": some chunks are never run, or two tasks were given the same chunk. Check "
+           "the start and end of each chunk you hand out.";
   return which + ": some iterations of your loop never store.";
 }
 
@@ -311,14 +316,14 @@ std::string lab_of(const Where& where) {
 // How to build and run a lab's tests under ThreadSanitizer.
 std::string tsan_command(const Where& where) {
   return "cmake --preset " + lab_of(where) + " -B build/" + lab_of(where) +
-         "-tsan -DWORKBOOK_SANITIZER=thread, then ctest --test-dir build/" + lab_of(where) + "-tsan";
+         "-tsan -DWORKBOOK_SANITIZER=thread, then ctest --test-dir build/" + lab_of(where) +
+         "-tsan";
 }
 
 // Threads' wrong values with no simpler pattern.
 std::string diagnose_threads(const Outcome& o, const Where& where) {
   return count(o.bad_count, "element") + " of " + std::to_string(o.n) +
-         " are wrong, with no simple pattern (the first at index " +
-         std::to_string(o.first_bad()) +
+         " are wrong, with no simple pattern (the first at index " + std::to_string(o.first_bad()) +
          "). With threads, suspect two tasks writing the same elements, or a result read before "
          "the task that writes it has finished: build with ThreadSanitizer (" +
          tsan_command(where) + ") to see both accesses.";
@@ -461,8 +466,8 @@ std::string named_mistake(const Outcome& o, const ElementwiseCheck& how, std::st
 }
 
 // What an output that changes between two runs on the same inputs means, in the kernel's terms.
-std::string race_text(const Where& where, std::size_t changed, std::size_t first, const std::string& was,
-                      const std::string& now) {
+std::string race_text(const Where& where, std::size_t changed, std::size_t first,
+                      const std::string& was, const std::string& now) {
   std::string text = "the output differs between two runs with the same inputs (" +
                      count(changed, "element") + ", the first at index " + std::to_string(first) +
                      ": " + was + ", then " + now + "). ";
@@ -841,11 +846,12 @@ CheckResult check_reduction(double got, const ReductionOracle& oracle, const Whe
   for (std::size_t k = 1; r.diagnosis.empty() && k <= std::min<std::size_t>(n, 64); ++k) {
     dropped.add(oracle.term(n - k));
     if (near(s - dropped.value()))
-      r.diagnosis = "the last " + count(k, "element") + " were left out of the sum: " +
-                    (where.model == Model::simd
-                         ? "your tail loop is missing or stops early (" + batches_of(n, lanes) + ")."
-                         : std::string("the last part of the input is never added (n = ") +
-                               std::to_string(n) + ": check how the work is split).");
+      r.diagnosis =
+          "the last " + count(k, "element") + " were left out of the sum: " +
+          (where.model == Model::simd
+               ? "your tail loop is missing or stops early (" + batches_of(n, lanes) + ")."
+               : std::string("the last part of the input is never added (n = ") +
+                     std::to_string(n) + ": check how the work is split).");
   }
   AccurateSum skipped;
   for (std::size_t k = 1; r.diagnosis.empty() && k <= std::min<std::size_t>(n, 64); ++k) {

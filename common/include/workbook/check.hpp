@@ -7,9 +7,9 @@
 /// tolerance derived from the operation (see Tolerance), and reports max-abs error, norm-wise
 /// relative error and ULP distance. When it fails it says, in this order: whether the kernel wrote
 /// outside its output; whether the output changes between two runs (a race); which of the lab's
-/// known mistakes it matches (each lab's catalogue, computed exactly); else a generic pattern in the
-/// kernel's own terms (Model): "the last 3 elements were never written: check your tail loop", "your
-/// grid covers only the first 1792 elements", "the output is transposed", ...
+/// known mistakes it matches (each lab's catalogue, computed exactly); else a generic pattern in
+/// the kernel's own terms (Model): "the last 3 elements were never written: check your tail loop",
+/// "your grid covers only the first 1792 elements", "the output is transposed", ...
 
 #include <workbook/buffer.hpp>
 
