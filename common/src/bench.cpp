@@ -31,8 +31,8 @@ std::vector<Analysis> Bench::compare(const std::string& group, const Work& work,
   for (std::size_t k = 0; k < versions.size(); ++k) {
     analyses.push_back(
         analyze(versions[k].work.value_or(work), timings[k].summary.median, ceilings_));
-    entries_.push_back(
-        {group, versions[k].label, versions[k].reference, std::move(timings[k]), analyses.back()});
+    entries_.push_back({group, versions[k].label, versions[k].reference, versions[k].library,
+                        std::move(timings[k]), analyses.back()});
   }
   return analyses;
 }
@@ -129,21 +129,47 @@ void Bench::finish(std::ostream& out, const std::filesystem::path& results, bool
                                : ceilings_.device;
   nlohmann::json groups = nlohmann::json::object();
   for (const auto& [group, text] : descriptions_) groups[group] = text;
+  // The reference against each library row of its group: speed over the library's, per round.
+  nlohmann::json versus = nlohmann::json::array();
+  std::ostringstream versus_lines;
+  for (const Entry& library : entries_) {
+    if (!library.library) continue;
+    const auto reference = std::find_if(entries_.begin(), entries_.end(), [&](const Entry& e) {
+      return e.reference && e.group == library.group;
+    });
+    if (reference == entries_.end()) continue;
+    const Summary speed = ratio_per_round(library.timing, reference->timing);
+    versus_lines << (markdown ? "- " : "  ") << library.group << ": the reference runs at "
+                 << format_fixed(speed.median, 2) << "x the speed of " << library.label
+                 << " (quartiles of " << speed.count
+                 << " interleaved rounds: " << format_fixed(speed.q1, 2) << "x to "
+                 << format_fixed(speed.q3, 2) << "x)\n";
+    versus.push_back({{"group", library.group},
+                      {"library", library.label},
+                      {"reference", reference->label},
+                      {"speed_over_library", speed.median},
+                      {"q1", speed.q1},
+                      {"q3", speed.q3},
+                      {"rounds", speed.count}});
+  }
   if (markdown) {
     out << "Measured by `" << lab_ << "_bench --markdown` on " << machine
         << "; * = the reference solution, time / ref = its time over the reference's.\n\n"
         << md.str();
     if (!descriptions_.empty()) out << "\n";
     for (const auto& [group, text] : descriptions_) out << "- `" << group << "`: " << text << "\n";
+    if (!versus.empty()) out << "\nAgainst the library:\n" << versus_lines.str();
   } else {
     out << lab_ << " bench on " << machine << "; * = the reference solution\n" << table.str();
     for (const auto& [group, text] : descriptions_) out << "  " << group << ": " << text << "\n";
+    if (!versus.empty()) out << "Against the library:\n" << versus_lines.str();
   }
   const std::filesystem::path folder = results / "bench";
   write_file(folder / (lab_ + ".json"), nlohmann::json{{"lab", lab_},
                                                        {"ceilings", ceilings_.to_json()},
                                                        {"groups", groups},
-                                                       {"results", records}}
+                                                       {"results", records},
+                                                       {"versus_library", versus}}
                                                 .dump(2) +
                                             "\n");
   write_file(folder / (lab_ + ".svg"),
@@ -191,7 +217,7 @@ class BenchCase : public perf::Case {
     std::vector<Bench::Version> rows;
     // Checks a version once (the case's verify, after poisoning the output), then adds its row.
     auto add = [&](const std::string& label, const std::function<void()>& choose, bool checked,
-                   bool reference, const std::optional<Work>& own_work) {
+                   bool reference, const std::optional<Work>& own_work, bool library) {
       clear();
       choose();
       if (checked) {
@@ -208,15 +234,15 @@ class BenchCase : public perf::Case {
                         choose();
                         return base(count);
                       },
-                      own_work});
+                      own_work, library});
     };
     add(
-        reference_label, [] {}, true, Bench::kReference, std::nullopt);
+        reference_label, [] {}, true, Bench::kReference, std::nullopt, false);
     for (const LabBench::Versions* v : used_)
       for (const LabBench::Row& row : v->rows)
         if (row.cases.empty() ||
             std::find(row.cases.begin(), row.cases.end(), name()) != row.cases.end())
-          add(row.label, row.choose, row.checked, false, row.work);
+          add(row.label, row.choose, row.checked, false, row.work, row.library);
     // The case's extras: library baselines, and its own kernel run otherwise (on one thread), which
     // here is the reference's.
     for (const perf::Extra& extra : extras()) {
@@ -229,7 +255,7 @@ class BenchCase : public perf::Case {
                         clear();
                         return runner(count);
                       },
-                      extra.work});
+                      extra.work, extra.side == perf::Extra::Side::library});
     }
     bench_.describe(name(), description());
     bench_.compare(name(), work(), rows, timing_);

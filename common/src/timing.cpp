@@ -146,6 +146,7 @@ std::vector<Timing> time_interleaved(const std::vector<BatchRunner>& runners,
     for (std::size_t step = 0; step < runners.size(); ++step) {
       const std::size_t k = round % 2 == 0 ? step : runners.size() - 1 - step;
       append(timings[k].seconds, runners[k](batch[k]));
+      timings[k].runs_per_round = batch[k];
       timings[k].summary = summarize(timings[k].seconds);
     }
     bool all_converged = true;
@@ -157,6 +158,21 @@ std::vector<Timing> time_interleaved(const std::vector<BatchRunner>& runners,
     if (round >= 2 && (all_converged || since(start, options) >= cap)) break;
   }
   return timings;
+}
+
+Summary ratio_per_round(const Timing& a, const Timing& b) {
+  if (a.runs_per_round <= 0 || b.runs_per_round <= 0)
+    throw std::invalid_argument("ratio_per_round: both timings must come from time_interleaved");
+  auto median_of_round = [](const Timing& t, std::size_t round) {
+    const auto first = t.seconds.begin() + static_cast<std::ptrdiff_t>(round * t.runs_per_round);
+    return summarize(std::vector<double>(first, first + t.runs_per_round)).median;
+  };
+  const std::size_t rounds = std::min(a.seconds.size() / std::size_t(a.runs_per_round),
+                                      b.seconds.size() / std::size_t(b.runs_per_round));
+  std::vector<double> ratios;
+  for (std::size_t r = 0; r < rounds; ++r)
+    ratios.push_back(median_of_round(a, r) / median_of_round(b, r));
+  return summarize(ratios);
 }
 
 std::size_t rotation_count(std::size_t bytes_per_set, std::size_t cache_bytes) {

@@ -11,9 +11,12 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <stdexcept>
 
 #include <nlohmann/json.hpp>
+
+#include <unistd.h>
 
 namespace {
 
@@ -250,6 +253,33 @@ TEST(Bench, AVersionWithItsOwnWorkIsPlacedAgainstItsOwnRoof) {
   EXPECT_EQ(analyses[1].work.compute, workbook::Compute::fp32);
   EXPECT_DOUBLE_EQ(analyses[1].roofs.compute_gops, 200);
   EXPECT_DOUBLE_EQ(analyses[1].work.bytes, 4e3);
+}
+
+TEST(Bench, SaysTheReferencesSpeedOverTheLibraryInOneLine) {
+  workbook::Bench bench("test", example_ceilings());
+  auto fixed = [](double seconds) {
+    return [seconds](int count) { return std::vector<double>(std::size_t(count), seconds); };
+  };
+  auto nothing = [] {};
+  bench.compare(
+      "matmul", {.ops = 1e6, .bytes = 1e3},
+      {{.label = "v5", .kernel = nothing, .reference = true, .runner = fixed(1e-3)},
+       {.label = "v1", .kernel = nothing, .runner = fixed(9e-3)},
+       {.label = "OpenBLAS", .kernel = nothing, .runner = fixed(1.25e-3), .library = true}},
+      {.warmup_seconds = 0, .min_runs = 3, .max_seconds = 0.01});
+  const auto folder = std::filesystem::temp_directory_path() /
+                      ("workbook-bench-test-" + std::to_string(::getpid()));
+  std::ostringstream out;
+  bench.finish(out, folder);
+  EXPECT_THAT(out.str(), HasSubstr("matmul: the reference runs at 1.25x the speed of OpenBLAS "
+                                   "(quartiles of "));
+  EXPECT_THAT(out.str(), Not(HasSubstr("speed of v1")));  // v1 is no library
+  std::ifstream record(folder / "bench" / "test.json");
+  const nlohmann::json json = nlohmann::json::parse(record);
+  ASSERT_EQ(json.at("versus_library").size(), 1u);
+  EXPECT_DOUBLE_EQ(json.at("versus_library")[0].at("speed_over_library").get<double>(), 1.25);
+  EXPECT_EQ(json.at("versus_library")[0].at("library"), "OpenBLAS");
+  std::filesystem::remove_all(folder);
 }
 
 TEST(Report, XmlEscapeEscapesMarkup) {

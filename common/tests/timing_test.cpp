@@ -216,6 +216,27 @@ TEST(Interleave, RunsEveryKernelEachRoundAlternatingDirection) {
   EXPECT_TRUE(t[2].converged);
 }
 
+TEST(Interleave, TheRatioIsTakenPerRound) {
+  // Round by round, B takes twice A's time, then three times (its second half is slower): the
+  // ratio's quartiles show that, where the two medians alone would not.
+  FakeClock clock;
+  int calls = 0;
+  const workbook::BatchRunner a = [&](int count) {
+    return std::vector<double>(std::size_t(count), 1e-3);
+  };
+  const workbook::BatchRunner b = [&](int count) {
+    return std::vector<double>(std::size_t(count), ++calls <= 3 ? 2e-3 : 3e-3);
+  };
+  const std::vector<workbook::Timing> t = workbook::time_interleaved(
+      {a, b}, {.warmup_seconds = 0, .warmup_runs = 1, .max_seconds = 0, .clock = clock.source()});
+  ASSERT_GT(t[1].runs_per_round, 0);
+  const workbook::Summary ratio = workbook::ratio_per_round(t[1], t[0]);
+  EXPECT_EQ(ratio.count, t[0].seconds.size() / std::size_t(t[0].runs_per_round));
+  EXPECT_DOUBLE_EQ(ratio.min, 2.0);
+  EXPECT_DOUBLE_EQ(ratio.max, 3.0);
+  EXPECT_THROW(workbook::ratio_per_round(workbook::Timing{}, t[0]), std::invalid_argument);
+}
+
 TEST(Rotation, EnoughSetsToCoverTwiceTheCache) {
   EXPECT_EQ(workbook::rotation_count(100, 1000), 21u);  // 20 others of 100 bytes between two uses
   EXPECT_EQ(workbook::rotation_count(2000, 1000), 1u);  // one set twice the cache evicts itself

@@ -62,6 +62,9 @@ class Bench {
     /// This version's own work, when it differs from the group's: an fp32 baseline timed beside
     /// int8 kernels is placed against the FMA roof, not the int8 one.
     std::optional<Work> work = std::nullopt;
+    /// The library a user would call instead (OpenBLAS, OpenMP): finish() gives the reference's
+    /// speed over it in one line per group, and in the JSON record.
+    bool library = false;
   };
 
   /// Times the versions of one kernel, each doing `work` per call (or its own Version::work),
@@ -74,8 +77,10 @@ class Bench {
   /// A line about `group` (the case's description), under the table and in the JSON record.
   void describe(const std::string& group, const std::string& text);
 
-  /// Prints the table to `out` (in Markdown with `markdown`: the handout's table), and writes
-  /// `results/bench/LAB.json` (every timing and analysis, with the ceilings) and
+  /// Prints the table to `out` (in Markdown with `markdown`: the handout's table), then one line
+  /// per group that has a reference and a library row: the reference's speed over the library's,
+  /// with the quartiles of the interleaved rounds; and writes `results/bench/LAB.json` (every
+  /// timing and analysis, with the ceilings, and those ratios under "versus_library") and
   /// `results/bench/LAB.svg` (the roofline plot), creating the folder. Each row's time is also
   /// given over its group's reference's. Throws std::runtime_error when a file cannot be written.
   void finish(std::ostream& out, const std::filesystem::path& results, bool markdown = false) const;
@@ -92,7 +97,7 @@ class Bench {
  private:
   struct Entry {
     std::string group, label;
-    bool reference;
+    bool reference, library;
     Timing timing;
     Analysis analysis;
   };
@@ -144,6 +149,8 @@ class LabBench {
     /// Its own work, for a baseline that does other work than the case's (an fp32 product beside
     /// int8 ones, a copy of other bytes); empty: the case's.
     std::optional<Work> work;
+    /// A library's implementation (OpenMP's loop, a BLAS): see Bench::Version::library.
+    bool library = false;
   };
 
   /// Times `versions` wherever a case times `function` (perf.timed(function)), beside `function`
@@ -168,6 +175,7 @@ class LabBench {
     std::vector<std::string> cases;  ///< the cases it runs in; empty: every case of its function
     std::function<void()> choose;    ///< puts this version in the kernel's place
     std::optional<Work> work;        ///< its own work, or the case's
+    bool library = false;            ///< a library's implementation (Bench::Version::library)
   };
   /// The versions of one function, their type erased.
   struct Versions {
@@ -191,7 +199,7 @@ void LabBench::versions(R (*function)(Args...), std::string label,
   Versions erased{typeid(R(Args...)), std::move(label), slot, {}, [slot] { *slot = nullptr; }};
   for (Version<R(Args...)>& v : versions)
     erased.rows.push_back({std::move(v.label), v.checked, std::move(v.cases),
-                           [slot, f = std::move(v.function)] { *slot = f; }, v.work});
+                           [slot, f = std::move(v.function)] { *slot = f; }, v.work, v.library});
   functions_.insert_or_assign(reinterpret_cast<void (*)()>(function), std::move(erased));
 }
 

@@ -47,6 +47,8 @@ struct Timing {
   Summary summary;              ///< of `seconds`: the median is the kernel's time
   int warmup_runs = 0;          ///< runs done and discarded before the first timed one
   bool converged = false;       ///< the spread reached the target before a cap
+  /// time_interleaved: the runs of each round (one batch), so that `seconds` splits into rounds.
+  int runs_per_round = 0;
 };
 
 /// A runner for a function of this process: `clock` (empty: steady_clock) read around each call.
@@ -85,6 +87,12 @@ Comparison compare_interleaved(const BatchRunner& a, const BatchRunner& b,
 /// kernel's spread has converged (after 3 rounds at least) or after options.max_seconds per kernel.
 std::vector<Timing> time_interleaved(const std::vector<BatchRunner>& runners,
                                      const TimingOptions& options = {});
+
+/// Two kernels timed in the same interleaved rounds (time_interleaved): per round, the median of
+/// a's runs over the median of b's (a's time over b's), summarised over the rounds both ran, so
+/// that its quartiles state the noise of the comparison. Throws std::invalid_argument when either
+/// was not timed by time_interleaved.
+Summary ratio_per_round(const Timing& a, const Timing& b);
 
 /// How many copies of a working set of `bytes_per_set` bytes to rotate through so that each run
 /// finds its data evicted from a cache of `cache_bytes`: enough sets to cover twice the cache.
