@@ -17,10 +17,14 @@ lib=lib/x86_64-linux-gnu
 if [ "${1:-}" = "--install" ]; then
   dest=${2:-$dest}
   # Only what is missing: the machine's own copy of a library stays the one its programs use.
+  # (`ldconfig -p` lists each library as "<TAB>name (flags) => path": compare the first field.)
+  have=$(ldconfig -p | awk 'NR > 1 {print $1}')
   for so in "$dest"/runtime/*; do
     name=$(basename "$so")
-    if ! ldconfig -p | grep -q " $name "; then
-      cp -L "$so" /usr/local/lib/
+    if ! grep -qxF "$name" <<<"$have"; then
+      # Copy beside it, then rename: a library in use (cp itself loads libacl) is never truncated.
+      cp -L "$so" "/usr/local/lib/.$name.tmp"
+      mv -f "/usr/local/lib/.$name.tmp" "/usr/local/lib/$name"
       echo "gpu_deps: installed $name"
     fi
   done
