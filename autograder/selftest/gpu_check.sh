@@ -30,7 +30,7 @@ exec > >(tee "$out/log.txt") 2>&1
 if [ -n "$deps" ]; then
   export CMAKE_PREFIX_PATH=$deps  # the grader's own configure (prepare) needs it too
   # Runtime libraries gathered by gpu_deps.sh (libarchive and what it loads), where missing here.
-  [ -d "$deps/runtime" ] && "$root/autograder/selftest/gpu_deps.sh" --install "$deps"
+  if [ -d "$deps/runtime" ]; then "$root/autograder/selftest/gpu_deps.sh" --install "$deps" || exit 1; fi
 fi
 step() { echo; echo "=== $* ($(date +%T))"; }
 results=()
