@@ -9,11 +9,13 @@
 #      except on timed calls: the perf driver's own check of a timed output), each against its
 #      expected.json, and after each one the GPU proved usable by the reference's sealed tests;
 #   5. `batch` over several submissions, with perf;
-#   6. the benches of labs 05 and 06 (their handouts' roofline figures: lab05.svg, lab06.svg).
+#   6. the benches of labs 05 and 06 (their handouts' roofline figures: lab05.svg, lab06.svg);
+#   7. the labs' catalogues of mistakes: every buggy implementation under solutions/0[56]_*/mistakes
+#      caught by its test, with the diagnosis it must get and no SIMD words (label mistakes).
 #
 # Usage, from the repository root:   autograder/selftest/gpu_check.sh [deps-prefix] [step...]
 # (deps-prefix: where the Debian packages gathered by gpu_deps.sh are, e.g. $PWD/.deps, or ""; steps: some of
-# 1-6, default all, to split the run where a session's commands are time-limited; 5 needs 3's
+# 1-7, default all, to split the run where a session's commands are time-limited; 5 needs 3's
 # prepared cache, 4 and 5 the sealed tests' build of 2). Writes build/gpu-check/
 # and, under $OUT (default build/gpu-check/out): log.txt and the figures. Exits non-zero when any
 # check fails; the last lines are a table of every check.
@@ -21,7 +23,7 @@ set -uo pipefail
 root=$(pwd)
 deps=${1:-}
 shift || true
-steps=${*:-1 2 3 4 5 6}
+steps=${*:-1 2 3 4 5 6 7}
 want() { [[ " $steps " == *" $1 "* ]]; }
 build=$root/build/gpu-check
 out=${OUT:-$build/out}
@@ -124,6 +126,12 @@ if want 6; then
   step "6. benches of labs 05 and 06: the handouts' figures"
   check "benches" ctest --test-dir "$build" -L bench -R "lab0[56]" -V
   for f in lab05.svg lab06.svg lab05.json lab06.json; do find "$build" -path "*bench*" -name "$f" -exec cp {} "$out/" \; ; done
+fi
+
+if want 7; then
+  step "7. the catalogues of mistakes: each buggy implementation gets its diagnosis"
+  check "mistakes of labs 05 and 06" ctest --test-dir "$build" -L mistakes --output-on-failure
+  ctest --test-dir "$build" -L mistakes -V 2>/dev/null | grep -E "caught by|Diagnosis:" | head -60
 fi
 
 step summary
