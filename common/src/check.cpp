@@ -344,7 +344,11 @@ std::string diagnose(const Outcome& o, const Tolerance& tol, const Where& where)
            "harness put there before the call). " +
            std::string(model == Model::cuda
                            ? "Was the kernel launched (check cudaGetLastError after it), with "
-                             "the output's device pointer?"
+                             "the output's device pointer?" +
+                                 std::string(n < 4 ? " With n < 4 there is no whole float4: a "
+                                                     "float4 loop alone writes nothing, so the "
+                                                     "last n % 4 floats need threads of their own."
+                                                   : "")
                            : "Did you write into a local copy, or return early?");
 
   if (o.all_bad_unwritten()) return diagnose_unwritten(o, model, lanes);
@@ -376,7 +380,8 @@ std::string diagnose(const Outcome& o, const Tolerance& tol, const Where& where)
            " became a number (first at index " + std::to_string(first_swallowed) + ", you wrote " +
            fmt(o.got(first_swallowed)) +
            "). Every comparison with NaN is false, so `x > 0 ? x : 0` "
-           "maps NaN to 0 while `x < 0 ? 0 : x` keeps it; the same holds for a SIMD select.";
+           "maps NaN to 0 while `x < 0 ? 0 : x` keeps it" +
+           (model == Model::simd ? "; the same holds for a SIMD select." : ".");
   if (invented > 0 && nan_related == o.bad_count)
     return "the kernel produced NaN where the answer is a number (" + count(invented, "element") +
            ", first at index " + std::to_string(first_invented) +
@@ -428,6 +433,21 @@ std::string diagnose(const Outcome& o, const Tolerance& tol, const Where& where)
 
 std::string where_line(const Where& w) {
   return "edit " + w.file + ": " + w.function;
+}
+
+// What writes past the end of an output, in the kernel's terms.
+std::string past_the_end_advice(Model model) {
+  switch (model) {
+    case Model::cuda:
+      return "Threads past the end stored anyway: the last block has threads with i >= n, so guard "
+             "the store with `if (i < n)` (a float4 store needs 4 elements left, else the last n % "
+             "4 go one by one); compute-sanitizer --tool memcheck names the line.";
+    case Model::threads:
+      return "A chunk ends past n: clamp the last chunk's end to n.";
+    case Model::simd:
+      break;
+  }
+  return "The last full batch must end at or before n; finish the rest one by one.";
 }
 
 // Does every element match the mistake's wrong answer, within the check's bound (twice it: the
@@ -586,7 +606,7 @@ CheckResult check_elementwise(const GuardedBuffer<T>& buffer,
                     " after the last one changed (the first " +
                     (damage.first_after == 0 ? std::string("right after it")
                                              : std::to_string(damage.first_after) + " past it") +
-                    "). The last full batch must end at or before n; finish the rest one by one.";
+                    "). " + past_the_end_advice(how.where.model);
     else if (damage.before > 0)
       r.diagnosis = "wrote before the first element of the output (" +
                     count(damage.before, "element") + "): check a negative or shifted index.";

@@ -161,6 +161,14 @@ TEST(Models, CudaValuesWithNoPatternPointToRacecheck) {
                                  HasSubstr("__syncthreads()"), Not(HasSubstr("SIMD"))));
 }
 
+TEST(Models, CudaPastTheEndNamesTheBoundsCheck) {
+  auto y = filled(100, answer);
+  y.data()[100] = 1;  // one thread past the end stored
+  const CheckResult r = check(y, Model::cuda);
+  EXPECT_THAT(r.diagnosis, AllOf(HasSubstr("wrote past the end"), HasSubstr("if (i < n)"),
+                                 Not(HasSubstr("batch"))));
+}
+
 TEST(Models, ThreadsTailIsTheLastChunk) {
   GuardedBuffer<float> y(1003);
   for (std::size_t i = 0; i < 1000; ++i) y[i] = static_cast<float>(answer(i));
