@@ -62,8 +62,7 @@ inline std::vector<workbook::Mistake> square(std::span<const float> x) {
          "blockIdx.x",
          "only the elements whose position in each group of blockDim.x is below the number of "
          "blocks get a thread. Write i = blockIdx.x * blockDim.x + threadIdx.x: neighbouring "
-         "threads "
-         "then take neighbouring elements, which is also what makes the loads coalesce.",
+         "threads then take neighbouring elements, which is also what makes the loads coalesce.",
          [x, written](std::size_t i) { return written(i) ? squared(x[i]) : kUnwritten; }});
   }
 
@@ -78,10 +77,10 @@ inline std::vector<workbook::Mistake> square(std::span<const float> x) {
     if (n - covered < 4)
       list.push_back(
           {"a float4 loop without its scalar tail (or a grid of n / threads blocks, rounded down)",
-           "the last n % 4 elements are never written. With float4: after the n / 4 whole "
-           "float4s, let a few threads square the last n % 4 floats one by one. With one float per "
-           "thread: launch (n + threads - 1) / threads blocks, keep `if (i < n)`, and index with i "
-           "= blockIdx.x * blockDim.x + threadIdx.x.",
+           "the last n % 4 elements are never written. With float4: after the n / 4 whole float4s, "
+           "let a few threads square the last n % 4 floats one by one. With one float per thread: "
+           "launch (n + threads - 1) / threads blocks, keep `if (i < n)`, and index with i = "
+           "blockIdx.x * blockDim.x + threadIdx.x.",
            answer});
     else
       list.push_back({"a grid of n / threads blocks, rounded down",
@@ -100,11 +99,11 @@ inline std::vector<workbook::Mistake> square(std::span<const float> x) {
     // squares those elements again. The intermediate square is rounded to float, as on the GPU.
     const std::size_t body = n / 4 * 4;
     list.push_back(
-        {"the float4 part squared twice: in place, a scalar pass over all of [0, n) "
-         "after the float4 kernel",
-         "out of place that pass only rewrites the same values, but in place (y == x) it "
-         "squares the squares. The scalar pass is for the tail only: start it at n / 4 "
-         "* 4 (after the head, if you peel one off).",
+        {"the float4 part squared twice (in place, a scalar pass over all of [0, n) after the "
+         "float4 kernel)",
+         "out of place that pass only rewrites the same values, but in place (y == x) it squares "
+         "the squares. The scalar pass is for the tail only: start it at n / 4 * 4 (after the "
+         "head, if you peel one off).",
          [x, body](std::size_t i) {
            if (i >= body) return squared(x[i]);
            const float once = x[i] * x[i];
@@ -125,12 +124,12 @@ inline std::vector<workbook::Mistake> square_2d(std::span<const float> x, std::s
   auto col = [cols](std::size_t i) { return i % cols; };
 
   if (rows > 1 && ld_x != ld_y && (rows - 1) * ld_y + cols <= x.size())
-    list.push_back({"x's rows read ld_y apart: one leading dimension used for both matrices",
+    list.push_back({"x's rows read ld_y apart (one leading dimension used for both matrices)",
                     "x and y have their own: read x[r * ld_x + c] and write y[r * ld_y + c].",
                     [=](std::size_t i) { return squared(x[row(i) * ld_y + col(i)]); }});
 
   if (rows > 1)
-    list.push_back({"every row squaring row 0 of x: x's index lacks the row offset r * ld_x",
+    list.push_back({"every row squaring row 0 of x (x's index lacks the row offset r * ld_x)",
                     "read x[r * ld_x + c], the element of the row this thread writes.",
                     [=](std::size_t i) { return squared(x[col(i)]); }});
 
@@ -144,8 +143,8 @@ inline std::vector<workbook::Mistake> square_2d(std::span<const float> x, std::s
                       cols_reached = std::min(cols, (rows + by - 1) / by * by);
     if (rows_reached == rows && cols_reached == cols) continue;
     list.push_back(
-        {"rows and columns swapped between the grid and the index: the row taken from "
-         "blockIdx.x / threadIdx.x on a grid whose x runs over the columns",
+        {"rows and columns swapped between the grid and the index (the row taken from blockIdx.x "
+         "and threadIdx.x, on a grid whose x runs over the columns)",
          "x is the fast direction: col = blockIdx.x * blockDim.x + threadIdx.x, row from .y, with "
          "(cols + blockDim.x - 1) / blockDim.x blocks in x. Then a warp also reads one row's "
          "neighbouring floats (coalesced).",

@@ -123,10 +123,9 @@ TEST(SquareCatalogue, BlockAndThreadSwapped) {
       GuardedBuffer<float> y(n);
       one_per_thread(x, y, ceil_div(n, threads), threads,
                      [threads](std::size_t b, std::size_t t) { return t * threads + b; });
-      expect_named(
-          x, y,
-          "blockIdx.x and threadIdx.x swapped in the index, i = threadIdx.x * blockDim.x + "
-          "blockIdx.x");
+      expect_named(x, y,
+                   "blockIdx.x and threadIdx.x swapped in the index, i = threadIdx.x * blockDim.x "
+                   "+ blockIdx.x");
     }
 }
 
@@ -176,8 +175,8 @@ TEST(SquareCatalogue, Float4PartSquaredTwiceInPlace) {
     for (std::size_t i = 0; i < n / 4 * 4; ++i) y[i] = y[i] * y[i];  // the float4 kernel
     for (std::size_t i = 0; i < n; ++i) y[i] = y[i] * y[i];          // then over everything
     expect_named(x, y,
-                 "the float4 part squared twice: in place, a scalar pass over all of [0, n) after "
-                 "the float4 kernel");
+                 "the float4 part squared twice (in place, a scalar pass over all of [0, n) after "
+                 "the float4 kernel)");
   }
 }
 
@@ -310,7 +309,7 @@ TEST(Square2dCatalogue, OneLeadingDimensionForBoth) {
   launch_2d(ceil_div(m.cols, 16), ceil_div(m.rows, 16), [&](std::size_t c, std::size_t r) {
     if (r < m.rows && c < m.cols) m.store(r, c, r * m.ld_y + c);
   });
-  expect_named_2d(m, "x's rows read ld_y apart: one leading dimension used for both matrices");
+  expect_named_2d(m, "x's rows read ld_y apart (one leading dimension used for both matrices)");
 }
 
 TEST(Square2dCatalogue, RowOffsetMissing) {
@@ -318,7 +317,7 @@ TEST(Square2dCatalogue, RowOffsetMissing) {
   launch_2d(ceil_div(m.cols, 16), ceil_div(m.rows, 16), [&](std::size_t c, std::size_t r) {
     if (r < m.rows && c < m.cols) m.store(r, c, c);
   });
-  expect_named_2d(m, "every row squaring row 0 of x: x's index lacks the row offset r * ld_x");
+  expect_named_2d(m, "every row squaring row 0 of x (x's index lacks the row offset r * ld_x)");
 }
 
 TEST(Square2dCatalogue, GridAndIndexDisagreeOnRowsAndColumns) {
@@ -328,8 +327,8 @@ TEST(Square2dCatalogue, GridAndIndexDisagreeOnRowsAndColumns) {
     if (r < m.rows && c < m.cols) m.store(r, c, r * m.ld_x + c);
   });
   expect_named_2d(m,
-                  "rows and columns swapped between the grid and the index: the row taken from "
-                  "blockIdx.x / threadIdx.x on a grid whose x runs over the columns");
+                  "rows and columns swapped between the grid and the index (the row taken from "
+                  "blockIdx.x and threadIdx.x, on a grid whose x runs over the columns)");
 }
 
 TEST(Square2dCatalogue, ContiguousMatricesGetSquaresMistakes) {
@@ -355,9 +354,8 @@ TEST(Square2dGeneric, RowsColsApartWriteThePadding) {
     if (r < m.rows && c < m.cols)
       m.y.data()[r * m.cols + c] = m.x[r * m.cols + c] * m.x[r * m.cols + c];
   });
-  expect_generic_2d(m,
-                    "wrote into the padding between rows (row 0, columns 3 to 3): step between "
-                    "rows by ld");
+  expect_generic_2d(
+      m, "wrote into the padding between rows (row 0, columns 3 to 3): step between rows by ld");
 }
 
 TEST(Square2dGeneric, TransposedStores) {
