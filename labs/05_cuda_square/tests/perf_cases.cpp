@@ -21,12 +21,21 @@ namespace {
 namespace cuda = workbook::cuda;
 
 // Hints, from the furthest to the nearest: what usually stands between a square kernel and the
-// copy roof. Thresholds are fractions of the roofline (the measured device copy bandwidth).
-void hints(workbook::perf::Case& perf) {
-  perf.hint(0.5,
-            "Far below the bandwidth roof. With 16 x 16 blocks over a matrix (the seed's kernel) "
-            "half of each warp's loads fall in another row; make the index 1-D so that the 32 "
-            "threads of a warp read 32 neighbouring floats (coalescing).");
+// copy roof. Thresholds are fractions of the roofline (the measured device copy bandwidth). Far
+// below it the access is uncoalesced; in the strided 2-D case the cure is the order of the indices.
+void hints(workbook::perf::Case& perf, bool strided_2d = false) {
+  if (strided_2d)
+    perf.hint(0.5,
+              "Far below the bandwidth roof: uncoalesced access. The 32 threads of a warp must "
+              "read 32 neighbouring floats of one row: the column from threadIdx.x (col = "
+              "blockIdx.x * blockDim.x + threadIdx.x), the row from blockIdx.y. With the row from "
+              "threadIdx.x each thread of a warp reads another row, ld floats away, and every load "
+              "is a memory transaction of its own.");
+  else
+    perf.hint(0.5,
+              "Far below the bandwidth roof. With 16 x 16 blocks over a matrix (the seed's kernel) "
+              "half of each warp's loads fall in another row; make the index 1-D so that the 32 "
+              "threads of a warp read 32 neighbouring floats (coalescing).");
   perf.hint(0.85,
             "Coalesced, but each thread moves 4 bytes at a time and the GPU has too few loads in "
             "flight to cover memory's latency. Load float4 (16 bytes per thread), and let each "
@@ -87,7 +96,7 @@ void square_2d_strided(workbook::perf::Case& perf) {
   auto launch = [&] { square_2d(dx.data(), ld, y.data(), ld, rows, cols); };
   perf.describe("square_2d", "square_2d of 4096 x 4000 floats in rows of 4096");
   perf.work({.ops = double(rows * cols), .bytes = 8.0 * double(rows * cols)});
-  hints(perf);
+  hints(perf, true);
   // The whole buffer, padding included: there both outputs still hold the poison.
   perf.measure(cuda::gpu_kernel(
       launch, [&] { y.poison(); },

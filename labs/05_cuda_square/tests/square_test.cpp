@@ -10,6 +10,7 @@
 
 #include <cmath>
 #include <limits>
+#include <span>
 #include <vector>
 
 namespace {
@@ -29,16 +30,28 @@ std::vector<std::size_t> sizes() {
 }
 
 // Square n N(0, 1) values with x starting `x_shift` floats and y `y_shift` floats past a 256-byte
-// boundary, and check every element and both guard zones.
+// boundary, and check every element and both guard zones. On a failure the check runs square once
+// more (an output that changes is a race), and x is checked too (a kernel that wrote into x).
 void expect_square(std::size_t n, std::size_t x_shift, std::size_t y_shift) {
   auto rng = workbook::testing::rng();
   const workbook::Vector x = workbook::normal(n, rng);
   const auto dx = to_device<float>(as_span(x), x_shift);
   DeviceOutput<float> y(n, y_shift);
-  lab05::square(dx.data() + x_shift, y.data(), n);
-  ASSERT_CORRECT(lab05::oracle::check_square(as_span(x), y.fetch()))
-      << "n = " << n << ", x starts " << x_shift << " and y " << y_shift
-      << " floats past a 16-byte boundary";
+  auto run = [&] { lab05::square(dx.data() + x_shift, y.data(), n); };
+  run();
+  const workbook::CheckResult result = lab05::oracle::check_square(as_span(x), y.fetch(), [&] {
+    y.poison();
+    run();
+    y.fetch();
+  });
+  if (!result) {
+    const std::vector<float> x_after = dx.to_host();
+    EXPECT_CORRECT(lab05::oracle::check_x_unchanged(
+        "square", as_span(x), std::span<const float>(x_after).subspan(x_shift)))
+        << "n = " << n;
+  }
+  ASSERT_CORRECT(result) << "n = " << n << ", x starts " << x_shift << " and y " << y_shift
+                         << " floats past a 16-byte boundary";
 }
 
 TEST(Square, MatchesOracleAtEverySize) {
@@ -73,15 +86,27 @@ TEST(Square, HugeAndSpecialValues) {
 }
 
 TEST(Square, InPlace) {
+  // y == x, on a 16-byte boundary (where a float4 path runs) and 1 float past one.
   auto rng = workbook::testing::rng();
-  for (std::size_t n : {5, 1027, (1 << 20) + 1}) {
-    const workbook::Vector x = workbook::normal(n, rng);
-    DeviceOutput<float> y(n, 1);
-    // Put x into y's place on the device (the guard zones stay), then square it there.
-    WORKBOOK_CUDA_CHECK(cudaMemcpy(y.data(), x.data(), n * sizeof(float), cudaMemcpyHostToDevice));
-    lab05::square(y.data(), y.data(), n);
-    ASSERT_CORRECT(lab05::oracle::check_square(as_span(x), y.fetch())) << "in place, n = " << n;
-  }
+  for (std::size_t n : {5, 1027, (1 << 20) + 1})
+    for (std::size_t shift : {0, 1}) {
+      const workbook::Vector x = workbook::normal(n, rng);
+      DeviceOutput<float> y(n, shift);
+      // Put x into y's place on the device (the guard zones stay), then square it there.
+      auto run = [&] {
+        WORKBOOK_CUDA_CHECK(
+            cudaMemcpy(y.data(), x.data(), n * sizeof(float), cudaMemcpyHostToDevice));
+        lab05::square(y.data(), y.data(), n);
+      };
+      run();
+      ASSERT_CORRECT(lab05::oracle::check_square(as_span(x), y.fetch(),
+                                                 [&] {
+                                                   y.poison();
+                                                   run();
+                                                   y.fetch();
+                                                 }))
+          << "in place, n = " << n << ", " << shift << " floats past a 16-byte boundary";
+    }
 }
 
 TEST(Square, RejectsBadArguments) {
@@ -102,7 +127,8 @@ void expect_square_2d(std::size_t rows, std::size_t cols, std::size_t ld_x, std:
   const workbook::Vector x = workbook::normal(x_size, rng);
   const auto dx = to_device<float>(as_span(x));
   DeviceOutput<float> y(y_size);
-  lab05::square_2d(dx.data(), ld_x, y.data(), ld_y, rows, cols);
+  auto run = [&] { lab05::square_2d(dx.data(), ld_x, y.data(), ld_y, rows, cols); };
+  run();
   if (rows == 0 ||
       cols == 0) {  // nothing to square: every element keeps its poison, no guard is hit
     const workbook::GuardedBuffer<float>& out = y.fetch();
@@ -111,7 +137,12 @@ void expect_square_2d(std::size_t rows, std::size_t cols, std::size_t ld_x, std:
     ASSERT_TRUE(out.damage().intact()) << "square_2d wrote outside an empty matrix";
     return;
   }
-  ASSERT_CORRECT(lab05::oracle::check_square_2d(as_span(x), ld_x, y.fetch(), ld_y, rows, cols))
+  ASSERT_CORRECT(lab05::oracle::check_square_2d(as_span(x), ld_x, y.fetch(), ld_y, rows, cols,
+                                                [&] {
+                                                  y.poison();
+                                                  run();
+                                                  y.fetch();
+                                                }))
       << rows << " x " << cols << ", ld_x = " << ld_x << ", ld_y = " << ld_y;
 }
 
