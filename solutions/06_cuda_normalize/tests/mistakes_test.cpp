@@ -37,19 +37,34 @@ struct Formula {
   bool square_root = true;
   bool centre = true;
   bool sum_of_squares = false;  ///< var = sum(x^2) / n - mean^2
+  /// Sums as a block of 256 threads forms them (each thread a strided share, then a tree), and
+  /// sum(x^2) / n - mean^2 as one fused multiply-add, as nvcc contracts it.
+  bool block_order = false;
 };
+
+// The sum of f(v[c]) over a row: in order, or as a block of 256 threads forms it.
+template <class F>
+float row_sum(std::span<const float> v, bool block_order, F f) {
+  float sum = 0;
+  if (!block_order) {
+    for (float e : v) sum += f(e);
+    return sum;
+  }
+  float partial[256] = {};
+  for (std::size_t c = 0; c < v.size(); ++c) partial[c % 256] += f(v[c]);
+  for (std::size_t half = 128; half > 0; half /= 2)
+    for (std::size_t t = 0; t < half; ++t) partial[t] += partial[t + half];
+  return partial[0];
+}
 
 void normalize_row(std::span<const float> v, std::span<float> y, float eps, const Formula& f) {
   const float n = float(v.size());
-  float sum = 0, sum_x2 = 0;
-  for (float e : v) {
-    sum += e;
-    sum_x2 += e * e;
-  }
+  const float sum = row_sum(v, f.block_order, [](float e) { return e; });
+  const float sum_x2 = row_sum(v, f.block_order, [](float e) { return e * e; });
   const float mean = sum / f.mean_divisor.value_or(n);
   float var = 0;
   if (f.sum_of_squares) {
-    var = sum_x2 / n - mean * mean;
+    var = f.block_order ? std::fma(-mean, mean, sum_x2 / n) : sum_x2 / n - mean * mean;
   } else {
     for (float e : v) var += (e - mean) * (e - mean);
     var /= f.var_divisor.value_or(n);
@@ -222,20 +237,22 @@ TEST(NormalizeMistakes, AGridThatStopsShort) {
 TEST(NormalizeMistakes, SumOfSquaresAtALargeOffset) {
   // LargeOffsetNeedsAStableVariance: rows of 1e4 + N(0, 1). The float32 result depends on the
   // order of the sums; a plain loop is one order, the entry must recognise any.
+  const char* what = "the variance computed as mean(x^2) - mean(x)^2";
   for (std::size_t cols : {32, 128}) {
     const Vector x = matrix(64, cols, 1e4, 1.0);
-    expect_named(check(x, 64, cols, lab06::kEps,
-                       normalize_rows(x, 64, cols, lab06::kEps, {.sum_of_squares = true})),
-                 "the variance computed as mean(x^2) - mean(x)^2");
+    for (bool block_order : {false, true})
+      expect_named(check(x, 64, cols, lab06::kEps,
+                         normalize_rows(x, 64, cols, lab06::kEps,
+                                        {.sum_of_squares = true, .block_order = block_order})),
+                   what);
   }
-  // Pairs of nearly equal values (EveryRowWidth's two columns, when they happen to be close): the
-  // same cancellation, in a row of small numbers.
-  Vector pairs = matrix(64, 2);
+  // Rows of two nearly equal values (as EveryRowWidth's two columns can be): the same
+  // cancellation, with the mean 100 and the spread 0.01.
+  Vector pairs = matrix(64, 2, 100, 1);
   for (std::size_t r = 0; r < 64; ++r) pairs[2 * r + 1] = pairs[2 * r] * (1 + 0x1p-12f);
-  const GuardedBuffer<float> y =
-      normalize_rows(pairs, 64, 2, lab06::kEps, {.sum_of_squares = true});
-  const CheckResult result = check(pairs, 64, 2, lab06::kEps, y);
-  if (!result.ok) expect_named(result, "the variance computed as mean(x^2) - mean(x)^2");
+  expect_named(check(pairs, 64, 2, lab06::kEps,
+                     normalize_rows(pairs, 64, 2, lab06::kEps, {.sum_of_squares = true})),
+               what);
 }
 
 TEST(NormalizeMistakes, ALargeOffsetDoesNotMakeEveryWrongRowACancellation) {
