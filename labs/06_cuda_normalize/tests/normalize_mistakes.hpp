@@ -80,11 +80,12 @@ inline workbook::Mistake with_stats(std::string what, std::string advice, std::s
 
 // The sum-of-squares variance, mean(x^2) - mean(x)^2, in float32: its error in a row is bounded by
 // what the two float32 sums and the subtraction can lose (below), and that is far more than the
-// variance itself when |mean| >> the spread (1e4 + N(0, 1): the bound is about 100, var is 1). What
-// it writes depends on the order of the sums, so the answer is recognised from the output: each
-// row of y a line in x, centred on the row's mean (within the float32 mean's error delta), with
-// a slope 1 / sqrt(var' + eps) whose var' is within that bound of the variance; or all NaN, when
-// var' + eps can come out negative. A row that is not of that form answers the exact result.
+// variance itself when |mean| >> the spread (rows of 1e4 + N(0, 1), 32 columns: the bound is about
+// 2400, var is 1). What it writes depends on the order of the sums, so the answer is recognised
+// from the output: each row of y a line in x, centred on the row's mean (within the float32 mean's
+// error delta), with a slope 1 / sqrt(var' + eps) whose var' is within that bound of the variance;
+// or all NaN, when var' + eps can come out negative. A row not of that form answers the exact
+// result.
 inline workbook::Mistake sum_of_squares(const Failure& f, std::shared_ptr<std::vector<Moments>> m) {
   enum class Fit { exact, line, nan };
   struct Row {
