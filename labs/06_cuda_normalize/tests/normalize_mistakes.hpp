@@ -11,6 +11,7 @@
 #include <workbook/check.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstddef>
 #include <functional>
@@ -68,6 +69,22 @@ namespace detail {
 constexpr double u = 0x1p-24;
 inline double gamma(double k) {
   return k * u / (1 - k * u);
+}
+
+// What each of a warp's 32 threads holds after `v += __shfl_down_sync(mask, v, offset)` for offset
+// 16, 8, 4, 2, 1, when thread t starts with the sum of term(t, c) over its columns c = t, t + 32,
+// ... < cols. A thread whose source t + offset is past the warp gets its own value back (it adds
+// it to itself); only thread 0 ends with the whole sum.
+template <class Term>
+std::array<double, 32> shuffle_down_sums(Term term, std::size_t cols) {
+  std::array<double, 32> v{};
+  for (std::size_t t = 0; t < 32; ++t)
+    for (std::size_t c = t; c < cols; c += 32) v[t] += term(t, c);
+  for (std::size_t offset = 16; offset > 0; offset /= 2) {
+    const std::array<double, 32> before = v;
+    for (std::size_t t = 0; t < 32; ++t) v[t] += before[t + offset < 32 ? t + offset : t];
+  }
+  return v;
 }
 
 // An entry whose answer is the right formula applied with other statistics: stats_of(i) gives the
@@ -225,6 +242,35 @@ inline std::vector<workbook::Mistake> normalize_mistakes(const Failure& f) {
         "mean = sum / cols and var = sum((x - mean)^2) / cols: a row has cols elements, however "
         "many threads share it (blockDim.x, or 32 for a warp).",
         x, eps, [scaled, cols](std::size_t i) { return (*scaled)[i / cols]; }));
+  }
+
+  // A warp per row (thread t of the warp takes columns t, t + 32, ...) reduced with
+  // __shfl_down_sync, and the result used by every thread: only thread 0 of the warp holds the
+  // total. Each thread normalizes its columns with what its own reduction left it.
+  if (cols >= 2) {
+    auto per_thread = std::make_shared<std::vector<Moments>>(rows * 32);
+    for (std::size_t r = 0; r < rows; ++r) {
+      const float* v = x.data() + r * cols;
+      Moments* stats = per_thread->data() + r * 32;
+      std::array<double, 32> sums =
+          detail::shuffle_down_sums([&](std::size_t, std::size_t c) { return double(v[c]); }, cols);
+      for (std::size_t t = 0; t < 32; ++t) stats[t].mean = sums[t] / double(cols);
+      sums = detail::shuffle_down_sums(
+          [&](std::size_t t, std::size_t c) {
+            return (v[c] - stats[t].mean) * (v[c] - stats[t].mean);
+          },
+          cols);
+      for (std::size_t t = 0; t < 32; ++t) stats[t].var = sums[t] / double(cols);
+    }
+    list.push_back(detail::with_stats(
+        "the warp's sum read in every thread after __shfl_down_sync",
+        "__shfl_down_sync leaves the total in the warp's first thread only; the others hold "
+        "partial sums, so every column but the first of each 32 is normalized with wrong "
+        "statistics. Use __shfl_xor_sync (a butterfly: every thread ends with the total), or "
+        "broadcast the first thread's: total = __shfl_sync(0xffffffff, v, 0).",
+        x, eps, [per_thread, cols](std::size_t i) {
+          return (*per_thread)[i / cols * 32 + i % cols % 32];
+        }));
   }
 
   // Statistics over the wrong elements: rows and cols swapped, a column's, the whole matrix's.

@@ -11,6 +11,7 @@
 
 #include <gmock/gmock.h>
 
+#include <array>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -168,6 +169,41 @@ TEST(NormalizeMistakes, SumsDividedByTheThreads) {
         check(x, 3, cols, lab06::kEps,
               normalize_rows(x, 3, cols, lab06::kEps, {.mean_divisor = 256, .var_divisor = 256})),
         "the sums divided by the number of threads (256), not by cols");
+  }
+}
+
+// `v += __shfl_down_sync(mask, v, offset)` for offset 16 ... 1 on a warp's 32 values: a thread
+// whose source is past the warp gets its own value back.
+std::array<float, 32> shuffle_down(std::array<float, 32> v) {
+  for (std::size_t offset = 16; offset > 0; offset /= 2) {
+    const std::array<float, 32> before = v;
+    for (std::size_t t = 0; t < 32; ++t) v[t] += before[t + offset < 32 ? t + offset : t];
+  }
+  return v;
+}
+
+TEST(NormalizeMistakes, ShuffleDownTotalReadInEveryThread) {
+  // A warp per row, thread t on columns t, t + 32, ...; each uses what __shfl_down_sync left it.
+  for (std::size_t cols : {2, 33, 1000}) {
+    const std::size_t rows = 3;
+    const Vector x = matrix(rows, cols);
+    GuardedBuffer<float> y(rows * cols);
+    for (std::size_t r = 0; r < rows; ++r) {
+      const float* v = x.data() + r * cols;
+      std::array<float, 32> sum{}, squares{};
+      for (std::size_t c = 0; c < cols; ++c) sum[c % 32] += v[c];
+      sum = shuffle_down(sum);
+      std::array<float, 32> mean{};
+      for (std::size_t t = 0; t < 32; ++t) mean[t] = sum[t] / float(cols);
+      for (std::size_t c = 0; c < cols; ++c)
+        squares[c % 32] += (v[c] - mean[c % 32]) * (v[c] - mean[c % 32]);
+      squares = shuffle_down(squares);
+      for (std::size_t c = 0; c < cols; ++c)
+        y[r * cols + c] =
+            (v[c] - mean[c % 32]) / std::sqrt(squares[c % 32] / float(cols) + lab06::kEps);
+    }
+    expect_named(check(x, rows, cols, lab06::kEps, y),
+                 "the warp's sum read in every thread after __shfl_down_sync");
   }
 }
 
