@@ -1,11 +1,15 @@
 #pragma once
 // The float64 answer lab 06's normalize is checked against, and the tolerance it is checked with.
-// Shared by the correctness tests, the perf cases and the solution's version tests.
+// Shared by the correctness tests, the perf cases and the solution's version tests. A failed check
+// names the mistake it matches from the lab's catalogue (normalize_mistakes.hpp).
+#include "normalize_mistakes.hpp"
+
 #include <workbook/check.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -59,7 +63,7 @@ inline std::vector<Row> rows_of(std::span<const float> x, std::size_t rows, std:
 }
 
 inline workbook::Where where() {
-  return {"normalize", "labs/06_cuda_normalize/normalize.cu"};
+  return {"normalize", "labs/06_cuda_normalize/normalize.cu", workbook::Model::cuda};
 }
 
 inline workbook::Tolerance tolerance() {
@@ -85,19 +89,28 @@ inline double error_bound(const std::vector<Row>& stats, std::span<const float> 
               std::fabs(normalized(stats, x, cols, i)) * (s.scale_error + 2 * 0x1p-24));
 }
 
-/// y (rows x cols) against the exact normalization of x.
+/// y (rows x cols) against the exact normalization of x. `run_again` (optional) poisons y, runs
+/// normalize again on the same x and fetches y again: a failing output that changes between the
+/// two runs is called a race.
 inline workbook::CheckResult check_normalize(std::span<const float> x, std::size_t rows,
                                              std::size_t cols, double eps,
-                                             const workbook::GuardedBuffer<float>& y) {
+                                             const workbook::GuardedBuffer<float>& y,
+                                             std::function<void()> run_again = {}) {
   const std::vector<Row> stats = rows_of(x, rows, cols, eps);
   auto want = [&, cols](std::size_t i) { return normalized(stats, x, cols, i); };
   auto bound = [&, cols](std::size_t i) { return error_bound(stats, x, cols, i); };
-  return workbook::check_elementwise(y, want,
-                                     {.where = where(),
-                                      .tolerance = tolerance(),
-                                      .inputs = {workbook::column("x", x)},
-                                      .shape = {.rows = rows, .cols = cols},
-                                      .scale = bound});
+  return workbook::check_elementwise(
+      y, want,
+      {.where = where(),
+       .tolerance = tolerance(),
+       .inputs = {workbook::column("x", x)},
+       .shape = {.rows = rows, .cols = cols},
+       .scale = bound,
+       .mistakes =
+           [&] {
+             return mistakes::normalize_mistakes({x, rows, cols, eps, &y});
+           },
+       .run_again = std::move(run_again)});
 }
 
 }  // namespace lab06::oracle
