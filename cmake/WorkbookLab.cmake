@@ -269,8 +269,8 @@ endfunction()
 
 # --- Host tests of a solution ----------------------------------------------------------------------
 # For solutions/NN_*/CMakeLists.txt: GoogleTest sources that need only the host compiler (a CUDA
-# lab's catalogue of mistakes, proved on the CPU with emulated outputs), with the lab's tests/ folder
-# on the include path. A CUDA lab's solution CMakeLists.txt is read even where no CUDA compiler was
+# lab's catalogue of mistakes, proved on the CPU with emulated outputs), with the lab's folder and
+# its tests/ on the include path. A CUDA lab's solution CMakeLists.txt is read even where no CUDA compiler was
 # found, with WORKBOOK_LAB_LEFT_OUT set: it adds its host tests, then returns.
 #
 #   workbook_add_host_tests(tests/mistakes_test.cpp)
@@ -280,7 +280,7 @@ endfunction()
 function(workbook_add_host_tests)
   set(lab ${WORKBOOK_LAB})
   add_executable(${lab}_host_tests ${ARGN})
-  target_include_directories(${lab}_host_tests PRIVATE "${WORKBOOK_LAB_DIR}/tests")
+  target_include_directories(${lab}_host_tests PRIVATE "${WORKBOOK_LAB_DIR}" "${WORKBOOK_LAB_DIR}/tests")
   target_link_libraries(${lab}_host_tests PRIVATE workbook::testing_main GTest::gmock)
   workbook_target_defaults(${lab}_host_tests)
   gtest_add_tests(TARGET ${lab}_host_tests SOURCES ${ARGN} TEST_PREFIX "${lab}." TEST_LIST tests)

@@ -209,13 +209,19 @@ std::size_t bad_period(const Outcome& o) {
   return 0;
 }
 
+// "the last 2 rows", "the last 3 columns of every row", "the last 2 rows and the last 3 columns".
+std::string last_rows_and_columns(std::size_t rows, std::size_t columns) {
+  if (columns == 0) return "the last " + count(rows, "row");
+  if (rows == 0) return "the last " + count(columns, "column") + " of every row";
+  return "the last " + count(rows, "row") + " and the last " + count(columns, "column");
+}
+
 // Elements never written, in the kernel's own terms.
 std::string diagnose_unwritten(const Outcome& o, Model model, std::size_t lanes) {
   const std::size_t n = o.n, k = o.bad_count;
   std::size_t kr = 0, kc = 0;
   if (o.rows > 1 && bad_in_tails(o, kr, kc)) {
-    const std::string which = "the last " + count(kr, "row") + " and the last " +
-                              count(kc, "column") + " were never written";
+    const std::string which = last_rows_and_columns(kr, kc) + " were never written";
     if (model == Model::cuda)
       return which + ": your grid stops short of M = " + std::to_string(o.rows) +
              " rows or N = " + std::to_string(o.cols) +
@@ -407,7 +413,7 @@ std::string diagnose(const Outcome& o, const Tolerance& tol, const Where& where)
 
   std::size_t kr = 0, kc = 0;
   if (o.rows > 1 && bad_in_tails(o, kr, kc) && model != Model::cuda)
-    return "only the last " + count(kr, "row") + " and the last " + count(kc, "column") +
+    return "only " + last_rows_and_columns(kr, kc) +
            " are wrong: the remainder after your last full block (M = " + std::to_string(o.rows) +
            ", N = " + std::to_string(o.cols) + ") is computed incorrectly.";
   if (model == Model::cuda) return diagnose_cuda(o);
