@@ -71,6 +71,11 @@ class Counts {
     }
     return "";
   }
+  // Did anything happen more than once? (With others never happening: tasks that ran the wrong
+  // chunk.)
+  bool some_more_than_once() const {
+    return std::any_of(counts_.begin(), counts_.end(), [](const auto& c) { return c.load() > 1; });
+  }
 
  private:
   std::vector<std::atomic<int>> counts_;
@@ -322,7 +327,15 @@ TEST(ParallelFor, ManyTinyChunks) {
     lab03::parallel_for(pool, {0, n}, 1, [&](Range r) {
       for (std::size_t i = r.begin; i < r.end; ++i) counts.add(i);
     });
-    ASSERT_EQ(counts.not_once("index"), "") << "with " << pool_of(threads);
+    ASSERT_EQ(counts.not_once("index"), "")
+        << "with " << pool_of(threads)
+        << (counts.some_more_than_once()
+                ? ". Some indices ran twice and others never: the tasks did not run the chunks "
+                  "they were made for, a race between the tasks. Often a task lambda captures "
+                  "the loop's chunk or index by reference ([&]) and reads it when the task "
+                  "starts, after the loop has moved on; capture it by value. ThreadSanitizer "
+                  "shows it (the handout, section 8)."
+                : "");
   }
 }
 
