@@ -2,6 +2,7 @@
 // The float64 answer lab 02's matmul is checked against, the tolerance it is checked with, and the
 // test inputs. Shared by the correctness tests, the perf cases and the solutions' version tests.
 #include "matmul.hpp"
+#include "matmul_mistakes.hpp"
 
 #include <workbook/buffer.hpp>
 #include <workbook/check.hpp>
@@ -19,7 +20,7 @@
 namespace lab02::oracle {
 
 inline workbook::Where where() {
-  return {"matmul", "labs/02_matmul/matmul.cpp"};
+  return {"matmul", "labs/02_matmul/matmul.cpp", workbook::Model::simd};
 }
 
 /// "m = 7, n = 13, k = 17, lda = 17, ldb = 13, ldc = 13": the shape, for failure messages.
@@ -44,10 +45,13 @@ inline std::vector<float> random_matrix(std::size_t rows, std::size_t cols, std:
   return m;
 }
 
-/// The exact product, and what the rounding error of each element scales with.
+/// The exact product, what the rounding error of each element scales with, and the operands (for
+/// the catalogue of mistakes, matmul_mistakes.hpp: they must outlive the check).
 struct Product {
   std::vector<double> value;  ///< C, row-major, n columns, no padding
   std::vector<double> scale;  ///< sum over p of |a_ip| |b_pj|, per element
+  std::span<const float> a, b;
+  MatmulShape shape;
 };
 
 /// C = A * B in float64. A product of two floats is exact in float64, and the float64 sum of k such
@@ -55,7 +59,11 @@ struct Product {
 /// tolerance, so the oracle's own error does not matter. Loops in i-p-j order, so that it takes
 /// well under a second at 1024^3 (the perf cases check that size).
 inline Product multiply(std::span<const float> a, std::span<const float> b, const MatmulShape& s) {
-  Product p{std::vector<double>(s.m * s.n, 0.0), std::vector<double>(s.m * s.n, 0.0)};
+  Product p{.value = std::vector<double>(s.m * s.n, 0.0),
+            .scale = std::vector<double>(s.m * s.n, 0.0),
+            .a = a,
+            .b = b,
+            .shape = s};
   for (std::size_t i = 0; i < s.m; ++i) {
     double* value = p.value.data() + i * s.n;
     double* scale = p.scale.data() + i * s.n;
@@ -100,20 +108,57 @@ inline std::string matmul_note(const Product& want, const workbook::GuardedBuffe
   return note.str();
 }
 
+/// Does C match a catalogued mistake everywhere? Within twice the bound a float32 evaluation of the
+/// mistake's own formula has, gamma_k times the sum of its own |terms| (entry.scale; at least the
+/// right terms'), as workbook::check_elementwise allows a mistake of the catalogue. An element the
+/// mistake leaves NaN (a read of NaN padding) must be NaN; poison (never written) matches nothing.
+inline bool matches(const mistakes::Entry& entry, const Product& want,
+                    const workbook::GuardedBuffer<float>& c, const MatmulShape& s) {
+  const double rel = 2 * workbook::Tolerance::sum_of(s.k).rel;
+  for (std::size_t i = 0; i < s.m; ++i)
+    for (std::size_t j = 0; j < s.n; ++j) {
+      const float got = c[i * s.ldc + j];
+      if (workbook::Poison<float>::is_value(got)) return false;
+      const std::size_t at = i * s.n + j;
+      const double a = entry.mistake.answer(at);
+      if (std::isnan(a) || std::isinf(a)) {
+        if (!(std::isnan(a) ? std::isnan(got) : got == a)) return false;
+        continue;
+      }
+      const double bound = rel * std::max(entry.scale(at), want.scale[at]);
+      if (!std::isfinite(got) || std::fabs(got - a) > bound) return false;
+    }
+  return true;
+}
+
 /// Compares C with the oracle, element by element. Each element of C is a float32 dot product of
 /// length k, computed in any order, with or without FMA: its error is at most gamma_k times
 /// sum_p |a_ip| |b_pj| (Higham, Accuracy and Stability of Numerical Algorithms, eq. 3.5), the bound
 /// Tolerance::sum_of(k) gives with that per-element scale. With k = 0 the bound is 0: exact zeros.
 /// The padding of C (columns n to ldc - 1) must still hold the poison GuardedBuffer put there.
+///
+/// A wrong C is then compared with the catalogue of mistakes (matmul_mistakes.hpp), and the first
+/// it matches is named. `c_before`, a copy of C's buffer before the call when a test filled it with
+/// values of its own, lets the catalogue recognise a C that was added to, or left as it was. (The
+/// catalogue is matched here rather than through ElementwiseCheck::mistakes, which bounds a
+/// mistake by the right answer's terms: a wrong sum's rounding scales with its own.)
 inline workbook::CheckResult check(const Product& want, const workbook::GuardedBuffer<float>& c,
-                                   const MatmulShape& s) {
+                                   const MatmulShape& s, std::span<const float> c_before = {}) {
   workbook::CheckResult r =
       workbook::check_elementwise(c, [&](std::size_t i) { return want.value[i]; },
                                   {.where = where(),
                                    .tolerance = workbook::Tolerance::sum_of(s.k),
                                    .shape = {.rows = s.m, .cols = s.n, .ld = s.ldc},
                                    .scale = [&](std::size_t i) { return want.scale[i]; }});
-  if (!r.ok && r.wrong > 0) r.diagnosis += matmul_note(want, c, s);
+  if (r.ok || r.wrong == 0) return r;  // right, or it wrote outside C: nothing to match
+  for (const mistakes::Entry& entry : mistakes::catalogue(
+           {.a = want.a, .b = want.b, .shape = s, .want = want.value, .c_before = c_before})) {
+    if (!matches(entry, want, c, s)) continue;
+    r.mistake = entry.mistake.what;
+    r.diagnosis = "your output matches " + entry.mistake.what + ": " + entry.mistake.advice;
+    break;
+  }
+  r.diagnosis += matmul_note(want, c, s);
   return r;
 }
 
@@ -122,11 +167,16 @@ inline workbook::GuardedBuffer<float> output_for(const MatmulShape& s, std::size
   return workbook::GuardedBuffer<float>(elements(s.m, s.n, s.ldc), misalign);
 }
 
-/// Fills the elements of C (not its padding) with 1000: stale contents from an earlier use of the
-/// buffer, which matmul must overwrite. A kernel that adds to them is off by 1000 everywhere, a
-/// pattern the diagnosis names.
+/// What fill_stale puts in C: small, so that a kernel that adds to it (C += A * B) accumulates no
+/// more rounding error than a correct one does and is named exactly by the catalogue, yet far
+/// outside the tolerance.
+inline constexpr float kStale = 3.0f;
+
+/// Fills the elements of C (not its padding) with kStale: stale contents from an earlier use of
+/// the buffer, which matmul must overwrite. A kernel that adds to them is off by 3 everywhere; with
+/// a copy of C from before the call, check() names that mistake.
 inline void fill_stale(workbook::GuardedBuffer<float>& c, const MatmulShape& s) {
-  for (std::size_t i = 0; i < s.m; ++i) std::fill_n(c.data() + i * s.ldc, s.n, 1000.0f);
+  for (std::size_t i = 0; i < s.m; ++i) std::fill_n(c.data() + i * s.ldc, s.n, kStale);
 }
 
 }  // namespace lab02::oracle

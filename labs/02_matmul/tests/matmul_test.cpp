@@ -117,14 +117,18 @@ TEST(Matmul, OverwritesStaleContentsOfC) {
     const lab02::oracle::Product want = lab02::oracle::multiply(a, b, s);
     workbook::GuardedBuffer<float> c = lab02::oracle::output_for(s);
     lab02::oracle::fill_stale(c, s);
+    // What C held before each call, so that a C added to (C += A * B) is recognised as such.
+    std::vector<float> before(c.span().begin(), c.span().end());
     lab02::matmul(a, b, c.span(), s);
-    EXPECT_CORRECT(lab02::oracle::check(want, c, s))
-        << "C held 1000 in every element before the call; matmul must overwrite C (as sgemm with "
-           "beta = 0), not add to it. With "
+    EXPECT_CORRECT(lab02::oracle::check(want, c, s, before))
+        << "C held " << lab02::oracle::kStale
+        << " in every element before the call; matmul must overwrite C (as sgemm with beta = 0), "
+           "not add to it. With "
         << describe(s);
     // Twice on the same C: the second call must not build on the first.
+    before.assign(c.span().begin(), c.span().end());
     lab02::matmul(a, b, c.span(), s);
-    EXPECT_CORRECT(lab02::oracle::check(want, c, s))
+    EXPECT_CORRECT(lab02::oracle::check(want, c, s, before))
         << "after a second call on the same C, " << describe(s);
   }
 }
@@ -133,8 +137,9 @@ TEST(Matmul, KIsZeroGivesZeros) {
   const MatmulShape s = packed(5, 7, 0);
   workbook::GuardedBuffer<float> c = lab02::oracle::output_for(s);
   for (std::size_t i = 0; i < c.size(); ++i) c[i] = 42.0f;
+  const std::vector<float> before(c.span().begin(), c.span().end());
   lab02::matmul({}, {}, c.span(), s);
-  EXPECT_CORRECT(lab02::oracle::check(lab02::oracle::multiply({}, {}, s), c, s))
+  EXPECT_CORRECT(lab02::oracle::check(lab02::oracle::multiply({}, {}, s), c, s, before))
       << "with k = 0 each element of C is an empty sum: 0, whatever C held before";
 }
 

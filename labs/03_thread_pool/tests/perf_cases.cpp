@@ -61,8 +61,10 @@ void parallel_relu(workbook::perf::Case& perf) {
   perf.hint(
       0.5,
       "Far below the all-core copy roof. Do the chunks run on different workers at the same time "
-      "(see the speedup line)? Chunks of at least 64 Ki floats, so that the overhead of a task "
-      "is small next to its work.");
+      "(see the speedup line)? A speedup near 1 means they do not: a future waited for right "
+      "after its submit (submit(...).get() inside the loop) runs the chunks one at a time; "
+      "submit them all, then wait. Chunks of at least 64 Ki floats, so that the overhead of a "
+      "task is small next to its work.");
   perf.hint(
       0.85,
       "Close, but short of the all-core copy roof: streaming stores for the whole output "
@@ -104,11 +106,16 @@ void process_batch(workbook::perf::Case& perf) {
       0.4,
       "Far below the all-core FMA peak: are the tensors processed on all workers at once? Compare "
       "with the speedup line; a pool whose workers wait for each other (a task run while the "
-      "mutex is held) is no faster than one thread.");
+      "mutex is held), or a loop that waits for each task before submitting the next, is no "
+      "faster than one thread. Starting threads in the call (a std::thread or std::async per "
+      "call or per tensor) instead of using the pool's workers costs about 20 us a thread: "
+      "submit to the pool.");
   perf.hint(
       0.7,
       "Each worker should always have a tensor to work on: hand out work one tensor (or a few) "
-      "at a time, so that uneven tensors even out, and avoid a fixed split into equal halves.");
+      "at a time, so that uneven tensors even out, and avoid a fixed split into equal halves. "
+      "A thread started per tensor or per call (std::thread, std::async) instead of a task for "
+      "the pool's workers costs about 20 us each, a good part of a tensor's time here.");
   perf.extra({.label = "your process_batch, 1 thread",
               .side = Extra::Side::yours,
               .run = [&] { results = process_batch(one, batch, lab03::ops::polynomial); },
@@ -154,7 +161,9 @@ void submit(workbook::perf::Case& perf) {
       1.01,
       "Here the pool's overhead per task binds, not memory: see the time per task. If yours "
       "is well above the reference's: wake one worker per task (notify_one, after unlocking), "
-      "hold the mutex only to push or pop, and never sleep or poll in a loop.");
+      "hold the mutex only to push or pop, and never sleep or poll in a loop. Tens of "
+      "microseconds per task means a thread started per task (std::thread, std::async) instead "
+      "of a task queued for the pool's workers.");
   perf.measure({.run =
                     [&] {
                       const std::span<const float> in(x);

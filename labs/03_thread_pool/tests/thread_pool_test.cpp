@@ -20,6 +20,7 @@
 #include <cmath>
 #include <cstdint>
 #include <exception>
+#include <functional>
 #include <future>
 #include <latch>
 #include <limits>
@@ -69,6 +70,11 @@ class Counts {
                " times instead of once";
     }
     return "";
+  }
+  // Did anything happen more than once? (With others never happening: tasks that ran the wrong
+  // chunk.)
+  bool some_more_than_once() const {
+    return std::any_of(counts_.begin(), counts_.end(), [](const auto& c) { return c.load() > 1; });
   }
 
  private:
@@ -321,7 +327,15 @@ TEST(ParallelFor, ManyTinyChunks) {
     lab03::parallel_for(pool, {0, n}, 1, [&](Range r) {
       for (std::size_t i = r.begin; i < r.end; ++i) counts.add(i);
     });
-    ASSERT_EQ(counts.not_once("index"), "") << "with " << pool_of(threads);
+    ASSERT_EQ(counts.not_once("index"), "")
+        << "with " << pool_of(threads)
+        << (counts.some_more_than_once()
+                ? ". Some indices ran twice and others never: the tasks did not run the chunks "
+                  "they were made for, a race between the tasks. Often a task lambda captures "
+                  "the loop's chunk or index by reference ([&]) and reads it when the task "
+                  "starts, after the loop has moved on; capture it by value. ThreadSanitizer "
+                  "shows it (the handout, section 8)."
+                : "");
   }
 }
 
@@ -457,6 +471,15 @@ TEST(ParallelFor, ConcurrentCallersShareOnePool) {
 
 // --- Step 3: parallel_relu -----------------------------------------------------------------------
 
+// The same call once more, into the poisoned output, for a check that fails: an output that
+// changes between two runs on the same input is a race, and the check says so.
+std::function<void()> again(ThreadPool& pool, std::span<const float> x, GuardedBuffer<float>& y) {
+  return [&pool, x, &y] {
+    y.poison();
+    lab03::parallel_relu(pool, x, y.span());
+  };
+}
+
 TEST(ParallelRelu, MatchesOracleAtManySizes) {
   auto rng = workbook::testing::rng();
   // Sizes with every tail of a SIMD width, sizes smaller than any chunk, and large ones: several
@@ -471,7 +494,8 @@ TEST(ParallelRelu, MatchesOracleAtManySizes) {
       const workbook::Vector x = workbook::normal(n, rng);
       GuardedBuffer<float> y(n);
       lab03::parallel_relu(pool, as_span(x), y.span());
-      ASSERT_CORRECT(lab03::oracle::check_relu(as_span(x), y))
+      ASSERT_CORRECT(
+          lab03::oracle::check_relu(as_span(x), y, "parallel_relu", again(pool, as_span(x), y)))
           << "n = " << n << ", " << pool_of(threads);
     }
   }
@@ -487,13 +511,17 @@ TEST(ParallelRelu, UnalignedAndInPlace) {
     const auto x = as_span(storage).subspan(shift, n);
     GuardedBuffer<float> y(n, /*misalign=*/16 - shift);
     lab03::parallel_relu(pool, x, y.span());
-    ASSERT_CORRECT(lab03::oracle::check_relu(x, y))
+    ASSERT_CORRECT(lab03::oracle::check_relu(x, y, "parallel_relu", again(pool, x, y)))
         << "input starts " << shift << " floats past a 64-byte boundary";
   }
   GuardedBuffer<float> inout(n);
-  std::copy(storage.begin(), storage.begin() + n, inout.data());
-  lab03::parallel_relu(pool, inout.span(), inout.span());
-  EXPECT_CORRECT(lab03::oracle::check_relu(as_span(storage).first(n), inout))
+  const auto in_place = [&] {
+    std::copy(storage.begin(), storage.begin() + n, inout.data());
+    lab03::parallel_relu(pool, inout.span(), inout.span());
+  };
+  in_place();
+  EXPECT_CORRECT(
+      lab03::oracle::check_relu(as_span(storage).first(n), inout, "parallel_relu", in_place))
       << "in place (y is x)";
 }
 
@@ -505,7 +533,8 @@ TEST(ParallelRelu, SpecialValues) {
   const workbook::Vector x = workbook::adversarial(300001, rng);
   GuardedBuffer<float> y(x.size());
   lab03::parallel_relu(pool, as_span(x), y.span());
-  EXPECT_CORRECT(lab03::oracle::check_relu(as_span(x), y));
+  EXPECT_CORRECT(
+      lab03::oracle::check_relu(as_span(x), y, "parallel_relu", again(pool, as_span(x), y)));
 }
 
 TEST(ParallelRelu, RejectsMismatchedOrOverlappingBuffers) {

@@ -1,0 +1,203 @@
+#pragma once
+// The mistakes students make in a first matmul, each with the wrong C it gives, computed exactly in
+// float64 from the same A and B as the oracle. When a check fails, C is compared with each one in
+// order (most specific first) and the first that matches is named, with what to change (see
+// workbook::Mistake). Read them: they are the bugs this lab's tests are built to catch.
+#include "matmul.hpp"
+
+#include <workbook/check.hpp>
+
+#include <cmath>
+#include <cstddef>
+#include <functional>
+#include <limits>
+#include <set>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace lab02::mistakes {
+
+/// What a wrong C is computed from: the inputs, the shape, the right answer, and what C held before
+/// the call (empty when it held the harness's poison: then nothing can be built on it).
+struct Inputs {
+  std::span<const float> a, b;
+  MatmulShape shape;
+  std::span<const double> want;     ///< the right C, row-major, n columns (the oracle's)
+  std::span<const float> c_before;  ///< C's buffer before the call (ldc apart), or empty
+};
+
+/// A mistake with what the rounding error of its float32 evaluation scales with: a wrong sum
+/// rounds like any sum of its own terms, so it is matched within gamma_k times the sum of their
+/// magnitudes, not of the right terms' (see matches in matmul_oracle.hpp).
+struct Entry {
+  workbook::Mistake mistake;
+  std::function<double(std::size_t)> scale;
+};
+
+namespace detail {
+
+inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// Element `at` of a buffer as a double; NaN past its end (what a read there gives is unknowable, so
+// no output matches it).
+inline double element(std::span<const float> m, std::size_t at) {
+  return at < m.size() ? static_cast<double>(m[at]) : kNaN;
+}
+
+// The entry for C(r, c) = sum over p in [first, last) of A[a(r, p)] * B[b(p, c)], with flat
+// indices into the buffers: each mistake of this kind is the product with other indices or other
+// bounds.
+template <class AIndex, class BIndex>
+Entry sum_of_products(const Inputs& in, std::string what, std::string advice, std::size_t first,
+                      std::size_t last, AIndex a, BIndex b) {
+  const std::size_t n = in.shape.n;
+  auto sum = [in, n, first, last, a, b](std::size_t i, bool magnitudes) {
+    double s = 0;
+    for (std::size_t p = first; p < last; ++p) {
+      const double term = element(in.a, a(i / n, p)) * element(in.b, b(p, i % n));
+      s += magnitudes ? std::fabs(term) : term;
+    }
+    return s;
+  };
+  return {{std::move(what), std::move(advice), [sum](std::size_t i) { return sum(i, false); }},
+          [sum](std::size_t i) { return sum(i, true); }};
+}
+
+// Block sizes a loop over k is usually blocked by: the mistakes of blocking are tried with each.
+inline std::vector<std::size_t> block_sizes() {
+  return {4, 8, 16, 32, 64, 96, 128, 192, 256, 384, 512, 1024};
+}
+
+}  // namespace detail
+
+/// The catalogue for C = A * B, in the order they are tried.
+inline std::vector<Entry> catalogue(const Inputs& in) {
+  using detail::sum_of_products;
+  const MatmulShape s = in.shape;
+  std::vector<Entry> list;
+  // The right indices: A(i, p) is a[i * lda + p], B(p, j) is b[p * ldb + j].
+  const auto a_ip = [s](std::size_t i, std::size_t p) { return i * s.lda + p; };
+  const auto b_pj = [s](std::size_t p, std::size_t j) { return p * s.ldb + j; };
+  const auto want = [in](std::size_t i) { return in.want[i]; };
+  const auto right_scale = [in, s, a_ip, b_pj](std::size_t i) {
+    double m = 0;
+    for (std::size_t p = 0; p < s.k; ++p)
+      m += std::fabs(detail::element(in.a, a_ip(i / s.n, p)) *
+                     detail::element(in.b, b_pj(p, i % s.n)));
+    return m;
+  };
+
+  // What C held before the call, when the test knows it (a test that fills C with stale values).
+  bool before_known = !in.c_before.empty();
+  for (float v : in.c_before) before_known = before_known && std::isfinite(v);
+  if (before_known) {
+    const auto before = [in, s](std::size_t i) {
+      return static_cast<double>(in.c_before[i / s.n * s.ldc + i % s.n]);
+    };
+    list.push_back({{"C as it was before the call",
+                     "matmul wrote nothing. With k = 0 every element of C is an empty sum, 0: a "
+                     "kernel that only adds into C, or returns early when k == 0, leaves C as it "
+                     "was. Write every element of C, zeros included.",
+                     before},
+                    [](std::size_t) { return 0.0; }});
+    list.push_back(
+        {{"C's earlier contents plus A * B (C += A * B)",
+          "matmul overwrites C (as sgemm with beta = 0): set each element of C to 0 "
+          "before you accumulate into it (or start each sum from 0 in a register and "
+          "store it), instead of adding to what the caller left there.",
+          [before, want](std::size_t i) { return before(i) + want(i); }},
+         // A sum of k + 1 terms, the first of them what C held.
+         [before, right_scale](std::size_t i) { return std::fabs(before(i)) + right_scale(i); }});
+  }
+
+  if (s.k >= 2)
+    list.push_back(sum_of_products(
+        in, "only the last product of each sum, a[i][k-1] * b[k-1][j]",
+        "C was assigned (=) in the loop over p instead of added to (+=): each p replaced the one "
+        "before. Set C to 0 first, then c[i][j] += a[i][p] * b[p][j]; or sum into a local "
+        "variable and store it after the p loop.",
+        s.k - 1, s.k, a_ip, b_pj));
+
+  // Indexing mistakes: an operand read as if transposed, C stored transposed, rows stepped by the
+  // width instead of the leading dimension, the loop over p bounded by n.
+  list.push_back(sum_of_products(
+      in, "A * B with B read as if it were transposed (b[j * ldb + p])",
+      "element (p, j) of B is b[p * ldb + j]: p picks the row, j the column. You read b[j * ldb + "
+      "p], element (j, p): that is A * B^T.",
+      0, s.k, a_ip, [s](std::size_t p, std::size_t j) { return j * s.ldb + p; }));
+  list.push_back(sum_of_products(
+      in, "A * B with A read as if it were transposed (a[p * lda + i])",
+      "element (i, p) of A is a[i * lda + p]: i picks the row, p the column. You read a[p * lda + "
+      "i], element (p, i): that is A^T * B.",
+      0, s.k, [s](std::size_t i, std::size_t p) { return p * s.lda + i; }, b_pj));
+  if (s.m == s.n)
+    list.push_back(
+        {{"A * B stored transposed (element (i, j) at c[j * ldc + i])",
+          "element (i, j) of C is c[i * ldc + j]: i picks the row. Check the order of your "
+          "indices where you store into C (and in the loops over a tile).",
+          [want, s](std::size_t i) { return want(i % s.n * s.n + i / s.n); }},
+         [right_scale, s](std::size_t i) { return right_scale(i % s.n * s.n + i / s.n); }});
+  if (s.lda != s.k)
+    list.push_back(sum_of_products(
+        in, "A * B with the rows of A read k apart instead of lda",
+        "row i of A starts at a[i * lda], not a[i * k]: lda = " + std::to_string(s.lda) +
+            " here, and the elements between k and lda are padding (the tests put NaN there). "
+            "Step between rows by lda.",
+        0, s.k, [s](std::size_t i, std::size_t p) { return i * s.k + p; }, b_pj));
+  if (s.ldb != s.n)
+    list.push_back(sum_of_products(
+        in, "A * B with the rows of B read n apart instead of ldb",
+        "row p of B starts at b[p * ldb], not b[p * n]: ldb = " + std::to_string(s.ldb) +
+            " here, and the elements between n and ldb are padding (the tests put NaN there). "
+            "Step between rows by ldb.",
+        0, s.k, a_ip, [s](std::size_t p, std::size_t j) { return p * s.n + j; }));
+  if (s.n != s.k)
+    list.push_back(sum_of_products(
+        in, "A * B with the loop over p running to n instead of k",
+        "each element of C sums k = " + std::to_string(s.k) +
+            " products, one per column of A (and row of B); your loop over p stops at n = " +
+            std::to_string(s.n) + ", the number of columns of B and C.",
+        0, s.n, a_ip, b_pj));
+
+  // Blocking mistakes in the loop over p: the last, partial block skipped, or each block
+  // overwriting C instead of adding to it. The block size is unknown: every usual one is tried,
+  // each distinct cut once.
+  std::set<std::size_t> cuts, starts;
+  for (std::size_t block : detail::block_sizes()) {
+    const std::size_t cut = s.k / block * block;
+    if (cut > 0 && cut < s.k && cuts.insert(cut).second)
+      list.push_back(sum_of_products(
+          in,
+          "each sum stopped at p = " + std::to_string(cut) +
+              ", the end of the last full block of k = " + std::to_string(s.k),
+          "the last block of k is partial (k is no multiple of your block size) and your loop "
+          "over blocks skips it: loop while p0 < k and end each block at min(p0 + block, k).",
+          0, cut, a_ip, b_pj));
+  }
+  for (std::size_t block : detail::block_sizes()) {
+    const std::size_t start = s.k > 0 ? (s.k - 1) / block * block : 0;
+    if (start > 0 && starts.insert(start).second)
+      list.push_back(sum_of_products(
+          in,
+          "only the products from p = " + std::to_string(start) + " to k = " + std::to_string(s.k) +
+              ", the last block of k",
+          "each block of k replaced C instead of adding to it, so only the last block's sum is "
+          "left. Zero C once, before the first block of k, then add each block's sums to C "
+          "(load, add, store).",
+          start, s.k, a_ip, b_pj));
+  }
+  if (s.k > 0 && s.k < detail::block_sizes().back())
+    list.push_back(
+        {{"zero in every element of C (k = " + std::to_string(s.k) + ", less than one block of k)",
+          "C was set to zero but no product was added to it. If you block the loop "
+          "over p: k = " +
+              std::to_string(s.k) +
+              " is smaller than your block, and a loop over full blocks only skips "
+              "it. Loop while p0 < k and end each block at min(p0 + block, k).",
+          [](std::size_t) { return 0.0; }},
+         [](std::size_t) { return 0.0; }});
+  return list;
+}
+
+}  // namespace lab02::mistakes

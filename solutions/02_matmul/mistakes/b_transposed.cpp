@@ -1,0 +1,19 @@
+// Mistake: B indexed as if it were stored transposed, b[j * ldb + p]: C = A * B^T.
+// Checked by: Matmul.MultipliesAMatrixByItself
+// Expect: your output matches A * B with B read as if it were transposed
+#include "matmul.hpp"
+
+namespace lab02 {
+
+void matmul(std::span<const float> a, std::span<const float> b, std::span<float> c,
+            const MatmulShape& shape) {
+  require_valid_arguments(a, b, c, shape);
+  for (std::size_t i = 0; i < shape.m; ++i)
+    for (std::size_t j = 0; j < shape.n; ++j) {
+      float sum = 0;
+      for (std::size_t p = 0; p < shape.k; ++p) sum += a[i * shape.lda + p] * b[j * shape.ldb + p];
+      c[i * shape.ldc + j] = sum;
+    }
+}
+
+}  // namespace lab02

@@ -1,0 +1,146 @@
+// Lab 02's catalogue of mistakes (labs/02_matmul/tests/matmul_mistakes.hpp), entry by entry: the
+// wrong C each mistake gives, computed in float32 as the buggy code computes it, must be named by
+// the oracle's check as that mistake, and the right C must pass.
+#include "matmul_oracle.hpp"
+
+#include <workbook/testing.hpp>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace {
+
+using lab02::MatmulShape;
+
+// A term of a sum: the float32 product the buggy code adds for element (i, j) at step p.
+using Term = std::function<float(std::size_t i, std::size_t j, std::size_t p)>;
+
+struct Case {
+  MatmulShape shape;
+  std::vector<float> a, b;
+  lab02::oracle::Product want;
+  workbook::GuardedBuffer<float> c;
+
+  explicit Case(const MatmulShape& s) : shape(s), c(lab02::oracle::output_for(s)) {
+    auto rng = workbook::testing::rng();
+    a = lab02::oracle::random_matrix(s.m, s.k, s.lda, rng);
+    b = lab02::oracle::random_matrix(s.k, s.n, s.ldb, rng);
+    want = lab02::oracle::multiply(a, b, s);
+  }
+  float a_at(std::size_t at) const { return a[at]; }
+  float b_at(std::size_t at) const { return b[at]; }
+  // C(i, j) = the float32 sum of term(i, j, p) for p in [first, last), as a student's loop adds.
+  void store_sums(std::size_t first, std::size_t last, const Term& term) {
+    for (std::size_t i = 0; i < shape.m; ++i)
+      for (std::size_t j = 0; j < shape.n; ++j) {
+        float sum = 0;
+        for (std::size_t p = first; p < last; ++p) sum += term(i, j, p);
+        c[i * shape.ldc + j] = sum;
+      }
+  }
+  Term right() const {
+    return [this](std::size_t i, std::size_t j, std::size_t p) {
+      return a[i * shape.lda + p] * b[p * shape.ldb + j];
+    };
+  }
+  workbook::CheckResult check(std::span<const float> before = {}) const {
+    return lab02::oracle::check(want, c, shape, before);
+  }
+};
+
+TEST(MatmulMistakes, RightProductPasses) {
+  Case t({.m = 13, .n = 11, .k = 37, .lda = 40, .ldb = 12, .ldc = 15});
+  t.store_sums(0, t.shape.k, t.right());
+  EXPECT_CORRECT(t.check());
+}
+
+TEST(MatmulMistakes, CLeftAsItWas) {
+  Case t(MatmulShape::packed(5, 7, 0));
+  for (std::size_t i = 0; i < t.c.size(); ++i) t.c[i] = 42.0f;
+  const std::vector<float> before(t.c.span().begin(), t.c.span().end());
+  EXPECT_EQ(t.check(before).mistake, "C as it was before the call");
+}
+
+TEST(MatmulMistakes, AddedToC) {
+  Case t(MatmulShape::packed(20, 30, 40));
+  lab02::oracle::fill_stale(t.c, t.shape);
+  const std::vector<float> before(t.c.span().begin(), t.c.span().end());
+  for (std::size_t i = 0; i < t.shape.m; ++i)
+    for (std::size_t p = 0; p < t.shape.k; ++p)
+      for (std::size_t j = 0; j < t.shape.n; ++j) t.c[i * t.shape.ldc + j] += t.right()(i, j, p);
+  EXPECT_EQ(t.check(before).mistake, "C's earlier contents plus A * B (C += A * B)");
+}
+
+TEST(MatmulMistakes, LastProductOnly) {
+  Case t(MatmulShape::packed(7, 5, 6));
+  t.store_sums(t.shape.k - 1, t.shape.k, t.right());
+  EXPECT_EQ(t.check().mistake, "only the last product of each sum, a[i][k-1] * b[k-1][j]");
+}
+
+TEST(MatmulMistakes, BTransposed) {
+  Case t(MatmulShape::packed(9, 9, 9));
+  t.store_sums(0, 9, [&](std::size_t i, std::size_t j, std::size_t p) {
+    return t.a_at(i * 9 + p) * t.b_at(j * 9 + p);
+  });
+  EXPECT_EQ(t.check().mistake, "A * B with B read as if it were transposed (b[j * ldb + p])");
+}
+
+TEST(MatmulMistakes, ATransposed) {
+  Case t(MatmulShape::packed(9, 9, 9));
+  t.store_sums(0, 9, [&](std::size_t i, std::size_t j, std::size_t p) {
+    return t.a_at(p * 9 + i) * t.b_at(p * 9 + j);
+  });
+  EXPECT_EQ(t.check().mistake, "A * B with A read as if it were transposed (a[p * lda + i])");
+}
+
+TEST(MatmulMistakes, CTransposed) {
+  Case t(MatmulShape::packed(9, 9, 9));
+  t.store_sums(0, 9, [&](std::size_t i, std::size_t j, std::size_t p) {
+    return t.a_at(j * 9 + p) * t.b_at(p * 9 + i);  // C(j, i), stored at (i, j)
+  });
+  EXPECT_EQ(t.check().mistake, "A * B stored transposed (element (i, j) at c[j * ldc + i])");
+}
+
+TEST(MatmulMistakes, RowsOfAReadKApart) {
+  Case t({.m = 5, .n = 7, .k = 3, .lda = 4, .ldb = 9, .ldc = 8});
+  t.store_sums(0, 3, [&](std::size_t i, std::size_t j, std::size_t p) {
+    return t.a_at(i * 3 + p) * t.b_at(p * 9 + j);
+  });
+  EXPECT_EQ(t.check().mistake, "A * B with the rows of A read k apart instead of lda");
+}
+
+TEST(MatmulMistakes, RowsOfBReadNApart) {
+  Case t({.m = 5, .n = 7, .k = 3, .lda = 4, .ldb = 9, .ldc = 8});
+  t.store_sums(0, 3, [&](std::size_t i, std::size_t j, std::size_t p) {
+    return t.a_at(i * 4 + p) * t.b_at(p * 7 + j);
+  });
+  EXPECT_EQ(t.check().mistake, "A * B with the rows of B read n apart instead of ldb");
+}
+
+TEST(MatmulMistakes, LoopOverPToN) {
+  Case t(MatmulShape::packed(7, 13, 17));
+  t.store_sums(0, 13, t.right());
+  EXPECT_EQ(t.check().mistake, "A * B with the loop over p running to n instead of k");
+}
+
+TEST(MatmulMistakes, LastPartialBlockOfKSkipped) {
+  Case t(MatmulShape::packed(6, 5, 70));
+  t.store_sums(0, 64, t.right());  // blocks of 64 (or 8, 16, 32: the same cut)
+  EXPECT_EQ(t.check().mistake,
+            "each sum stopped at p = 64, the end of the last full block of k = 70");
+}
+
+TEST(MatmulMistakes, OnlyTheLastBlockOfK) {
+  Case t(MatmulShape::packed(6, 5, 70));
+  t.store_sums(64, 70, t.right());
+  EXPECT_EQ(t.check().mistake, "only the products from p = 64 to k = 70, the last block of k");
+}
+
+TEST(MatmulMistakes, NoFullBlockOfK) {
+  Case t(MatmulShape::packed(4, 4, 17));
+  t.store_sums(0, 0, t.right());
+  EXPECT_EQ(t.check().mistake, "zero in every element of C (k = 17, less than one block of k)");
+}
+
+}  // namespace
