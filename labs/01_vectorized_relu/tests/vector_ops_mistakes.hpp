@@ -84,10 +84,17 @@ inline std::vector<Mistake> squared_difference(std::span<const float> a, std::sp
 }
 
 // --- dot, euclidean_distance ---------------------------------------------------------------------
+//
+// A reduction's check accepts a window as wide as the rounding error of the right sum. A wrong sum
+// can be larger than the right one (a term counted 16 times), and then its own rounding does not
+// fit that window: those entries add their terms as the wrong code does, in float32, so that they
+// are exact where the mistake shows first (the smallest n, all in the scalar tail).
 
 /// The mistakes of a float32 sum of n terms, result = finish(sum of term(i)), named with `terms`
-/// ("products" for dot, "squared differences" for euclidean_distance).
+/// ("products" for dot, "squared differences" for euclidean_distance). term(i) is exact (float64),
+/// rounded(i) the float32 term as the kernel computes it.
 inline std::vector<Mistake> sum_loop(std::size_t n, std::function<double(std::size_t)> term,
+                                     std::function<float(std::size_t)> rounded,
                                      std::function<double(double)> finish,
                                      const std::string& terms) {
   auto sum = [term](std::size_t first, std::size_t last) {
@@ -95,21 +102,24 @@ inline std::vector<Mistake> sum_loop(std::size_t n, std::function<double(std::si
     for (std::size_t i = first; i < last; ++i) s += term(i);
     return s;
   };
-  const std::size_t tail = n - n % kLanes;
+  const std::size_t full = n - n % kLanes;  // where the scalar tail starts
   return {
       {"the tail's " + terms + " each counted " + std::to_string(kLanes) + " times (Batch::size)",
        "`acc += a[i] * b[i]` with a Batch acc adds the float to every lane of acc, so the "
-       "reduction "
-       "counts it once per lane. Reduce the lanes first (xsimd::hadd), then add the tail to "
-       "that float.",
-       [=](std::size_t) { return finish(sum(0, tail) + kLanes * sum(tail, n)); }},
+       "reduction counts it once per lane. Reduce the lanes first (xsimd::hadd), then add the "
+       "tail to that float.",
+       [=](std::size_t) {
+         float tail = 0;  // what every lane gains from the tail
+         for (std::size_t i = full; i < n; ++i) tail += rounded(i);
+         return finish(sum(0, full) + static_cast<double>(kLanes) * tail);
+       }},
       {"lane 0 of the accumulator, without the other " + std::to_string(kLanes - 1) + " lanes",
        "acc.get(0) (or acc[0]) is one lane of the accumulator: each lane holds the sum of every " +
            std::to_string(kLanes) +
            "th term. Add all the lanes together with xsimd::hadd(acc), then add the tail.",
        [=](std::size_t) {
-         double s = sum(tail, n);
-         for (std::size_t i = 0; i < tail; i += kLanes) s += term(i);
+         double s = sum(full, n);
+         for (std::size_t i = 0; i < full; i += kLanes) s += term(i);
          return finish(s);
        }},
       {"the sum with its first term counted twice",
@@ -118,20 +128,20 @@ inline std::vector<Mistake> sum_loop(std::size_t n, std::function<double(std::si
        [=](std::size_t) { return finish(n == 0 ? 0.0 : sum(0, n) + term(0)); }},
       {"only the last of the " + terms,
        "the sum is overwritten by each term (= instead of +=): add each term to it.",
-       [=](std::size_t) { return finish(n == 0 ? 0.0 : term(n - 1)); }},
+       [=](std::size_t) { return finish(n == 0 ? 0.0 : rounded(n - 1)); }},
   };
 }
 
 inline std::vector<Mistake> dot(std::span<const float> a, std::span<const float> b) {
   std::vector<Mistake> list = sum_loop(
       a.size(), [a, b](std::size_t i) { return double(a[i]) * double(b[i]); },
-      [](double s) { return s; }, "products");
+      [a, b](std::size_t i) { return a[i] * b[i]; }, [](double s) { return s; }, "products");
   list.push_back({"the sum of a[i] * a[i]: b is never read",
                   "the second operand is loaded from a again (a copy-paste slip): load it from b.",
                   [a](std::size_t) {
-                    double s = 0;
-                    for (const float v : a) s += double(v) * double(v);
-                    return s;
+                    float s = 0;  // |a|^2 may be far larger than the window of a . b: see above
+                    for (const float v : a) s += v * v;
+                    return static_cast<double>(s);
                   }});
   return list;
 }
@@ -143,15 +153,18 @@ inline std::vector<Mistake> euclidean_distance(std::span<const float> a, std::sp
         const double d = double(a[i]) - double(b[i]);
         return d * d;
       },
+      [a, b](std::size_t i) {
+        const float d = a[i] - b[i];
+        return d * d;
+      },
       [](double s) { return std::sqrt(std::max(s, 0.0)); }, "squared differences");
   list.push_back({"the sum of |a[i] - b[i]| (the Manhattan distance)",
                   "the Euclidean distance squares each difference and takes one square root of "
                   "the sum: accumulate d * d (xsimd::fma(d, d, acc)), then std::sqrt at the end.",
                   [a, b](std::size_t) {
-                    double s = 0;
-                    for (std::size_t i = 0; i < a.size(); ++i)
-                      s += std::fabs(double(a[i]) - double(b[i]));
-                    return s;
+                    float s = 0;  // in float32, as the kernel adds: see above
+                    for (std::size_t i = 0; i < a.size(); ++i) s += std::fabs(a[i] - b[i]);
+                    return static_cast<double>(s);
                   }});
   return list;
 }

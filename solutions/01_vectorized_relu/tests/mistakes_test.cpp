@@ -108,7 +108,9 @@ float simd_sum(std::size_t n, const std::function<float(std::size_t)>& term,
 TEST(Lab01Mistakes, Dot) {
   auto rng = workbook::testing::rng();
   const std::size_t n = 4 * kLanes + 3;
-  const workbook::Vector a = workbook::normal(n, rng), b = workbook::normal(n, rng);
+  workbook::Vector a = workbook::normal(n, rng), b = workbook::normal(n, rng);
+  a(0) = 2.0f;  // a first term that counts: one counted twice must show
+  b(0) = 1.5f;
   const auto as = as_span(a), bs = as_span(b);
   auto product = [&](std::size_t i) { return a(i) * b(i); };
   EXPECT_TRUE(lab01::oracle::check_dot(as, bs, simd_sum(n, product)));
@@ -132,7 +134,9 @@ TEST(Lab01Mistakes, Dot) {
 TEST(Lab01Mistakes, EuclideanDistance) {
   auto rng = workbook::testing::rng();
   const std::size_t n = 4 * kLanes + 3;
-  const workbook::Vector a = workbook::normal(n, rng), b = workbook::normal(n, rng);
+  workbook::Vector a = workbook::normal(n, rng), b = workbook::normal(n, rng);
+  a(0) = 2.0f;  // a first term that counts: one counted twice must show
+  b(0) = -1.0f;
   const auto as = as_span(a), bs = as_span(b);
   auto square = [&](std::size_t i) {
     const float d = a(i) - b(i);
