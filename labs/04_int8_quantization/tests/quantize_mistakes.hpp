@@ -86,6 +86,11 @@ inline std::vector<Mistake> symmetric_scale(std::span<const float> x) {
        "a tensor whose largest magnitude is negative then saturates. Take the absolute value "
        "before the max (xsimd::abs, std::fabs).",
        scale(or_one(largest_signed / static_cast<float>(kQuantMax)))},
+      {"the max started from x[0], not |x[0]|",
+       "a negative x[0] never counts: start the running max at 0 (or at |x[0]|), so that every "
+       "element enters it as its magnitude.",
+       scale(or_one(std::max(x.empty() ? 0.0f : x[0], largest_magnitude(x, 1, x.size())) /
+                    static_cast<float>(kQuantMax)))},
       {"max |x| / 128",
        "the symmetric range is [-127, 127]: divide by 127, so that the largest magnitude maps to "
        "exactly 127 (-128 is never used).",

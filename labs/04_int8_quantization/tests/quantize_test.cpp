@@ -75,11 +75,13 @@ TEST(SymmetricScale, IsMaxAbsOver127AtEverySize) {
 }
 
 TEST(SymmetricScale, LargestMagnitudeAnywhereAndNegative) {
-  // The largest magnitude is negative, and sits at each position in turn, the tail included.
+  // The largest magnitude is negative, and sits at each position in turn, the tail included. The
+  // next largest, right after it, is negative too: every scale that misses a sign then differs.
   auto rng = workbook::testing::rng();
   for (std::size_t at = 0; at < 70; ++at) {
     workbook::Vector x = workbook::uniform(70, rng, -1, 1);
     x(at) = -3.5f;
+    x((at + 1) % 70) = -2.0f;
     ASSERT_CORRECT(
         lab04::oracle::check_symmetric_scale(as_span(x), lab04::symmetric_scale(as_span(x))))
         << "the largest magnitude, -3.5, at index " << at << " of 70";

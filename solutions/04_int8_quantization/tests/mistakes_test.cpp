@@ -34,6 +34,9 @@ TEST(Lab04Mistakes, SymmetricScale) {
                "max |x| / 127 = 0, with no special case");
   expect_named(lab04::oracle::check_symmetric_scale(x, 2.0f / 127.0f),
                "the largest x, not the largest |x|, over 127");
+  expect_named(
+      lab04::oracle::check_symmetric_scale(std::vector<float>{-4.0f, 1.0f, -2.0f}, 2.0f / 127.0f),
+      "the max started from x[0], not |x[0]|");
   expect_named(lab04::oracle::check_symmetric_scale(x, 4.0f / 128.0f), "max |x| / 128");
   expect_named(lab04::oracle::check_symmetric_scale(x, 4.0f), "max |x| itself, not divided by 127");
 
