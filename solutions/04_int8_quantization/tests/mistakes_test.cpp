@@ -40,6 +40,10 @@ TEST(Lab04Mistakes, SymmetricScale) {
   expect_named(lab04::oracle::check_symmetric_scale(x, 4.0f / 128.0f), "max |x| / 128");
   expect_named(lab04::oracle::check_symmetric_scale(x, 4.0f), "max |x| itself, not divided by 127");
 
+  // All negative, and shorter than a batch: a max of x, or over the full batches, finds nothing.
+  expect_named(lab04::oracle::check_symmetric_scale(std::vector<float>{-2.0f, -0.5f}, 1.0f),
+               "1, as if the tensor were all zeros");
+
   // The largest magnitude in the tail, after the last full batch.
   std::vector<float> tail(2 * kLanes + 3, 1.0f);
   tail.back() = 6.0f;
