@@ -1,16 +1,20 @@
 #pragma once
 // The float64 answers lab 01's kernels are checked against, and the tolerances they are checked
-// with. Shared by the correctness tests and the perf cases.
+// with, and the catalogue of mistakes each check names (vector_ops_mistakes.hpp). Shared by the
+// correctness tests and the perf cases.
+#include "vector_ops_mistakes.hpp"
+
 #include <workbook/buffer.hpp>
 #include <workbook/check.hpp>
 
 #include <cmath>
 #include <span>
+#include <vector>
 
 namespace lab01::oracle {
 
 inline workbook::Where where(const char* function) {
-  return {function, "labs/01_vectorized_relu/vector_ops.cpp"};
+  return {function, "labs/01_vectorized_relu/vector_ops.cpp", workbook::Model::simd};
 }
 
 /// ReLU with PyTorch's NaN semantics: NaN in, NaN out.
@@ -24,7 +28,8 @@ inline workbook::CheckResult check_relu(std::span<const float> x,
   return workbook::check_elementwise(y, [x](std::size_t i) { return relu(x[i]); },
                                      {.where = where("relu"),
                                       .tolerance = workbook::Tolerance::exact(),
-                                      .inputs = {workbook::column("x", x)}});
+                                      .inputs = {workbook::column("x", x)},
+                                      .mistakes = [x] { return mistakes::relu(x); }});
 }
 
 enum class Binary { add, multiply, squared_difference };
@@ -67,7 +72,18 @@ inline workbook::CheckResult check_binary(Binary op, std::span<const float> a,
       out, [=](std::size_t i) { return apply(op, a[i], b[i]); },
       {.where = where(name(op)),
        .tolerance = tolerance(op),
-       .inputs = {workbook::column("a", a), workbook::column("b", b)}});
+       .inputs = {workbook::column("a", a), workbook::column("b", b)},
+       .mistakes = [=] {
+         switch (op) {
+           case Binary::add:
+             return mistakes::add(a, b);
+           case Binary::multiply:
+             return mistakes::multiply(a, b);
+           case Binary::squared_difference:
+             return mistakes::squared_difference(a, b);
+         }
+         return std::vector<workbook::Mistake>{};
+       }});
 }
 
 /// A float32 dot product: each product rounds once (or not at all, with FMA), then n terms are
@@ -79,7 +95,8 @@ inline workbook::ReductionOracle dot_oracle(std::span<const float> a, std::span<
 }
 inline workbook::CheckResult check_dot(std::span<const float> a, std::span<const float> b,
                                        float got) {
-  return workbook::check_reduction(got, dot_oracle(a, b), where("dot"));
+  return workbook::check_reduction(got, dot_oracle(a, b), where("dot"),
+                                   [a, b] { return mistakes::dot(a, b); });
 }
 
 /// sqrt(sum (a_i - b_i)^2): the difference rounds once, its square once more (three factors of
@@ -97,7 +114,8 @@ inline workbook::ReductionOracle euclidean_oracle(std::span<const float> a,
 }
 inline workbook::CheckResult check_euclidean(std::span<const float> a, std::span<const float> b,
                                              float got) {
-  return workbook::check_reduction(got, euclidean_oracle(a, b), where("euclidean_distance"));
+  return workbook::check_reduction(got, euclidean_oracle(a, b), where("euclidean_distance"),
+                                   [a, b] { return mistakes::euclidean_distance(a, b); });
 }
 
 }  // namespace lab01::oracle

@@ -1,7 +1,9 @@
 #pragma once
 // The answers lab 04's kernels are checked against, the tolerances (each derived below), and the
-// diagnoses of the usual quantization mistakes. Shared by the correctness tests and the perf cases.
+// catalogue of mistakes each check names (quantize_mistakes.hpp). Shared by the correctness tests
+// and the perf cases.
 #include "quantize.hpp"
+#include "quantize_mistakes.hpp"
 
 #include <workbook/buffer.hpp>
 #include <workbook/check.hpp>
@@ -19,7 +21,7 @@
 namespace lab04::oracle {
 
 inline workbook::Where where(const char* function) {
-  return {function, "labs/04_int8_quantization/quantize.cpp"};
+  return {function, "labs/04_int8_quantization/quantize.cpp", workbook::Model::simd};
 }
 
 inline std::string show(double v) {
@@ -74,62 +76,21 @@ inline workbook::Tolerance quantize_tolerance() {
       "accepted (x * (1 / scale) rounds twice)"};
 }
 
-/// What a student's quantize did wrong, when every mismatch has the same explanation.
-inline std::string quantize_mistake(std::span<const float> x, std::span<const float> scales,
-                                    std::size_t cols,
-                                    const workbook::GuardedBuffer<std::int8_t>& q) {
-  enum Pattern { minus_128, wrapped, ties_away, truncated, multiplied, count };
-  bool fits[count] = {true, true, true, true, true};
-  std::size_t bad = 0, example[count] = {};
+/// Every wrong element is one whose answer saturates (|x / scale| beyond 127.5): the clamp to
+/// [-127, 127] is missing or wrong, whatever the conversion did with the value instead.
+inline bool only_saturated_wrong(std::span<const float> x,
+                                 const std::function<float(std::size_t)>& scale_of,
+                                 const workbook::GuardedBuffer<std::int8_t>& q) {
+  bool any = false;
   for (std::size_t i = 0; i < x.size(); ++i) {
-    const float s = scales[cols == 0 ? 0 : i / cols];
+    const float s = scale_of(i);
     const int want = quantized(x[i], s);
-    const int got = q[i];
-    if (got == want || (near_tie(x[i], s) && std::abs(got - want) <= 1) || std::isnan(x[i]))
+    if (q[i] == want || (near_tie(x[i], s) && std::abs(q[i] - want) <= 1) || std::isnan(x[i]))
       continue;
-    ++bad;
-    const double r = static_cast<double>(x[i] / s);
-    const bool checks[count] = {
-        got == -kQuantMax - 1 && want == -kQuantMax,
-        std::fabs(r) > kQuantMax + 0.5,  // any wrong value where the answer saturates
-        std::fabs(r - std::trunc(r)) == 0.5 && got == static_cast<int>(std::round(r)),
-        got == static_cast<int>(std::clamp(std::trunc(r), -127.0, 127.0)),
-        got == static_cast<int>(
-                   std::clamp(std::nearbyint(static_cast<double>(x[i]) * s), -127.0, 127.0))};
-    for (int p = 0; p < count; ++p) {
-      if (checks[p] && fits[p] && example[p] == 0) example[p] = i + 1;
-      fits[p] = fits[p] && checks[p];
-    }
+    if (!(std::fabs(static_cast<double>(x[i] / s)) > kQuantMax + 0.5)) return false;
+    any = true;
   }
-  if (bad == 0) return "";
-  auto at = [&](int p) {
-    const std::size_t i = example[p] - 1;
-    return "x[" + std::to_string(i) + "] = " + show(x[i]) + " with scale " +
-           show(scales[cols == 0 ? 0 : i / cols]) + " gave " + std::to_string(q[i]) +
-           " instead of " + std::to_string(quantized(x[i], scales[cols == 0 ? 0 : i / cols]));
-  };
-  if (fits[minus_128])
-    return "-128 is outside the range: clamp to [-127, 127], not [-128, 127] (" + at(minus_128) +
-           "). The symmetric range keeps q and -q both representable. (If you never wrote these "
-           "elements: -128 is also what the output held before the call.)";
-  if (fits[wrapped])
-    return "saturation missing: values beyond +-127.5 * scale must become +-127, but yours did not "
-           "(" +
-           at(wrapped) +
-           "): a cast to int8 wraps around (it keeps the low 8 bits: 200 becomes -56). "
-           "Clamp to [-127, 127] before converting.";
-  if (fits[ties_away])
-    return "ties must go to the even neighbour, but yours went away from zero (" + at(ties_away) +
-           "): that is std::round. Use std::nearbyint (or xsimd::nearbyint), which rounds half to "
-           "even "
-           "in the default rounding mode.";
-  if (fits[truncated])
-    return "x / scale was truncated toward zero, not rounded (" + at(truncated) +
-           "): a conversion "
-           "from float to int truncates. Round first (std::nearbyint), then convert.";
-  if (fits[multiplied])
-    return "you multiplied by the scale instead of dividing by it (" + at(multiplied) + ").";
-  return "";
+  return any;
 }
 
 /// Checks q = quantize(x, scale) (one scale), or a per-row quantization (scales[i / cols]).
@@ -137,7 +98,9 @@ inline workbook::CheckResult check_quantize(std::span<const float> x, std::span<
                                             std::size_t cols,
                                             const workbook::GuardedBuffer<std::int8_t>& q,
                                             const char* function = "quantize") {
-  auto scale_of = [=](std::size_t i) { return scales[cols == 0 ? 0 : i / cols]; };
+  const std::function<float(std::size_t)> scale_of = [=](std::size_t i) {
+    return scales[cols == 0 ? 0 : i / cols];
+  };
   workbook::CheckResult r = workbook::check_elementwise(
       q, [=](std::size_t i) { return static_cast<double>(quantized(x[i], scale_of(i))); },
       {.where = where(function),
@@ -145,15 +108,16 @@ inline workbook::CheckResult check_quantize(std::span<const float> x, std::span<
        .inputs = {workbook::column("x", x),
                   {"x / scale",
                    [=](std::size_t i) { return static_cast<double>(x[i] / scale_of(i)); }}},
-       .scale = [=](std::size_t i) { return near_tie(x[i], scale_of(i)) ? 1.0 : 0.0; }});
-  // The harness's own diagnosis stands for writes outside the output, and for unwritten elements
-  // unless they all sit where the answer is -127: those look unwritten because the poison is -128.
-  if (!r.ok && r.diagnosis.find("outside the output") == std::string::npos) {
-    const std::string mistake = quantize_mistake(x, scales, cols, q);
-    if (!mistake.empty() &&
-        (r.diagnosis.find("never written") == std::string::npos || mistake.starts_with("-128")))
-      r.diagnosis = mistake;
-  }
+       .scale = [=](std::size_t i) { return near_tie(x[i], scale_of(i)) ? 1.0 : 0.0; },
+       .mistakes = [=] { return mistakes::quantize(x, scale_of); }});
+  // No entry matched, yet only saturating elements are wrong: a clamp missing, with a conversion
+  // other than the one the catalogue assumes (x86's: the low byte of the int32).
+  if (!r.ok && r.mistake.empty() && r.diagnosis.find("outside the output") == std::string::npos &&
+      only_saturated_wrong(x, scale_of, q))
+    r.diagnosis =
+        "only elements beyond +-127.5 * scale are wrong: they must saturate to +-127. A cast to "
+        "int8 wraps around (it keeps the low 8 bits: 200 becomes -56): clamp the rounded value to "
+        "[-127, 127] before converting.";
   return r;
 }
 inline workbook::CheckResult check_quantize(std::span<const float> x, float scale,
@@ -170,19 +134,17 @@ inline float symmetric_scale(std::span<const float> x) {
   return scale > 0 ? scale : 1.0f;
 }
 
-/// The scale must be exactly the float32 quotient: one division, nothing to tolerate.
+/// The scale must be exactly the float32 quotient: one division, nothing to tolerate. `more` are
+/// mistakes tried before the catalogue's (quantize_rows: the whole matrix's scale).
 inline workbook::CheckResult check_symmetric_scale(std::span<const float> x, float got,
-                                                   const char* function = "symmetric_scale") {
+                                                   const char* function = "symmetric_scale",
+                                                   std::vector<workbook::Mistake> more = {}) {
   workbook::CheckResult r;
   r.checked = 1;
   r.edit = "edit " + where(function).file + ": " + function;
   const float want = symmetric_scale(x);
   if (got == want) return r;
-  float largest = 0, largest_signed = x.empty() ? 0 : x[0];
-  for (const float v : x) {
-    largest = std::max(largest, std::fabs(v));
-    largest_signed = std::max(largest_signed, v);
-  }
+  const float largest = mistakes::largest_magnitude(x, 0, x.size());
   r.ok = false;
   r.wrong = 1;
   r.summary = std::string(function) + ": returned " + show(got) + ", expected " + show(want) +
@@ -190,27 +152,35 @@ inline workbook::CheckResult check_symmetric_scale(std::span<const float> x, flo
               ")";
   r.tolerance =
       "exact: max |x_i| is one of the inputs, and one float32 division by 127 rounds once";
+  for (const std::vector<workbook::Mistake>& list : {more, mistakes::symmetric_scale(x)})
+    for (const workbook::Mistake& m : list) {
+      if (!r.mistake.empty() || m.answer(0) != static_cast<double>(got)) continue;
+      r.mistake = m.what;
+      r.diagnosis = "your result matches " + m.what + ": " + m.advice;
+    }
+  if (!r.diagnosis.empty()) return r;
   if (largest == 0)
     r.diagnosis =
         "the tensor is all zeros (or empty): its scale is defined as 1, so that quantize never "
         "divides by zero.";
-  else if (got == largest)
-    r.diagnosis =
-        "returned max|x| itself: divide it by 127, so that the largest magnitude maps to 127.";
-  else if (got == largest / 128.0f || got == largest / 255.0f || got == largest / 256.0f)
-    r.diagnosis =
-        "divided by the wrong number: the symmetric range is [-127, 127], so divide by 127.";
-  else if (got == std::max(largest_signed, 0.0f) / 127.0f)
-    r.diagnosis =
-        "took the largest x, not the largest |x|: a tensor whose largest magnitude is "
-        "negative then saturates. Use xsimd::abs (or std::fabs) before the max.";
-  else if (got == largest * (1.0f / 127.0f))
-    r.diagnosis =
-        "off by one unit in the last place: multiplying by 1/127 rounds twice; divide by "
-        "127.0f (one rounding).";
   else
     r.diagnosis = "not max|x| / 127: check the reduction over every element (tail included).";
   return r;
+}
+
+/// The scales of quantize_rows (rows x cols), row by row: the first wrong row's result.
+inline workbook::CheckResult check_row_scales(std::span<const float> x, std::size_t cols,
+                                              std::span<const float> scales) {
+  for (std::size_t row = 0; row < scales.size(); ++row) {
+    const auto values = x.subspan(row * cols, cols);
+    if (check_symmetric_scale(values, scales[row], "quantize_rows")) continue;
+    // The whole matrix's scale costs a pass over it: only for the row that failed.
+    workbook::CheckResult r =
+        check_symmetric_scale(values, scales[row], "quantize_rows", mistakes::row_scale(x));
+    r.summary = "the scale of row " + std::to_string(row) + ": " + r.summary;
+    return r;
+  }
+  return {};
 }
 
 /// x = q * scale rounds once to float32.
@@ -220,7 +190,8 @@ inline workbook::CheckResult check_dequantize(std::span<const std::int8_t> q, fl
       x, [=](std::size_t i) { return static_cast<double>(q[i]) * static_cast<double>(scale); },
       {.where = where("dequantize"),
        .tolerance = workbook::Tolerance::roundings(1),
-       .inputs = {workbook::column("q", q)}});
+       .inputs = {workbook::column("q", q)},
+       .mistakes = [=] { return mistakes::dequantize(q, scale); }});
 }
 
 /// ReLU selects q or 0: exact.
@@ -230,7 +201,8 @@ inline workbook::CheckResult check_quantized_relu(std::span<const std::int8_t> q
       out, [=](std::size_t i) { return static_cast<double>(std::max<int>(q[i], 0)); },
       {.where = where("quantized_relu"),
        .tolerance = workbook::Tolerance::exact(),
-       .inputs = {workbook::column("q", q)}});
+       .inputs = {workbook::column("q", q)},
+       .mistakes = [=] { return mistakes::quantized_relu(q); }});
 }
 
 // --- The integer product ----------------------------------------------------------------------
@@ -251,48 +223,6 @@ inline std::vector<std::int64_t> product(std::span<const std::int8_t> a,
   return c;
 }
 
-/// The usual mistakes of an int8 product, recognised from the pattern of the errors.
-inline std::string matmul_mistake(std::span<const std::int8_t> a, std::span<const std::int8_t> b,
-                                  std::span<const std::int64_t> want,
-                                  const workbook::GuardedBuffer<std::int32_t>& c, std::size_t m,
-                                  std::size_t n, std::size_t depth) {
-  bool wrapped16 = true, offset = true, any = false;
-  std::vector<std::int64_t> row_sum_b(n, 0);
-  for (std::size_t j = 0; j < n; ++j)
-    for (std::size_t k = 0; k < depth; ++k) row_sum_b[j] += b[j * depth + k];
-  for (std::size_t i = 0; i < m * n; ++i) {
-    const std::int64_t d = static_cast<std::int64_t>(c[i]) - want[i];
-    if (d == 0) continue;
-    any = true;
-    wrapped16 = wrapped16 && d % 65536 == 0;
-    offset = offset && d == 128 * row_sum_b[i % n];
-  }
-  if (!any) return "";
-  if (offset)
-    return "element (i, j) is off by exactly 128 * sum_k b[j][k]: you added 128 to A to make it "
-           "unsigned for vpdpbusd, but did not subtract 128 times the sums of B's rows (the "
-           "handout's "
-           "offset correction).";
-  if (wrapped16)
-    return "every wrong element is off by a multiple of 65536: the sum was kept in 16 bits "
-           "somewhere "
-           "(int16 wraps at 32767; 127 * 127 * 3 is already 48387). Accumulate in std::int32_t.";
-  if (n == depth && m * n * depth <= (std::size_t{1} << 24)) {
-    bool plain = true;  // A * B with B read as depth x n: the layout mix-up
-    for (std::size_t i = 0; i < m && plain; ++i)
-      for (std::size_t j = 0; j < n && plain; ++j) {
-        std::int64_t s = 0;
-        for (std::size_t k = 0; k < depth; ++k) s += a[i * depth + k] * b[k * n + j];
-        plain = static_cast<std::int64_t>(c[i * n + j]) == s;
-      }
-    if (plain)
-      return "you computed A * B with B stored as depth x n; here B is n x depth (row j of B is "
-             "column j "
-             "of the product) and c[i][j] is the dot product of row i of A with row j of B.";
-  }
-  return "";
-}
-
 /// Integer arithmetic is exact: the int32 product must equal the int64 oracle.
 inline workbook::CheckResult check_matmul_int8(std::span<const std::int8_t> a,
                                                std::span<const std::int8_t> b,
@@ -301,12 +231,23 @@ inline workbook::CheckResult check_matmul_int8(std::span<const std::int8_t> a,
                                                std::size_t m, std::size_t n, std::size_t depth) {
   workbook::CheckResult r = workbook::check_elementwise(
       c, [=](std::size_t i) { return static_cast<double>(want[i]); },
-      {.where = where("matmul_int8"), .tolerance = workbook::Tolerance::exact(), .shape = {m, n}});
-  if (!r.ok && r.diagnosis.find("never written") == std::string::npos &&
-      r.diagnosis.find("outside the output") == std::string::npos) {
-    if (std::string mistake = matmul_mistake(a, b, want, c, m, n, depth); !mistake.empty())
-      r.diagnosis = mistake;
-  }
+      {.where = where("matmul_int8"),
+       .tolerance = workbook::Tolerance::exact(),
+       .shape = {m, n},
+       .mistakes = [=] { return mistakes::matmul_int8(a, b, n, depth); }});
+  if (r.ok || !r.mistake.empty() || r.diagnosis.find("never written") != std::string::npos ||
+      r.diagnosis.find("outside the output") != std::string::npos)
+    return r;
+  // No entry matched, yet every error is a multiple of 2^16: int16 partial sums (per lane, or per
+  // block) widened to int32 too late.
+  bool wrapped16 = true;
+  for (std::size_t i = 0; i < m * n && wrapped16; ++i)
+    wrapped16 = (static_cast<std::int64_t>(c[i]) - want[i]) % 65536 == 0;
+  if (wrapped16)
+    r.diagnosis =
+        "every wrong element is off by a multiple of 65536: partial sums were kept in 16 bits "
+        "somewhere (int16 wraps at 32767; 127 * 127 * 3 is already 48387). Accumulate in "
+        "std::int32_t.";
   return r;
 }
 
@@ -320,15 +261,18 @@ inline workbook::CheckResult check_quantized_matmul(const QuantizedMatrix& a,
                                                     std::span<const std::int64_t> exact,
                                                     const workbook::GuardedBuffer<float>& c) {
   const std::size_t n = b.rows;
-  return workbook::check_elementwise(c,
-                                     [=](std::size_t i) {
-                                       return static_cast<double>(a.scale(i / n)) *
-                                              static_cast<double>(b.scale(i % n)) *
-                                              static_cast<double>(exact[i]);
-                                     },
-                                     {.where = where("quantized_matmul"),
-                                      .tolerance = workbook::Tolerance::roundings(3),
-                                      .shape = {a.rows, n}});
+  const std::function<double(std::size_t)> sum = [=](std::size_t i) {
+    return static_cast<double>(exact[i]);
+  };
+  return workbook::check_elementwise(
+      c,
+      [=](std::size_t i) {
+        return static_cast<double>(a.scale(i / n)) * static_cast<double>(b.scale(i % n)) * sum(i);
+      },
+      {.where = where("quantized_matmul"),
+       .tolerance = workbook::Tolerance::roundings(3),
+       .shape = {a.rows, n},
+       .mistakes = [=] { return mistakes::quantized_matmul(a, b, sum); }});
 }
 
 /// How far quantized_matmul may be from the float product of the original (unquantized) rows x_a

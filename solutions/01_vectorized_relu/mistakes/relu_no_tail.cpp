@@ -10,8 +10,10 @@ namespace lab01 {
 void relu(std::span<const float> x, std::span<float> y) {
   using Batch = xsimd::batch<float>;
   const Batch zero(0.0f);
-  for (std::size_t i = 0; i + Batch::size <= x.size(); i += Batch::size)
-    xsimd::max(Batch::load_unaligned(&x[i]), zero).store_unaligned(&y[i]);
+  for (std::size_t i = 0; i + Batch::size <= x.size(); i += Batch::size) {
+    const Batch v = Batch::load_unaligned(&x[i]);
+    xsimd::select(v <= zero, zero, v).store_unaligned(&y[i]);
+  }
 }
 
 }  // namespace lab01

@@ -1,0 +1,172 @@
+#pragma once
+// The mistakes students of lab 01 make, each with the wrong answer it gives, computed in float64
+// like the oracle (vector_ops_oracle.hpp). When a check fails, the output is compared with every
+// entry of the kernel's list, in order, before any generic pattern; the first that matches is
+// named: "your output matches <what>: <advice>". Specific entries come before general ones.
+//
+// A missing tail loop, or elements left out of a sum, are not listed: the harness recognises them
+// in any kernel. The entries are what else goes wrong in these kernels, in this build's width.
+#include <workbook/check.hpp>
+
+#include <xsimd/xsimd.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <functional>
+#include <limits>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace lab01::mistakes {
+
+using workbook::Mistake;
+
+/// Batch::size in this build: a mistake in the scalar tail touches the last n % kLanes elements.
+inline constexpr std::size_t kLanes = xsimd::batch<float>::size;
+
+inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// --- relu ----------------------------------------------------------------------------------------
+
+inline std::vector<Mistake> relu(std::span<const float> x) {
+  return {
+      {"a ReLU that turns NaN into 0",
+       "NaN must stay NaN, as in PyTorch. A comparison with NaN is false, so `x > 0 ? x : 0`, a "
+       "mask of x > 0 and xsimd::max(x, zero) all give 0 for it. Zero the elements where x <= 0 "
+       "instead: xsimd::select(x <= zero, zero, x) keeps NaN.",
+       [x](std::size_t i) {
+         const double v = x[i];
+         return std::isnan(v) ? 0.0 : std::max(v, 0.0);
+       }},
+      {"min(x, 0): the negative values kept and the positive ones zeroed",
+       "xsimd::select(mask, a, b) takes a where the mask is true and b elsewhere: with the mask "
+       "x <= 0, a is zero and b is x. Swap the two branches (or flip the comparison).",
+       [x](std::size_t i) {
+         const double v = x[i];
+         return v > 0 ? 0.0 : v;  // select(x > 0, zero, x): NaN is not > 0, so it stays NaN
+       }},
+      {"x * (x > 0), which makes -inf into NaN",
+       "multiplying by a 0/1 mask is not a selection: -inf * 0 is NaN, and relu(-inf) is 0. Select "
+       "instead: xsimd::select(x <= zero, zero, x).",
+       [x](std::size_t i) {
+         const double v = x[i];
+         return std::isinf(v) && v < 0 ? kNaN : (std::isnan(v) ? v : std::max(v, 0.0));
+       }},
+  };
+}
+
+// --- add, multiply, squared_difference
+// -------------------------------------------------------------
+
+inline std::vector<Mistake> add(std::span<const float> a, std::span<const float>) {
+  return {{"a + a: b is never read",
+           "the second operand is loaded from a again (a copy-paste slip): load it from b.",
+           [a](std::size_t i) { return 2.0 * a[i]; }}};
+}
+
+inline std::vector<Mistake> multiply(std::span<const float> a, std::span<const float> b) {
+  return {{"a * a: b is never read",
+           "the second operand is loaded from a again (a copy-paste slip): load it from b.",
+           [a](std::size_t i) { return double(a[i]) * double(a[i]); }},
+          {"a + b in multiply",
+           "the loop was copied from add and still adds: multiply the two batches (and the two "
+           "floats of the tail).",
+           [a, b](std::size_t i) { return double(a[i]) + double(b[i]); }}};
+}
+
+inline std::vector<Mistake> squared_difference(std::span<const float> a, std::span<const float> b) {
+  return {{"a - b, not squared",
+           "the difference d = a - b is stored as it is: store d * d (in the SIMD loop and in the "
+           "tail).",
+           [a, b](std::size_t i) { return double(a[i]) - double(b[i]); }}};
+}
+
+// --- dot, euclidean_distance ---------------------------------------------------------------------
+//
+// A reduction's check accepts a window as wide as the rounding error of the right sum. A wrong sum
+// can be larger than the right one (a term counted 16 times), and then its own rounding does not
+// fit that window: those entries add their terms as the wrong code does, in float32, so that they
+// are exact where the mistake shows first (the smallest n, all in the scalar tail).
+
+/// The mistakes of a float32 sum of n terms, result = finish(sum of term(i)), named with `terms`
+/// ("products" for dot, "squared differences" for euclidean_distance). term(i) is exact (float64),
+/// rounded(i) the float32 term as the kernel computes it.
+inline std::vector<Mistake> sum_loop(std::size_t n, std::function<double(std::size_t)> term,
+                                     std::function<float(std::size_t)> rounded,
+                                     std::function<double(double)> finish,
+                                     const std::string& terms) {
+  auto sum = [term](std::size_t first, std::size_t last) {
+    double s = 0;
+    for (std::size_t i = first; i < last; ++i) s += term(i);
+    return s;
+  };
+  const std::size_t full = n - n % kLanes;  // where the scalar tail starts
+  return {
+      {"the tail's " + terms + " each counted " + std::to_string(kLanes) + " times (Batch::size)",
+       "`acc += a[i] * b[i]` with a Batch acc adds the float to every lane of acc, so the "
+       "reduction counts it once per lane. Reduce the lanes first (xsimd::hadd), then add the "
+       "tail to that float.",
+       [=](std::size_t) {
+         float tail = 0;  // what every lane gains from the tail
+         for (std::size_t i = full; i < n; ++i) tail += rounded(i);
+         return finish(sum(0, full) + static_cast<double>(kLanes) * tail);
+       }},
+      {"lane 0 of the accumulator, without the other " + std::to_string(kLanes - 1) + " lanes",
+       "acc.get(0) (or acc[0]) is one lane of the accumulator: each lane holds the sum of every " +
+           std::to_string(kLanes) +
+           "th term. Add all the lanes together with xsimd::hadd(acc), then add the tail.",
+       [=](std::size_t) {
+         double s = sum(full, n);
+         for (std::size_t i = 0; i < full; i += kLanes) s += term(i);
+         return finish(s);
+       }},
+      {"the sum with its first term counted twice",
+       "the accumulator starts at the first term and the loop at index 0 as well: start the sum at "
+       "zero (Batch(0.0f)).",
+       [=](std::size_t) { return finish(n == 0 ? 0.0 : sum(0, n) + term(0)); }},
+      {"only the last of the " + terms,
+       "the sum is overwritten by each term (= instead of +=): add each term to it.",
+       [=](std::size_t) { return finish(n == 0 ? 0.0 : rounded(n - 1)); }},
+  };
+}
+
+inline std::vector<Mistake> dot(std::span<const float> a, std::span<const float> b) {
+  std::vector<Mistake> list = sum_loop(
+      a.size(), [a, b](std::size_t i) { return double(a[i]) * double(b[i]); },
+      [a, b](std::size_t i) { return a[i] * b[i]; }, [](double s) { return s; }, "products");
+  list.push_back({"the sum of a[i] * a[i]: b is never read",
+                  "the second operand is loaded from a again (a copy-paste slip): load it from b.",
+                  [a](std::size_t) {
+                    float s = 0;  // |a|^2 may be far larger than the window of a . b: see above
+                    for (const float v : a) s += v * v;
+                    return static_cast<double>(s);
+                  }});
+  return list;
+}
+
+inline std::vector<Mistake> euclidean_distance(std::span<const float> a, std::span<const float> b) {
+  std::vector<Mistake> list = sum_loop(
+      a.size(),
+      [a, b](std::size_t i) {
+        const double d = double(a[i]) - double(b[i]);
+        return d * d;
+      },
+      [a, b](std::size_t i) {
+        const float d = a[i] - b[i];
+        return d * d;
+      },
+      [](double s) { return std::sqrt(std::max(s, 0.0)); }, "squared differences");
+  list.push_back({"the sum of |a[i] - b[i]| (the Manhattan distance)",
+                  "the Euclidean distance squares each difference and takes one square root of "
+                  "the sum: accumulate d * d (xsimd::fma(d, d, acc)), then std::sqrt at the end.",
+                  [a, b](std::size_t) {
+                    float s = 0;  // in float32, as the kernel adds: see above
+                    for (std::size_t i = 0; i < a.size(); ++i) s += std::fabs(a[i] - b[i]);
+                    return static_cast<double>(s);
+                  }});
+  return list;
+}
+
+}  // namespace lab01::mistakes

@@ -1,0 +1,18 @@
+// Mistake: the difference stored without squaring it.
+// Checked by: SquaredDifference.MatchesOracleAtEverySize
+// Expect: your output matches a - b, not squared
+#include "vector_ops.hpp"
+
+#include <xsimd/xsimd.hpp>
+
+namespace lab01 {
+
+void squared_difference(std::span<const float> a, std::span<const float> b, std::span<float> out) {
+  using Batch = xsimd::batch<float>;
+  std::size_t i = 0;
+  for (; i + Batch::size <= a.size(); i += Batch::size)
+    (Batch::load_unaligned(&a[i]) - Batch::load_unaligned(&b[i])).store_unaligned(&out[i]);
+  for (; i < a.size(); ++i) out[i] = a[i] - b[i];
+}
+
+}  // namespace lab01

@@ -1,0 +1,164 @@
+// Lab 01's catalogue of mistakes (labs/01_vectorized_relu/tests/vector_ops_mistakes.hpp), proved
+// on the CPU: each wrong output, computed in float32 as the buggy code computes it, fails its
+// check and is named by its entry; the right output passes.
+#include "vector_ops_oracle.hpp"
+
+#include <workbook/tensor.hpp>
+#include <workbook/testing.hpp>
+
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace {
+
+using lab01::mistakes::kLanes;
+using lab01::oracle::Binary;
+using workbook::as_span;
+using workbook::GuardedBuffer;
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+
+// x with NaN, +-inf and both signs, as the tests' special values have them.
+std::vector<float> special_inputs() {
+  auto rng = workbook::testing::rng();
+  const workbook::Vector normal = workbook::normal(101, rng);
+  std::vector<float> x(normal.begin(), normal.end());
+  x[3] = kNaN;
+  x[10] = -kNaN;
+  x[20] = kInf;
+  x[30] = -kInf;
+  return x;
+}
+
+// The output of an elementwise kernel that computes f(i) in float32.
+GuardedBuffer<float> output(std::size_t n, const std::function<float(std::size_t)>& f) {
+  GuardedBuffer<float> y(n);
+  for (std::size_t i = 0; i < n; ++i) y[i] = f(i);
+  return y;
+}
+
+TEST(Lab01Mistakes, Relu) {
+  const std::vector<float> x = special_inputs();
+  EXPECT_TRUE(lab01::oracle::check_relu(
+      x, output(x.size(), [&](std::size_t i) { return x[i] <= 0 ? 0.0f : x[i]; })));
+  const std::vector<std::pair<std::string, std::function<float(std::size_t)>>> cases = {
+      {"a ReLU that turns NaN into 0", [&](std::size_t i) { return x[i] > 0 ? x[i] : 0.0f; }},
+      {"min(x, 0): the negative values kept and the positive ones zeroed",
+       [&](std::size_t i) { return x[i] > 0 ? 0.0f : x[i]; }},
+      {"x * (x > 0), which makes -inf into NaN",
+       [&](std::size_t i) { return x[i] * static_cast<float>(x[i] > 0); }},
+  };
+  for (const auto& [what, f] : cases) {
+    const workbook::CheckResult r = lab01::oracle::check_relu(x, output(x.size(), f));
+    EXPECT_FALSE(r.ok) << what;
+    EXPECT_EQ(r.mistake, what) << r;
+  }
+}
+
+TEST(Lab01Mistakes, BinaryOps) {
+  auto rng = workbook::testing::rng();
+  const workbook::Vector a = workbook::normal(77, rng), b = workbook::normal(77, rng);
+  const auto as = as_span(a), bs = as_span(b);
+  struct Case {
+    Binary op;
+    std::string what;
+    std::function<float(std::size_t)> f;
+  };
+  const std::vector<Case> cases = {
+      {Binary::add, "a + a: b is never read", [&](std::size_t i) { return a(i) + a(i); }},
+      {Binary::multiply, "a * a: b is never read", [&](std::size_t i) { return a(i) * a(i); }},
+      {Binary::multiply, "a + b in multiply", [&](std::size_t i) { return a(i) + b(i); }},
+      {Binary::squared_difference, "a - b, not squared",
+       [&](std::size_t i) { return a(i) - b(i); }},
+  };
+  for (const Case& c : cases) {
+    EXPECT_TRUE(lab01::oracle::check_binary(c.op, as, bs, output(a.size(), [&](std::size_t i) {
+                                              const float d = a(i) - b(i);
+                                              return c.op == Binary::add        ? a(i) + b(i)
+                                                     : c.op == Binary::multiply ? a(i) * b(i)
+                                                                                : d * d;
+                                            })));
+    const workbook::CheckResult r =
+        lab01::oracle::check_binary(c.op, as, bs, output(a.size(), c.f));
+    EXPECT_FALSE(r.ok) << c.what;
+    EXPECT_EQ(r.mistake, c.what) << r;
+  }
+}
+
+// A float32 sum of term(i) as a one-accumulator SIMD loop with a scalar tail computes it: lane
+// partial sums, reduced, then the tail. `tail_in_lanes` adds each tail term to every lane;
+// `lane_zero_only` keeps lane 0 of the accumulator instead of adding all of them.
+float simd_sum(std::size_t n, const std::function<float(std::size_t)>& term,
+               bool tail_in_lanes = false, bool lane_zero_only = false) {
+  std::vector<float> lanes(kLanes, 0.0f);
+  const std::size_t full = n - n % kLanes;
+  for (std::size_t i = 0; i < full; ++i) lanes[i % kLanes] += term(i);
+  for (std::size_t i = full; i < n && tail_in_lanes; ++i)
+    for (float& lane : lanes) lane += term(i);
+  float sum = 0;
+  for (std::size_t lane = 0; lane < (lane_zero_only ? 1 : kLanes); ++lane) sum += lanes[lane];
+  for (std::size_t i = full; i < n && !tail_in_lanes; ++i) sum += term(i);
+  return sum;
+}
+
+TEST(Lab01Mistakes, Dot) {
+  auto rng = workbook::testing::rng();
+  const std::size_t n = 4 * kLanes + 3;
+  workbook::Vector a = workbook::normal(n, rng), b = workbook::normal(n, rng);
+  a(0) = 2.0f;  // a first term that counts: one counted twice must show
+  b(0) = 1.5f;
+  const auto as = as_span(a), bs = as_span(b);
+  auto product = [&](std::size_t i) { return a(i) * b(i); };
+  EXPECT_TRUE(lab01::oracle::check_dot(as, bs, simd_sum(n, product)));
+  const std::vector<std::pair<std::string, float>> cases = {
+      {"the tail's products each counted " + std::to_string(kLanes) + " times (Batch::size)",
+       simd_sum(n, product, true)},
+      {"lane 0 of the accumulator, without the other " + std::to_string(kLanes - 1) + " lanes",
+       simd_sum(n, product, false, true)},
+      {"the sum with its first term counted twice", a(0) * b(0) + simd_sum(n, product)},
+      {"only the last of the products", product(n - 1)},
+      {"the sum of a[i] * a[i]: b is never read",
+       simd_sum(n, [&](std::size_t i) { return a(i) * a(i); })},
+  };
+  for (const auto& [what, got] : cases) {
+    const workbook::CheckResult r = lab01::oracle::check_dot(as, bs, got);
+    EXPECT_FALSE(r.ok) << what;
+    EXPECT_EQ(r.mistake, what) << r;
+  }
+}
+
+TEST(Lab01Mistakes, EuclideanDistance) {
+  auto rng = workbook::testing::rng();
+  const std::size_t n = 4 * kLanes + 3;
+  workbook::Vector a = workbook::normal(n, rng), b = workbook::normal(n, rng);
+  a(0) = 2.0f;  // a first term that counts: one counted twice must show
+  b(0) = -1.0f;
+  const auto as = as_span(a), bs = as_span(b);
+  auto square = [&](std::size_t i) {
+    const float d = a(i) - b(i);
+    return d * d;
+  };
+  EXPECT_TRUE(lab01::oracle::check_euclidean(as, bs, std::sqrt(simd_sum(n, square))));
+  const std::vector<std::pair<std::string, float>> cases = {
+      {"the tail's squared differences each counted " + std::to_string(kLanes) +
+           " times (Batch::size)",
+       std::sqrt(simd_sum(n, square, true))},
+      {"lane 0 of the accumulator, without the other " + std::to_string(kLanes - 1) + " lanes",
+       std::sqrt(simd_sum(n, square, false, true))},
+      {"the sum with its first term counted twice", std::sqrt(square(0) + simd_sum(n, square))},
+      {"only the last of the squared differences", std::sqrt(square(n - 1))},
+      {"the sum of |a[i] - b[i]| (the Manhattan distance)",
+       simd_sum(n, [&](std::size_t i) { return std::fabs(a(i) - b(i)); })},
+  };
+  for (const auto& [what, got] : cases) {
+    const workbook::CheckResult r = lab01::oracle::check_euclidean(as, bs, got);
+    EXPECT_FALSE(r.ok) << what;
+    EXPECT_EQ(r.mistake, what) << r;
+  }
+}
+
+}  // namespace
