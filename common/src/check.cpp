@@ -94,6 +94,7 @@ struct Outcome {
   std::vector<std::uint8_t> bad, unwritten;
   std::size_t bad_count = 0, unwritten_count = 0;
   std::function<double(std::size_t)> got, want;
+  std::function<double(std::size_t)> scale;  // the check's (ElementwiseCheck::scale), or empty
 
   bool all_bad_unwritten() const {
     for (std::size_t i = 0; i < n; ++i)
@@ -164,8 +165,9 @@ bool transposed(const Outcome& o, const Tolerance& tol) {
   for (std::size_t r = 0; r < o.rows; ++r)
     for (std::size_t c = 0; c < o.cols; ++c) {
       const double g = o.got(c * o.rows + r), w = o.want(r * o.cols + c);
-      if (std::fabs(g - w) > std::max(tol.rel, 1e-5) * (std::fabs(w) + 1e-30) + tol.abs)
-        return false;
+      // What the error of element (r, c) scales with: |w|, or the check's scale (a sum's terms).
+      const double scale = o.scale ? o.scale(r * o.cols + c) : std::fabs(w);
+      if (std::fabs(g - w) > 2 * std::max(tol.rel, 1e-5) * (scale + 1e-30) + tol.abs) return false;
     }
   return true;
 }
@@ -336,9 +338,10 @@ std::string diagnose_threads(const Outcome& o, const Where& where) {
 }
 
 template <class T>
-std::string diagnose(const Outcome& o, const Tolerance& tol, const Where& where) {
+std::string diagnose(const Outcome& o, const Tolerance& tol, const Where& where,
+                     std::size_t loop_lanes) {
   const Model model = where.model;
-  const std::size_t lanes = kLanes<T>;
+  const std::size_t lanes = loop_lanes > 0 ? loop_lanes : kLanes<T>;
   const std::size_t n = o.n;
   if (o.unwritten_count == n && model == Model::simd && n < lanes)
     return "the output was never written, and n = " + std::to_string(n) +
@@ -449,7 +452,8 @@ std::string past_the_end_advice(Model model) {
              "the store with `if (i < n)` (a float4 store needs 4 elements left, else the last n % "
              "4 go one by one); compute-sanitizer --tool memcheck names the line.";
     case Model::threads:
-      return "A chunk ends past n: clamp the last chunk's end to n.";
+      return "The last chunk runs past n: end each chunk at min(begin + grain, n), and give "
+             "subspan a count (end - begin), not an end.";
     case Model::simd:
       break;
   }
@@ -474,7 +478,8 @@ bool matches_mistake(const Outcome& o, const Mistake& m, const ElementwiseCheck&
       if (g != representable) return false;
       continue;
     }
-    const double scale = how.scale ? how.scale(i) : std::fabs(a);
+    double scale = how.scale ? how.scale(i) : std::fabs(a);
+    if (m.scale) scale = std::max(scale, m.scale(i));
     if (!(std::fabs(g - a) <= 2 * (tol.rel * scale + tol.abs))) return false;
   }
   return true;
@@ -518,6 +523,14 @@ std::string race_text(const Where& where, std::size_t changed, std::size_t first
 }
 
 }  // namespace
+
+template <class T>
+std::size_t simd_lanes() {
+  return kLanes<T>;
+}
+template std::size_t simd_lanes<float>();
+template std::size_t simd_lanes<std::int8_t>();
+template std::size_t simd_lanes<std::int32_t>();
 
 // --- Tolerances ----------------------------------------------------------------------------------
 
@@ -670,6 +683,7 @@ CheckResult check_elementwise(const GuardedBuffer<T>& buffer,
   o.n = r.checked;
   o.got = [&](std::size_t i) { return as_double(buffer[at(i)]); };
   o.want = want;
+  o.scale = how.scale;
   o.bad.assign(o.n, 0);
   o.unwritten.assign(o.n, 0);
   compare([&](std::size_t i, double, double, bool unwritten, bool bad) {
@@ -688,7 +702,7 @@ CheckResult check_elementwise(const GuardedBuffer<T>& buffer,
                           : "index " + std::to_string(r.first_wrong)) +
               ")";
   if (o.unwritten_count < o.n && how.mistakes) r.diagnosis = named_mistake<T>(o, how, r.mistake);
-  if (r.diagnosis.empty()) r.diagnosis = diagnose<T>(o, how.tolerance, how.where);
+  if (r.diagnosis.empty()) r.diagnosis = diagnose<T>(o, how.tolerance, how.where, how.lanes);
 
   std::ostringstream d;
   d << "  First mismatches:\n    " << (o.rows > 1 ? "  row,col" : "    index");
@@ -836,11 +850,15 @@ CheckResult check_reduction(double got, const ReductionOracle& oracle, const Whe
     return p.value();
   };
 
-  // A mistake's result matches when it is as close to got as the bound allows around the answer.
+  // A mistake's result matches when got is within the bound's window of it.
   if (mistakes) {
     for (const Mistake& m : mistakes()) {
       const double a = m.answer(0);
-      const bool same = std::isfinite(a) ? std::fabs(got - a) <= hi - lo
+      // The window: the answer's, or the wrong result's own rounding when it is larger (a sum
+      // with a term counted 16 times rounds with that larger sum).
+      const double window =
+          std::max(hi - lo, gamma_float(double(n + oracle.extra_roundings)) * std::fabs(a));
+      const bool same = std::isfinite(a) ? std::fabs(got - a) <= window
                                          : (std::isnan(a) ? std::isnan(got) : got == a);
       if (!same) continue;
       r.mistake = m.what;
@@ -867,6 +885,32 @@ CheckResult check_reduction(double got, const ReductionOracle& oracle, const Whe
         "returned twice the answer: the elements were counted twice (the tail loop "
         "starts at 0, or accumulators were added together twice).";
   }
+  // Partial reductions of the SIMD lanes or of several accumulators (skipped for huge n: it costs
+  // a pass over the input per pattern). Before the elements left out: with n = one batch, lane 0
+  // alone is also "the last n - 1 left out", and the lanes are what the student wrote.
+  if (r.diagnosis.empty() && where.model == Model::simd && n <= (std::size_t{1} << 22)) {
+    for (std::size_t w : {std::size_t{4}, std::size_t{8}, std::size_t{16}}) {
+      if (!r.diagnosis.empty() || n < w) break;
+      if (near(partial([&](std::size_t i) { return i % w == 0; })) ||
+          near(partial([&](std::size_t i) { return i % w == 0 || i >= n / w * w; })))
+        r.diagnosis = "only one lane of each " + std::to_string(w) +
+                      "-wide batch reached the "
+                      "result: add up all the lanes of the accumulator at the end (xsimd::hadd).";
+      for (std::size_t k : {std::size_t{2}, std::size_t{4}, std::size_t{8}}) {
+        if (!r.diagnosis.empty() || n < w * k) break;
+        const std::size_t blocked = n / (w * k) * (w * k);
+        auto first_acc = [&](std::size_t i) { return i < blocked && (i / w) % k == 0; };
+        if (near(partial(first_acc)) ||
+            near(partial([&](std::size_t i) { return first_acc(i) || i >= blocked; })))
+          r.diagnosis = "only the first of your " + std::to_string(k) +
+                        " accumulators reached "
+                        "the result (with batches of " +
+                        std::to_string(w) +
+                        "): add them all "
+                        "together before the final reduction.";
+      }
+    }
+  }
   // Elements left out at the end or the start.
   AccurateSum dropped;
   for (std::size_t k = 1; r.diagnosis.empty() && k <= std::min<std::size_t>(n, 64); ++k) {
@@ -886,31 +930,6 @@ CheckResult check_reduction(double got, const ReductionOracle& oracle, const Whe
       r.diagnosis = "the first " + count(k, "element") +
                     " were left out of the sum: check where "
                     "your loop starts.";
-  }
-  // Partial reductions of the SIMD lanes or of several accumulators (skipped for huge n: it costs
-  // a pass over the input per pattern).
-  if (r.diagnosis.empty() && where.model == Model::simd && n <= (std::size_t{1} << 22)) {
-    for (std::size_t w : {std::size_t{4}, std::size_t{8}, std::size_t{16}}) {
-      if (!r.diagnosis.empty() || n < 2 * w) break;
-      if (near(partial([&](std::size_t i) { return i % w == 0; })) ||
-          near(partial([&](std::size_t i) { return i % w == 0 || i >= n / w * w; })))
-        r.diagnosis = "only one lane of each " + std::to_string(w) +
-                      "-wide batch reached the "
-                      "result: add up all the lanes of the accumulator at the end (xsimd::hadd).";
-      for (std::size_t k : {std::size_t{2}, std::size_t{4}, std::size_t{8}}) {
-        if (!r.diagnosis.empty() || n < 2 * w * k) break;
-        const std::size_t blocked = n / (w * k) * (w * k);
-        auto first_acc = [&](std::size_t i) { return i < blocked && (i / w) % k == 0; };
-        if (near(partial(first_acc)) ||
-            near(partial([&](std::size_t i) { return first_acc(i) || i >= blocked; })))
-          r.diagnosis = "only the first of your " + std::to_string(k) +
-                        " accumulators reached "
-                        "the result (with batches of " +
-                        std::to_string(w) +
-                        "): add them all "
-                        "together before the final reduction.";
-      }
-    }
   }
   if (r.diagnosis.empty())
     r.diagnosis =

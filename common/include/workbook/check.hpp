@@ -50,6 +50,10 @@ struct Mistake {
   /// Element i of the wrong output (the check's logical indexing); NaN where the mistake leaves an
   /// element unwritten or NaN. For a reduction, answer(0) is the wrong result.
   std::function<double(std::size_t)> answer;
+  /// What the rounding error of the wrong answer's float32 evaluation scales with, element by
+  /// element (a wrong sum's: the sum of its own |terms|); empty: the check's own scale. Matching
+  /// allows twice the check's bound on the larger of the two.
+  std::function<double(std::size_t)> scale;
 };
 /// A lab's catalogue for one check, built only when the check fails (a wrong answer may need a
 /// pass over the inputs, or a matrix product).
@@ -102,6 +106,11 @@ struct Shape {
   std::size_t ld = 0;    ///< elements from one row's start to the next; 0 means cols
 };
 
+/// Elements of type T in one SIMD register of this build (xsimd's default architecture): 16 floats
+/// with AVX-512. For ElementwiseCheck::lanes.
+template <class T>
+std::size_t simd_lanes();
+
 /// What to compare, and how.
 struct ElementwiseCheck {
   Where where;                 ///< the kernel, named in every message
@@ -113,6 +122,10 @@ struct ElementwiseCheck {
   std::function<double(std::size_t)> scale;
   /// The lab's known mistakes for this kernel (see Mistake), tried first when the check fails.
   Mistakes mistakes;
+  /// Elements per SIMD batch of the kernel's loop, for the tail diagnoses ("4 full batches of 16 +
+  /// 3 left over"); 0: one register of the output's type. A loop over floats that writes int8
+  /// (quantize) runs batches of floats.
+  std::size_t lanes = 0;
   /// Poisons the output, runs the kernel again on the same inputs into the same buffer (and, for a
   /// GPU kernel, fetches it again). When set and the check fails, the output of the two runs is
   /// compared: an output that changes between two runs on the same inputs is a race (or a read

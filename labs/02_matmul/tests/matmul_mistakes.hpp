@@ -27,13 +27,10 @@ struct Inputs {
   std::span<const float> c_before;  ///< C's buffer before the call (ldc apart), or empty
 };
 
-/// A mistake with what the rounding error of its float32 evaluation scales with: a wrong sum
-/// rounds like any sum of its own terms, so it is matched within gamma_k times the sum of their
-/// magnitudes, not of the right terms' (see matches in matmul_oracle.hpp).
-struct Entry {
-  workbook::Mistake mistake;
-  std::function<double(std::size_t)> scale;
-};
+/// Each entry gives, besides its answer, what the rounding error of its float32 evaluation scales
+/// with (Mistake::scale): a wrong sum rounds like any sum of its own terms, so it is matched within
+/// gamma_k times the sum of their magnitudes, not of the right terms'.
+using Entry = workbook::Mistake;
 
 namespace detail {
 
@@ -60,7 +57,7 @@ Entry sum_of_products(const Inputs& in, std::string what, std::string advice, st
     }
     return s;
   };
-  return {{std::move(what), std::move(advice), [sum](std::size_t i) { return sum(i, false); }},
+  return {std::move(what), std::move(advice), [sum](std::size_t i) { return sum(i, false); },
           [sum](std::size_t i) { return sum(i, true); }};
 }
 
@@ -95,18 +92,17 @@ inline std::vector<Entry> catalogue(const Inputs& in) {
     const auto before = [in, s](std::size_t i) {
       return static_cast<double>(in.c_before[i / s.n * s.ldc + i % s.n]);
     };
-    list.push_back({{"C as it was before the call",
-                     "matmul wrote nothing. With k = 0 every element of C is an empty sum, 0: a "
-                     "kernel that only adds into C, or returns early when k == 0, leaves C as it "
-                     "was. Write every element of C, zeros included.",
-                     before},
-                    [](std::size_t) { return 0.0; }});
+    list.push_back({"C as it was before the call",
+                    "matmul wrote nothing. With k = 0 every element of C is an empty sum, 0: a "
+                    "kernel that only adds into C, or returns early when k == 0, leaves C as it "
+                    "was. Write every element of C, zeros included.",
+                    before, [](std::size_t) { return 0.0; }});
     list.push_back(
-        {{"C's earlier contents plus A * B (C += A * B)",
-          "matmul overwrites C (as sgemm with beta = 0): set each element of C to 0 "
-          "before you accumulate into it (or start each sum from 0 in a register and "
-          "store it), instead of adding to what the caller left there.",
-          [before, want](std::size_t i) { return before(i) + want(i); }},
+        {"C's earlier contents plus A * B (C += A * B)",
+         "matmul overwrites C (as sgemm with beta = 0): set each element of C to 0 "
+         "before you accumulate into it (or start each sum from 0 in a register and "
+         "store it), instead of adding to what the caller left there.",
+         [before, want](std::size_t i) { return before(i) + want(i); },
          // A sum of k + 1 terms, the first of them what C held.
          [before, right_scale](std::size_t i) { return std::fabs(before(i)) + right_scale(i); }});
   }
@@ -133,10 +129,10 @@ inline std::vector<Entry> catalogue(const Inputs& in) {
       0, s.k, [s](std::size_t i, std::size_t p) { return p * s.lda + i; }, b_pj));
   if (s.m == s.n)
     list.push_back(
-        {{"A * B stored transposed (element (i, j) at c[j * ldc + i])",
-          "element (i, j) of C is c[i * ldc + j]: i picks the row. Check the order of your "
-          "indices where you store into C (and in the loops over a tile).",
-          [want, s](std::size_t i) { return want(i % s.n * s.n + i / s.n); }},
+        {"A * B stored transposed (element (i, j) at c[j * ldc + i])",
+         "element (i, j) of C is c[i * ldc + j]: i picks the row. Check the order of your "
+         "indices where you store into C (and in the loops over a tile).",
+         [want, s](std::size_t i) { return want(i % s.n * s.n + i / s.n); },
          [right_scale, s](std::size_t i) { return right_scale(i % s.n * s.n + i / s.n); }});
   if (s.lda != s.k)
     list.push_back(sum_of_products(
@@ -189,14 +185,13 @@ inline std::vector<Entry> catalogue(const Inputs& in) {
   }
   if (s.k > 0 && s.k < detail::block_sizes().back())
     list.push_back(
-        {{"zero in every element of C (k = " + std::to_string(s.k) + ", less than one block of k)",
-          "C was set to zero but no product was added to it. If you block the loop "
-          "over p: k = " +
-              std::to_string(s.k) +
-              " is smaller than your block, and a loop over full blocks only skips "
-              "it. Loop while p0 < k and end each block at min(p0 + block, k).",
-          [](std::size_t) { return 0.0; }},
-         [](std::size_t) { return 0.0; }});
+        {"zero in every element of C (k = " + std::to_string(s.k) + ", less than one block of k)",
+         "C was set to zero but no product was added to it. If you block the loop "
+         "over p: k = " +
+             std::to_string(s.k) +
+             " is smaller than your block, and a loop over full blocks only skips "
+             "it. Loop while p0 < k and end each block at min(p0 + block, k).",
+         [](std::size_t) { return 0.0; }, [](std::size_t) { return 0.0; }});
   return list;
 }
 

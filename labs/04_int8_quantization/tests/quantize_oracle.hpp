@@ -109,7 +109,8 @@ inline workbook::CheckResult check_quantize(std::span<const float> x, std::span<
                   {"x / scale",
                    [=](std::size_t i) { return static_cast<double>(x[i] / scale_of(i)); }}},
        .scale = [=](std::size_t i) { return near_tie(x[i], scale_of(i)) ? 1.0 : 0.0; },
-       .mistakes = [=] { return mistakes::quantize(x, scale_of); }});
+       .mistakes = [=] { return mistakes::quantize(x, scale_of); },
+       .lanes = workbook::simd_lanes<float>()});  // the loop runs over batches of floats
   // No entry matched, yet only saturating elements are wrong: a clamp missing, with a conversion
   // other than the one the catalogue assumes (x86's: the low byte of the int32).
   if (!r.ok && r.mistake.empty() && r.diagnosis.find("outside the output") == std::string::npos &&
