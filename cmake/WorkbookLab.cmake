@@ -13,7 +13,8 @@
 #
 #   workbook_add_lab(NUMBER 05 CUDA
 #     SOURCES square.cu  TESTS tests/square_test.cpp  PERF tests/perf_cases.cpp
-#     SANITIZE memcheck  SANITIZE_FILTER "Square*:Square2d*")
+#     SANITIZE memcheck  SANITIZE_FILTER "Square*:Square2d*"
+#     SERIAL   TimeLaunches)               # test suites that time kernels: alone under ctest -j
 #
 # Its tests are labelled gpu and skip (exit code 77) on a machine without a GPU or driver; it is
 # left out, with a message, when no CUDA compiler was found (cmake/WorkbookCuda.cmake).
@@ -93,7 +94,7 @@ endfunction()
 
 # --- One lab -------------------------------------------------------------------------------------
 function(workbook_add_lab)
-  cmake_parse_arguments(PARSE_ARGV 0 arg "CUDA" "NUMBER;MAX_RATIO;SANITIZE_FILTER" "SOURCES;TESTS;PERF;LIBRARIES;SANITIZE")
+  cmake_parse_arguments(PARSE_ARGV 0 arg "CUDA" "NUMBER;MAX_RATIO;SANITIZE_FILTER" "SOURCES;TESTS;PERF;LIBRARIES;SANITIZE;SERIAL")
   if(NOT arg_NUMBER OR NOT arg_SOURCES OR NOT arg_TESTS)
     message(FATAL_ERROR "workbook_add_lab needs NUMBER, SOURCES and TESTS")
   endif()
@@ -161,6 +162,14 @@ function(workbook_add_lab)
   endif()
   gtest_add_tests(TARGET ${lab}_tests SOURCES ${arg_TESTS} TEST_PREFIX "${lab}." TEST_LIST tests)
   workbook_test_properties(TESTS ${tests} LABELS "${lab};correctness${gpu_label}" ${gpu})
+  # SERIAL suites time something of known length: under `ctest -j` they run alone.
+  foreach(suite IN LISTS arg_SERIAL)
+    set(serial ${tests})
+    list(FILTER serial INCLUDE REGEX "^${lab}\\.${suite}\\.")
+    if(serial)
+      set_tests_properties(${serial} PROPERTIES RUN_SERIAL TRUE)
+    endif()
+  endforeach()
 
   # With the solutions, also prove the stub fails every test it should with "not implemented".
   if(WORKBOOK_IMPL STREQUAL "solutions")

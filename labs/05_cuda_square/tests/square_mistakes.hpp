@@ -47,25 +47,6 @@ inline std::vector<workbook::Mistake> square(std::span<const float> x) {
          [x, threads](std::size_t i) { return i < threads ? squared(x[i]) : kUnwritten; }});
   }
 
-  for (std::size_t threads : kBlockSizes) {
-    // Thread t of block b squares t * threads + b: element i has a thread when some t <= i /
-    // threads (and < threads) leaves a block number i - t * threads below the grid's size.
-    const std::size_t grid = blocks(threads);
-    auto written = [threads, grid](std::size_t i) {
-      return i - std::min(i / threads, threads - 1) * threads < grid;
-    };
-    bool differs = false;
-    for (std::size_t i = 0; i < n && !differs; ++i) differs = !written(i);
-    if (!differs) continue;
-    list.push_back(
-        {"blockIdx.x and threadIdx.x swapped in the index, i = threadIdx.x * blockDim.x + "
-         "blockIdx.x",
-         "only the elements whose position in each group of blockDim.x is below the number of "
-         "blocks get a thread. Write i = blockIdx.x * blockDim.x + threadIdx.x: neighbouring "
-         "threads then take neighbouring elements, which is also what makes the loads coalesce.",
-         [x, written](std::size_t i) { return written(i) ? squared(x[i]) : kUnwritten; }});
-  }
-
   // The tail cut at a multiple of 4 (a float4 loop alone) or of the block size (a grid rounded
   // down). Both cut the same elements when n % threads < 4: one entry says both.
   std::set<std::size_t> cuts;
@@ -88,6 +69,27 @@ inline std::vector<workbook::Mistake> square(std::span<const float> x) {
                       "first), so the last n % threads elements get no thread. Launch (n + threads "
                       "- 1) / threads blocks and keep `if (i < n)` in the kernel.",
                       answer});
+  }
+
+  // After the tail cuts: where a swapped index leaves only a run of last elements (and a NaN input
+  // among them squares to NaN, which an unwritten element also matches), the cut says it plainly.
+  for (std::size_t threads : kBlockSizes) {
+    // Thread t of block b squares t * threads + b: element i has a thread when some t <= i /
+    // threads (and < threads) leaves a block number i - t * threads below the grid's size.
+    const std::size_t grid = blocks(threads);
+    auto written = [threads, grid](std::size_t i) {
+      return i - std::min(i / threads, threads - 1) * threads < grid;
+    };
+    bool differs = false;
+    for (std::size_t i = 0; i < n && !differs; ++i) differs = !written(i);
+    if (!differs) continue;
+    list.push_back(
+        {"blockIdx.x and threadIdx.x swapped in the index, i = threadIdx.x * blockDim.x + "
+         "blockIdx.x",
+         "only the elements whose position in each group of blockDim.x is below the number of "
+         "blocks get a thread. Write i = blockIdx.x * blockDim.x + threadIdx.x: neighbouring "
+         "threads then take neighbouring elements, which is also what makes the loads coalesce.",
+         [x, written](std::size_t i) { return written(i) ? squared(x[i]) : kUnwritten; }});
   }
 
   list.push_back({"x * 2 (or x + x) instead of x * x",

@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <functional>
+#include <limits>
 #include <regex>
 #include <span>
 #include <string>
@@ -125,7 +126,10 @@ TEST(SquareCatalogue, BlockAndThreadSwapped) {
 
 TEST(SquareCatalogue, Float4LoopWithoutItsTail) {
   for (std::size_t n : {5, 67, 4099}) {
-    const std::vector<float> x = inputs(n);
+    std::vector<float> x = inputs(n);
+    // As in Square.HugeAndSpecialValues: a NaN among the three left over. (Its NaN square once let
+    // the swapped-index entry, whose grid of 64-thread blocks misses only the last two, match.)
+    if (n == 4099) x[4096] = std::numeric_limits<float>::quiet_NaN();
     GuardedBuffer<float> y(n);
     const std::size_t n4 = n / 4;
     launch(ceil_div(n4, 256), 256, [&](std::size_t b, std::size_t t) {
