@@ -105,17 +105,19 @@ int main(int argc, char** argv) {
                },
                workbook::kBaseline}};
 #if defined(_OPENMP)
-  relu.push_back({"OpenMP parallel for, static, same chunks",
-                  [](ThreadPool&, std::span<const float> in, std::span<float> out) {
-                    const long chunks = static_cast<long>((in.size() + kChunk - 1) / kChunk);
+  relu.push_back({.label = "OpenMP parallel for, static, same chunks",
+                  .function =
+                      [](ThreadPool&, std::span<const float> in, std::span<float> out) {
+                        const long chunks = static_cast<long>((in.size() + kChunk - 1) / kChunk);
 #pragma omp parallel for schedule(static)
-                    for (long k = 0; k < chunks; ++k) {
-                      const std::size_t begin = static_cast<std::size_t>(k) * kChunk;
-                      const std::size_t size = std::min(kChunk, in.size() - begin);
-                      lab03::relu_chunk(in.subspan(begin, size), out.subspan(begin, size),
-                                        lab03::Stores::streaming);
-                    }
-                  }});
+                        for (long k = 0; k < chunks; ++k) {
+                          const std::size_t begin = static_cast<std::size_t>(k) * kChunk;
+                          const std::size_t size = std::min(kChunk, in.size() - begin);
+                          lab03::relu_chunk(in.subspan(begin, size), out.subspan(begin, size),
+                                            lab03::Stores::streaming);
+                        }
+                      },
+                  .library = true});
 #endif
   bench.versions(lab03::parallel_relu, "reference: pool, 1 Mi-float chunks, streaming",
                  std::move(relu));
@@ -128,14 +130,16 @@ int main(int argc, char** argv) {
                 }},
                {"v2 one task per tensor", v::process_batch_v2_task_per_tensor}};
 #if defined(_OPENMP)
-  batch.push_back({"OpenMP parallel for, dynamic, 1 tensor",
-                   [](ThreadPool&, std::span<const Tensor> tensors, const TensorOp& op) {
-                     std::vector<Tensor> results(tensors.size());
-                     const long count = static_cast<long>(tensors.size());
+  batch.push_back({.label = "OpenMP parallel for, dynamic, 1 tensor",
+                   .function =
+                       [](ThreadPool&, std::span<const Tensor> tensors, const TensorOp& op) {
+                         std::vector<Tensor> results(tensors.size());
+                         const long count = static_cast<long>(tensors.size());
 #pragma omp parallel for schedule(dynamic, 1)
-                     for (long i = 0; i < count; ++i) results[i] = op(tensors[i]);
-                     return results;
-                   }});
+                         for (long i = 0; i < count; ++i) results[i] = op(tensors[i]);
+                         return results;
+                       },
+                   .library = true});
 #endif
   bench.versions(lab03::process_batch, "reference: chunks claimed from a counter",
                  std::move(batch));
