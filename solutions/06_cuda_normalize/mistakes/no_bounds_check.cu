@@ -58,7 +58,7 @@ void normalize(const float* x, float* y, std::size_t rows, std::size_t cols, flo
   WORKBOOK_CUDA_CHECK_LAUNCH(row_statistics);
   const std::size_t n = rows * cols;
   apply<<<static_cast<unsigned>((n + kThreads - 1) / kThreads), kThreads>>>(x, stats, y, rows,
-                                                                           cols);
+                                                                            cols);
   WORKBOOK_CUDA_CHECK_LAUNCH(apply);
   WORKBOOK_CUDA_CHECK(cudaFree(stats));
 }
