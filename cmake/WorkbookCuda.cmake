@@ -77,6 +77,15 @@ if(WORKBOOK_GPU_LAUNCHER)
   message(STATUS "GPU tests run through the launcher \"${WORKBOOK_GPU_LAUNCHER}\" (WORKBOOK_GPU_LAUNCHER)")
 endif()
 
+# The CUDA labs' buggy kernels (workbook_add_mistakes GPU) only prove something on a GPU, and cost
+# minutes of nvcc: they are built where this machine has a GPU driver (or a launcher reaches one),
+# and elsewhere their tests skip saying so.
+set(gpu_here OFF)
+if(EXISTS "/dev/nvidiactl" OR WORKBOOK_GPU_LAUNCHER)
+  set(gpu_here ON)
+endif()
+option(WORKBOOK_GPU_MISTAKES "Build the CUDA labs' buggy kernels (default: where a GPU driver is present)" ${gpu_here})
+
 # Tests whose command is one of `targets` run through workbook-gpu-launch (CMake 3.29 calls the
 # mechanism TEST_LAUNCHER; before, CROSSCOMPILING_EMULATOR does the same for add_test).
 function(workbook_gpu_launched)

@@ -313,7 +313,8 @@ endfunction()
 # linker takes the first definition: the buggy one). Its own helpers and kernels belong in an
 # anonymous namespace, so that they cannot replace the reference's. The test <lab>.mistake.<name>
 # runs the test named and passes only when that test fails with every Expect line in its output
-# and nothing FORBID matches (a CUDA lab: no SIMD vocabulary). GPU: skipped without a GPU.
+# and nothing FORBID matches (a CUDA lab: no SIMD vocabulary). GPU: skipped without a GPU, and built
+# only where a GPU driver was present at configure time (WORKBOOK_GPU_MISTAKES, WorkbookCuda.cmake).
 function(workbook_add_mistakes)
   cmake_parse_arguments(PARSE_ARGV 0 arg "GPU" "FORBID" "FILES")
   set(lab ${WORKBOOK_LAB})
@@ -335,6 +336,12 @@ function(workbook_add_mistakes)
       message(FATAL_ERROR "${file}: a mistake needs '// Checked by: Suite.Test' and '// Expect: ...' lines")
     endif()
     cmake_path(GET file STEM name)
+    if(arg_GPU AND NOT WORKBOOK_GPU_MISTAKES)
+      add_test(NAME ${lab}.mistake.${name} COMMAND "${CMAKE_COMMAND}" -E echo
+               "no CUDA device: skipped (no GPU driver when this build was configured, so the buggy kernel was not built; -DWORKBOOK_GPU_MISTAKES=ON builds it)")
+      workbook_test_properties(TESTS ${lab}.mistake.${name} LABELS "${lab};correctness;mistakes${gpu_label}" ${gpu})
+      continue()
+    endif()
     set(exe ${lab}_mistake_${name})
     add_executable(${exe} "${source}")
     target_include_directories(${exe} PRIVATE "${WORKBOOK_LAB_DIR}" "${WORKBOOK_LAB_DIR}/tests")

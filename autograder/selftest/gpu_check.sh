@@ -46,7 +46,7 @@ step machine
 nvidia-smi --query-gpu=name,driver_version,memory.total,memory.used --format=csv
 nvcc --version | tail -1
 cmake -S . -B "$build" -G Ninja -DWORKBOOK_IMPL=solutions "-DWORKBOOK_LABS=05;06" -DWORKBOOK_AUTOGRADER=ON \
-  -DWORKBOOK_BENCH=ON -DWORKBOOK_HARNESS_TESTS=ON -DWORKBOOK_REGISTER_LAST_BUILD=OFF > "$build/configure.log" 2>&1 || { cat "$build/configure.log"; exit 1; }
+  -DWORKBOOK_BENCH=ON -DWORKBOOK_HARNESS_TESTS=ON -DWORKBOOK_GPU_MISTAKES=ON -DWORKBOOK_REGISTER_LAST_BUILD=OFF > "$build/configure.log" 2>&1 || { cat "$build/configure.log"; exit 1; }
 cmake --build "$build" -j "$(nproc)" 2>&1 | grep -E "error|FAILED" | head -40
 G=$build/autograder/workbook-grade
 cache=$build/grade-cache
