@@ -1,14 +1,11 @@
 # Read by ctest with this build's tests (the build folder's TEST_INCLUDE_FILES): builds the tree
 # before any test runs, so that a compile error shows in a plain `ctest`, with the compiler's own
 # lines and the file to fix, and not only as "workbook.build ***Failed" and a column of "Not Run"
-# (their output shows with --output-on-failure only). Set WORKBOOK_CTEST_NO_BUILD=1 to skip it;
-# the workbook.build test still builds, and every other test still needs it to pass.
+# (their output shows with --output-on-failure only). A build configured with
+# -DWORKBOOK_CTEST_BUILDS=OFF leaves it out; its workbook.build test still builds first.
 # Expects WORKBOOK_BUILD_DIR, WORKBOOK_SOURCE_DIR and WORKBOOK_CMAKE (set by the file that includes
 # this one: ctest does not define CMAKE_COMMAND).
 cmake_policy(VERSION 3.25)  # ctest reads this file with old policies: keep empty lines in lists
-if(DEFINED ENV{WORKBOOK_CTEST_NO_BUILD})
-  return()
-endif()
 if(NOT WORKBOOK_CMAKE)
   set(WORKBOOK_CMAKE "${CMAKE_COMMAND}")
 endif()

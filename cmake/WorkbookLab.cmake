@@ -65,12 +65,16 @@ endfunction()
 # --- `ctest` builds what it tests ----------------------------------------------------------------
 # `cmake --preset lab01 && ctest` has no build step, so the first test builds the tree; every other
 # test requires it (a failed build marks them "not run", which ctest counts as failures).
-# ctest also builds while it reads the tests (cmake/BuildBeforeTests.cmake), so that a compile error
-# is printed, with the file to fix, in a plain `ctest` run.
+# ctest also builds while it reads the tests (cmake/BuildBeforeTests.cmake, unless
+# WORKBOOK_CTEST_BUILDS is OFF), so that a compile error is printed, with the file to fix, in a plain
+# `ctest` run.
 function(workbook_add_build_fixture)
   add_test(NAME workbook.build COMMAND "${CMAKE_COMMAND}" --build "${PROJECT_BINARY_DIR}")
   set_tests_properties(workbook.build PROPERTIES FIXTURES_SETUP workbook_build LABELS build
     RUN_SERIAL TRUE TIMEOUT 1800)
+  if(NOT WORKBOOK_CTEST_BUILDS)  # (the docs preset: its tests need the docs target only)
+    return()
+  endif()
   set(script "${PROJECT_BINARY_DIR}/workbook-build-before-tests.cmake")
   file(WRITE "${script}"
     "set(WORKBOOK_BUILD_DIR \"${PROJECT_BINARY_DIR}\")\n"
