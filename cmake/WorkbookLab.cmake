@@ -166,14 +166,7 @@ function(workbook_add_lab)
   endif()
   gtest_add_tests(TARGET ${lab}_tests SOURCES ${arg_TESTS} TEST_PREFIX "${lab}." TEST_LIST tests)
   workbook_test_properties(TESTS ${tests} LABELS "${lab};correctness${gpu_label}" ${gpu})
-  # SERIAL suites time something of known length: under `ctest -j` they run alone.
-  foreach(suite IN LISTS arg_SERIAL)
-    set(serial ${tests})
-    list(FILTER serial INCLUDE REGEX "^${lab}\\.${suite}\\.")
-    if(serial)
-      set_tests_properties(${serial} PROPERTIES RUN_SERIAL TRUE)
-    endif()
-  endforeach()
+  _workbook_run_serial("${tests}" ${lab} "${arg_SERIAL}")
 
   # With the solutions, also prove the stub fails every test it should with "not implemented".
   if(WORKBOOK_IMPL STREQUAL "solutions")
@@ -229,13 +222,15 @@ endfunction()
 #
 #   workbook_add_solution_extras(GPU TESTS tests/versions_test.cpp LIBRARIES lab05_versions BENCH bench.cpp)
 #
+# SERIAL names test suites that time kernels (they run alone under ctest -j, as workbook_add_lab's).
+#
 # TESTS become labNN_versions_tests, one CTest test per GoogleTest test (labels correctness and
 # versions; GPU: gpu, skipped without a GPU), with the lab's tests/ folder on the include path.
 # BENCH becomes labNN_bench, registered as the test labNN.bench (label bench) with WORKBOOK_BENCH.
 # It links the lab's perf cases (tests/perf_cases.cpp): the bench times those cases, with the
 # solution's numbered versions in the kernel's place (workbook::LabBench in bench.hpp).
 function(workbook_add_solution_extras)
-  cmake_parse_arguments(PARSE_ARGV 0 arg "GPU" "BENCH" "TESTS;LIBRARIES")
+  cmake_parse_arguments(PARSE_ARGV 0 arg "GPU" "BENCH" "TESTS;LIBRARIES;SERIAL")
   set(lab ${WORKBOOK_LAB})
   set(test_main workbook::testing_main)
   set(ceilings "${WORKBOOK_CEILINGS_FILE}")
@@ -259,6 +254,7 @@ function(workbook_add_solution_extras)
     endif()
     gtest_add_tests(TARGET ${lab}_versions_tests SOURCES ${arg_TESTS} TEST_PREFIX "${lab}." TEST_LIST tests)
     workbook_test_properties(TESTS ${tests} LABELS "${lab};correctness;versions${gpu_label}" ${gpu})
+    _workbook_run_serial("${tests}" ${lab} "${arg_SERIAL}")
     set(WORKBOOK_VERSIONS_TESTS ${tests} PARENT_SCOPE)  # for a lab that sets more properties on them
   endif()
   if(arg_BENCH)
@@ -360,6 +356,18 @@ function(workbook_add_mistakes)
               -DSKIP_CODE=77 -P "${PROJECT_SOURCE_DIR}/cmake/CheckMistake.cmake")
     workbook_test_properties(TESTS ${lab}.mistake.${name} LABELS "${lab};correctness;mistakes${gpu_label}" ${gpu})
     set_tests_properties(${lab}.mistake.${name} PROPERTIES TIMEOUT 300)
+  endforeach()
+endfunction()
+
+# The tests of `suites` (GoogleTest suite names, e.g. TimeLaunches) among `tests` time something of
+# known length: under `ctest -j` they run alone.
+function(_workbook_run_serial tests lab suites)
+  foreach(suite IN LISTS suites)
+    set(serial ${tests})
+    list(FILTER serial INCLUDE REGEX "^${lab}\\.${suite}\\.")
+    if(serial)
+      set_tests_properties(${serial} PROPERTIES RUN_SERIAL TRUE)
+    endif()
   endforeach()
 endfunction()
 
