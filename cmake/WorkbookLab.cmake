@@ -299,7 +299,7 @@ endfunction()
 # --- A lab's catalogue of mistakes, proved on buggy implementations ---------------------------------
 # For solutions/NN_*/CMakeLists.txt:
 #
-#   workbook_add_mistakes(GPU FORBID "SIMD|batch|lane" FILES mistakes/variance_over_n_minus_1.cu ...)
+#   workbook_add_mistakes(GPU FILES mistakes/variance_over_n_minus_1.cu ...)
 #
 # Each file is a buggy implementation, written as a student would write it, of one or more of the
 # lab's functions, and says in its first comment lines which test must catch it and what that
@@ -313,8 +313,9 @@ endfunction()
 # linker takes the first definition: the buggy one). Its own helpers and kernels belong in an
 # anonymous namespace, so that they cannot replace the reference's. The test <lab>.mistake.<name>
 # runs the test named and passes only when that test fails with every Expect line in its output
-# and nothing FORBID matches (a CUDA lab: no SIMD vocabulary). GPU: skipped without a GPU, and built
-# only where a GPU driver was present at configure time (WORKBOOK_GPU_MISTAKES, WorkbookCuda.cmake).
+# and nothing FORBID matches (a regex; for GPU, by default, SIMD's vocabulary). GPU: skipped without
+# a GPU, and built only where a GPU driver was present at configure time (WORKBOOK_GPU_MISTAKES,
+# WorkbookCuda.cmake).
 function(workbook_add_mistakes)
   cmake_parse_arguments(PARSE_ARGV 0 arg "GPU" "FORBID" "FILES")
   set(lab ${WORKBOOK_LAB})
@@ -327,6 +328,9 @@ function(workbook_add_mistakes)
     set(gpu GPU)
     set(gpu_label ";gpu")
     set(launch "${WORKBOOK_GPU_LAUNCH}")
+    if(NOT arg_FORBID)  # a CUDA lab's messages speak of grids, blocks and threads, never of SIMD
+      set(arg_FORBID "SIMD|[Bb]atch|[^a-z]lanes?[^a-z]|tail loop")
+    endif()
   endif()
   foreach(file IN LISTS arg_FILES)
     set(source "${CMAKE_CURRENT_SOURCE_DIR}/${file}")
