@@ -31,9 +31,10 @@ if(xsimd_VERSION VERSION_LESS 8 OR xsimd_VERSION VERSION_GREATER_EQUAL 9)
                   "whose API differs: expect compile errors in the SIMD code")
 endif()
 
-# OpenBLAS (Debian: libopenblas-dev, found through pkg-config) is optional: labs 02 and 04 show its
-# sgemm beside the student's kernel and the reference, as the library a user would call instead.
-# Sets the target PkgConfig::OPENBLAS when found, and the global property
+# OpenBLAS (Debian: libopenblas-dev, found through pkg-config, else by its header and library under
+# CMAKE_PREFIX_PATH, as on a cluster without pkg-config) is optional: labs 02 and 04 show its sgemm
+# beside the student's kernel and the reference, as the library a user would call instead.
+# Sets the target workbook_openblas when found, and the global property
 # WORKBOOK_OPENBLAS_ENVIRONMENT: OpenBLAS 0.3.21
 # (Debian 12) does not know AMD Zen 4 and 5 and runs its AVX2 (Haswell) kernels there, at half the
 # speed of its AVX-512 ones; when this build targets AVX-512, whatever times OpenBLAS runs with
@@ -50,9 +51,23 @@ function(workbook_find_openblas)
   if(PkgConfig_FOUND)
     pkg_check_modules(OPENBLAS QUIET IMPORTED_TARGET GLOBAL openblas)
   endif()
-  set(environment "")
   if(TARGET PkgConfig::OPENBLAS)
-    message(STATUS "OpenBLAS ${OPENBLAS_VERSION} found: labs 02 and 04 show its sgemm as the library baseline")
+    add_library(workbook_openblas INTERFACE IMPORTED GLOBAL)
+    target_link_libraries(workbook_openblas INTERFACE PkgConfig::OPENBLAS)
+    set(found "OpenBLAS ${OPENBLAS_VERSION}")
+  else()
+    find_path(WORKBOOK_OPENBLAS_INCLUDE_DIR openblas_config.h PATH_SUFFIXES openblas openblas-pthread)
+    find_library(WORKBOOK_OPENBLAS_LIBRARY NAMES openblas)
+    if(WORKBOOK_OPENBLAS_INCLUDE_DIR AND WORKBOOK_OPENBLAS_LIBRARY)
+      add_library(workbook_openblas UNKNOWN IMPORTED GLOBAL)
+      set_target_properties(workbook_openblas PROPERTIES IMPORTED_LOCATION "${WORKBOOK_OPENBLAS_LIBRARY}"
+                            INTERFACE_INCLUDE_DIRECTORIES "${WORKBOOK_OPENBLAS_INCLUDE_DIR}")
+      set(found "OpenBLAS (${WORKBOOK_OPENBLAS_LIBRARY})")
+    endif()
+  endif()
+  set(environment "")
+  if(TARGET workbook_openblas)
+    message(STATUS "${found} found: labs 02 and 04 show its sgemm as the library baseline")
     if(WORKBOOK_NATIVE)
       include(CheckCXXSourceCompiles)
       set(CMAKE_REQUIRED_FLAGS -march=native)
@@ -66,7 +81,7 @@ function(workbook_find_openblas)
       endif()
     endif()
   else()
-    message(STATUS "OpenBLAS not found (it needs pkg-config and libopenblas-dev): labs 02 and 04 show no library baseline")
+    message(STATUS "OpenBLAS not found (Debian: libopenblas-dev): labs 02 and 04 show no library baseline")
   endif()
   set_property(GLOBAL PROPERTY WORKBOOK_OPENBLAS_ENVIRONMENT "${environment}")
 endfunction()
@@ -76,11 +91,11 @@ endfunction()
 function(workbook_use_openblas target prefix)
   cmake_parse_arguments(PARSE_ARGV 2 arg "" "" "TESTS")
   workbook_find_openblas()
-  if(NOT TARGET PkgConfig::OPENBLAS)
+  if(NOT TARGET workbook_openblas)
     return()
   endif()
   # PUBLIC: the executables that link these objects (perf workers) need the library too.
-  target_link_libraries(${target} PUBLIC PkgConfig::OPENBLAS)
+  target_link_libraries(${target} PUBLIC workbook_openblas)
   target_compile_definitions(${target} PRIVATE ${prefix}_HAVE_OPENBLAS)
   get_property(environment GLOBAL PROPERTY WORKBOOK_OPENBLAS_ENVIRONMENT)
   foreach(test IN LISTS arg_TESTS)

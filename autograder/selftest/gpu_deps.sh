@@ -4,10 +4,14 @@
 #   - header-only libraries and their CMake packages: xtensor, xtl, xsimd, nlohmann-json, CLI11;
 #   - GoogleTest's static libraries, headers and CMake package;
 #   - libarchive (the grader reads submissions with it): its headers, and the shared library with
-#     every library it loads, in .deps/runtime/ (installed there by `gpu_deps.sh --install`).
+#     every library it loads, in .deps/runtime/ (installed there by `gpu_deps.sh --install`);
+#   - with --baselines, the benches' library baselines too: OpenBLAS and oneDNN, their headers, and
+#     their shared libraries with what they load, compressed (.deps/runtime/baselines.tar.xz, 8 MB
+#     instead of 80: a device run carries at most 64 MiB).
 # On the GPU machine, from the repository root:
 #   autograder/selftest/gpu_deps.sh --install [.deps] # copies into /usr/local/lib the runtime
-#                                                  # libraries the machine lacks, then ldconfig
+#                                                  # libraries the machine lacks (and unpacks the
+#                                                  # baselines' there), then ldconfig
 #   export CMAKE_PREFIX_PATH=$PWD/.deps            # so that every configure (the grader's too) finds them
 # The copy mirrors /usr's layout, so the packages' own relative paths resolve inside it.
 set -euo pipefail
@@ -19,7 +23,12 @@ if [ "${1:-}" = "--install" ]; then
   # Only what is missing: the machine's own copy of a library stays the one its programs use.
   # (`ldconfig -p` lists each library as "<TAB>name (flags) => path": compare the first field.)
   have=$(ldconfig -p | awk 'NR > 1 {print $1}')
-  for so in "$dest"/runtime/*; do
+  unpacked=$(mktemp -d)
+  if [ -f "$dest/runtime/baselines.tar.xz" ]; then
+    tar -xJf "$dest/runtime/baselines.tar.xz" -C "$unpacked"
+  fi
+  for so in "$dest"/runtime/*.so* "$unpacked"/*; do
+    [ -e "$so" ] || continue
     name=$(basename "$so")
     if ! grep -qxF "$name" <<<"$have"; then
       # Copy beside it, then rename: a library in use (cp itself loads libacl) is never truncated.
@@ -28,9 +37,17 @@ if [ "${1:-}" = "--install" ]; then
       echo "gpu_deps: installed $name"
     fi
   done
+  # The names the linker looks for (find_library), for the baselines this machine did not have.
+  for name in openblas dnnl; do
+    so=$(ls /usr/local/lib/lib$name.so.* 2>/dev/null | head -1 || true)
+    [ -n "$so" ] && [ ! -e "/usr/local/lib/lib$name.so" ] && ln -s "$(basename "$so")" "/usr/local/lib/lib$name.so"
+  done
+  rm -rf "$unpacked"
   ldconfig
   exit 0
 fi
+baselines=false
+[ "${1:-}" = "--baselines" ] && baselines=true
 
 rm -rf "$dest"
 mkdir -p "$dest/include" "$dest/$lib/cmake" "$dest/share/cmake" "$dest/runtime"
@@ -45,5 +62,20 @@ ln -s ../../runtime/libarchive.so.13 "$dest/$lib/libarchive.so"
 ln -s ../runtime/libarchive.so.13 "$dest/lib/libarchive.so"
 ldd "/usr/$lib/libarchive.so.13" | awk '$3 ~ /^\// {print $3}' |
   grep -vE '/(libc|libm|libstdc\+\+|libgcc_s|ld-linux[^/]*)\.so' | xargs -I{} cp -L {} "$dest/runtime/"
+if $baselines; then
+  # OpenBLAS (Debian's pthread build) and oneDNN: headers beside the others, libraries compressed.
+  mkdir -p "$dest/include/openblas"
+  cp -L /usr/include/$(basename "$lib")/openblas-pthread/*.h "$dest/include/openblas/"
+  cp /usr/include/dnnl*.h /usr/include/dnnl*.hpp "$dest/include/"
+  [ -d /usr/include/oneapi ] && cp -r /usr/include/oneapi "$dest/include/"
+  libs=$(mktemp -d)
+  for so in "/usr/$lib/openblas-pthread/libopenblas.so.0" "/usr/$lib/libdnnl.so.2"; do
+    cp -L "$so" "$libs/"
+    ldd "$so" | awk '$3 ~ /^\// {print $3}' |
+      grep -vE '/(libc|libm|libstdc\+\+|libgcc_s|ld-linux[^/]*)\.so' | xargs -I{} cp -L {} "$libs/"
+  done
+  tar -cJf "$dest/runtime/baselines.tar.xz" -C "$libs" .
+  rm -rf "$libs"
+fi
 grep -qx '/.deps/' .git/info/exclude 2>/dev/null || echo '/.deps/' >> .git/info/exclude
 du -sh "$dest"

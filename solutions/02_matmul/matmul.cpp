@@ -2,19 +2,21 @@
 // loop structure of BLIS (Van Zee and van de Geijn, "BLIS: A Framework for Rapidly Instantiating
 // BLAS Functionality", 2015). The earlier versions are in versions.cpp; the handout explains each.
 //
-//   for jc: columns of B and C, kNC at a time
-//     for pc: k, kKC at a time           pack B(pc.., jc..) into micro-panels of kNR columns
-//       for ic: rows of A and C, kMC      pack A(ic.., pc..) into micro-panels of kMR rows
+//   for jc: columns of B and C, nc at a time
+//     for pc: k, kc at a time            pack B(pc.., jc..) into micro-panels of kNR columns
+//       for ic: rows of A and C, mc      pack A(ic.., pc..) into micro-panels of kMR rows
 //         for jr: one micro-panel of B
 //           for ir: one micro-panel of A  -> micro_kernel: a kMR x kNR tile of C
 #include "matmul.hpp"
 
+#include "blocking.hpp"
 #include "micro_kernel.hpp"
 
 #include <workbook/buffer.hpp>
 
 #include <algorithm>
 #include <cstddef>
+#include <thread>
 
 namespace lab02 {
 namespace {
@@ -22,53 +24,49 @@ namespace {
 using kernel::kMR;
 using kernel::kNR;
 
-// Cache blocks, sized from this machine's caches (an AMD EPYC, Zen 5: L1d 48 KiB and L2 1 MiB per
-// core, L3 shared; the probe finds memory's bandwidth only past 128 MiB), checked by measurement.
-// - kKC, the depth of a block. The micro-kernel re-reads one micro-panel of B (kKC x kNR floats,
-//   64 KiB with AVX-512) for each kMR rows of the A block: in L2, and fast enough from there, at
-//   4 loads of B per 24 FMAs (kKC = 128 would keep it in L1, and measured no faster). A deeper
-//   block loads and stores each tile of C less often: once per kKC steps, 0.4% of the loads at 256.
-// - kMC, rows of the A block (kMC x kKC floats, 192 KiB): re-read for every micro-panel of B, so it
-//   stays in L2; with that micro-panel, a quarter of the 1 MiB (kMC = 384 measured no faster).
-// - kNC, columns of the B panel (kKC x kNC floats, 1 MiB): re-read for every block of A, so it
-//   stays in L3. It also bounds the packing buffers for large n.
-// kMC is a multiple of kMR and kNC of kNR, so only the last block of a matrix has partial tiles.
-constexpr std::size_t kKC = 256;
-constexpr std::size_t kMC = 32 * kMR;
-constexpr std::size_t kNC = 1024 / kNR * kNR;
-
 std::size_t round_up(std::size_t value, std::size_t multiple) {
   return (value + multiple - 1) / multiple * multiple;
+}
+
+std::size_t round_down(std::size_t value, std::size_t multiple) {
+  return std::max(multiple, value / multiple * multiple);
 }
 
 // Copies the kc x nc block of B at b (rows ldb apart) into micro-panels of kNR columns: panel q
 // holds columns q * kNR to q * kNR + kNR - 1 as kc rows of kNR contiguous floats, zero past column
 // nc. The micro-kernel then reads one panel front to back, with no stride and no partial panel.
 void pack_b(const float* b, std::size_t ldb, std::size_t kc, std::size_t nc, float* packed) {
+  using kernel::Batch;
   for (std::size_t j0 = 0; j0 < nc; j0 += kNR) {
     const std::size_t width = std::min(kNR, nc - j0);
-    for (std::size_t p = 0; p < kc; ++p) {
+    for (std::size_t p = 0; p < kc; ++p, packed += kNR) {
       const float* row = b + p * ldb + j0;
-      std::copy(row, row + width, packed);
-      std::fill(packed + width, packed + kNR, 0.0f);
-      packed += kNR;
+      if (width == kNR) {  // a whole row of the panel: kNV batches, no call to memmove
+        for (std::size_t v = 0; v < kernel::kNV; ++v)
+          Batch::load_unaligned(row + v * Batch::size).store_aligned(packed + v * Batch::size);
+      } else {
+        std::copy(row, row + width, packed);
+        std::fill(packed + width, packed + kNR, 0.0f);
+      }
     }
   }
 }
 
 // Copies the mc x kc block of A at a (rows lda apart) into micro-panels of kMR rows: panel r holds,
 // for each p, the kMR numbers A(r * kMR + i, p) side by side (what the micro-kernel broadcasts at
-// step p), zero past row mc.
+// step p), zero past row mc. The loop over p is the outer one, so that the panel is written front
+// to back while kMR rows are read side by side (a row at a time, the writes are kMR floats apart:
+// twice the time, 5% of a 2048^3 product).
 void pack_a(const float* a, std::size_t lda, std::size_t mc, std::size_t kc, float* packed) {
-  for (std::size_t i0 = 0; i0 < mc; i0 += kMR) {
+  for (std::size_t i0 = 0; i0 < mc; i0 += kMR, packed += kMR * kc) {
     const std::size_t height = std::min(kMR, mc - i0);
-    for (std::size_t i = 0; i < height; ++i) {
-      const float* row = a + (i0 + i) * lda;
-      for (std::size_t p = 0; p < kc; ++p) packed[p * kMR + i] = row[p];
-    }
+    const float* rows[kMR];  // a short last panel copies its last row again, zeroed below
+    for (std::size_t i = 0; i < kMR; ++i) rows[i] = a + (i0 + std::min(i, height - 1)) * lda;
+    for (std::size_t p = 0; p < kc; ++p)
+#pragma GCC unroll 16
+      for (std::size_t i = 0; i < kMR; ++i) packed[p * kMR + i] = rows[i][p];
     for (std::size_t i = height; i < kMR; ++i)
       for (std::size_t p = 0; p < kc; ++p) packed[p * kMR + i] = 0.0f;
-    packed += kMR * kc;
   }
 }
 
@@ -98,8 +96,45 @@ void tile(std::size_t kc, const float* packed_a, const float* packed_b, float* c
 
 }  // namespace
 
+// The blocks, after BLIS's analytical model (Low, Igual, Smith and Quintana-Orti, "Analytical
+// Modeling Is Enough for High-Performance BLIS", 2016): each block is sized to stay in the cache
+// that serves it, with room left for the data streaming past it. Measured on a Zen 5 core (48 KiB
+// L1, 1 MiB L2), where they give kc = 512, mc = 126, nc = 4096 with AVX-512.
+Blocks blocks_for(const workbook::CacheSizes& caches, unsigned cores) {
+  // Where the OS reports nothing, small caches: 256 KiB of L2, 1 MiB of L3 per core.
+  const std::size_t l2 = caches.l2 > 0 ? caches.l2 : std::size_t{256} << 10;
+  const std::size_t l3_share =
+      caches.l3 > 0 ? caches.l3 / std::max(1u, cores) : std::size_t{1} << 20;
+  Blocks blocks;
+  // kc: one micro-panel of B (kc x kNR floats) is re-read for each micro-panel of A, from the L2:
+  // an eighth of it (128 KiB of 1 MiB). Deep blocks load and store each tile of C less often,
+  // once per kc steps of p; at 2048^3, where C (16 MiB) comes from the L3, kc = 512 measured 7%
+  // faster than 256. Past 512 the gain is gone (0.2% of the loads), and the block of A gets thin.
+  blocks.kc = std::clamp<std::size_t>(l2 / 8 / (kNR * sizeof(float)), 64, 512);
+  // mc: the block of A (mc x kc floats) is re-read for every micro-panel of B: it stays in the
+  // L2, a quarter of it, with the micro-panel of B and the tiles of C passing by.
+  blocks.mc = round_down(l2 / 4 / (blocks.kc * sizeof(float)), kMR);
+  // nc: the panel of B (kc x nc floats) is re-read for every block of A, from the L3: half of one
+  // core's share of it. A wide panel also packs A fewer times: once per panel of B. At most 4096
+  // columns (8 MiB of packed B), since a virtual machine may report its host's whole L3.
+  blocks.nc = std::min<std::size_t>(round_down(l3_share / 2 / (blocks.kc * sizeof(float)), kNR),
+                                    round_down(4096, kNR));
+  return blocks;
+}
+
+const Blocks& this_machines_blocks() {
+  static const Blocks blocks =
+      blocks_for(workbook::cache_sizes(), std::max(1u, std::thread::hardware_concurrency()));
+  return blocks;
+}
+
 void matmul(std::span<const float> a, std::span<const float> b, std::span<float> c,
             const MatmulShape& shape) {
+  matmul_in_blocks(a, b, c, shape, this_machines_blocks());
+}
+
+void matmul_in_blocks(std::span<const float> a, std::span<const float> b, std::span<float> c,
+                      const MatmulShape& shape, const Blocks& blocks) {
   require_valid_arguments(a, b, c, shape);
   const auto [m, n, k, lda, ldb, ldc] = shape;
   if (m == 0 || n == 0) return;
@@ -107,18 +142,21 @@ void matmul(std::span<const float> a, std::span<const float> b, std::span<float>
     for (std::size_t i = 0; i < m; ++i) std::fill_n(c.data() + i * ldc, n, 0.0f);
     return;
   }
-  // The packing buffers: 64-byte aligned, as large as the blocks this product needs.
-  workbook::AlignedVector<float> packed_a(round_up(std::min(m, kMC), kMR) * std::min(k, kKC));
-  workbook::AlignedVector<float> packed_b(std::min(k, kKC) * round_up(std::min(n, kNC), kNR));
+  const auto [kc_max, mc_max, nc_max] = blocks;
+  // The packing buffers, 64-byte aligned and kept between calls: allocating them afresh, and
+  // touching their pages for the first time, cost 1% of a 1024^3 product and 5% of the primes'.
+  thread_local workbook::AlignedVector<float> packed_a, packed_b;
+  packed_a.resize(round_up(std::min(m, mc_max), kMR) * std::min(k, kc_max));
+  packed_b.resize(std::min(k, kc_max) * round_up(std::min(n, nc_max), kNR));
 
-  for (std::size_t jc = 0; jc < n; jc += kNC) {
-    const std::size_t nc = std::min(kNC, n - jc);
-    for (std::size_t pc = 0; pc < k; pc += kKC) {
-      const std::size_t kc = std::min(kKC, k - pc);
+  for (std::size_t jc = 0; jc < n; jc += nc_max) {
+    const std::size_t nc = std::min(nc_max, n - jc);
+    for (std::size_t pc = 0; pc < k; pc += kc_max) {
+      const std::size_t kc = std::min(kc_max, k - pc);
       const bool accumulate = pc > 0;  // the first block of k overwrites C, the others add to it
       pack_b(b.data() + pc * ldb + jc, ldb, kc, nc, packed_b.data());
-      for (std::size_t ic = 0; ic < m; ic += kMC) {
-        const std::size_t mc = std::min(kMC, m - ic);
+      for (std::size_t ic = 0; ic < m; ic += mc_max) {
+        const std::size_t mc = std::min(mc_max, m - ic);
         pack_a(a.data() + ic * lda + pc, lda, mc, kc, packed_a.data());
         for (std::size_t jr = 0; jr < nc; jr += kNR) {
           for (std::size_t ir = 0; ir < mc; ir += kMR) {

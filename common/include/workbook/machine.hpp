@@ -28,4 +28,16 @@ struct MachineInfo {
 /// Reads the facts above (cheap; no measurement).
 MachineInfo machine_info();
 
+/// The data caches one core sees, in bytes, as the OS reports them; 0 where it reports nothing.
+struct CacheSizes {
+  std::size_t l1d = 0;  ///< level 1 data cache, per core
+  std::size_t l2 = 0;   ///< level 2, per core on current x86 and ARM server CPUs
+  std::size_t l3 = 0;   ///< last level, shared: by a socket, a CCX, or as a virtual machine says
+};
+
+/// Reads the cache sizes: glibc's sysconf where it knows them (it asks the CPU, through cpuid on
+/// x86), else Linux's /sys/devices/system/cpu/cpu0/cache (where ARM and some containers report
+/// them). Cheap, but it reads files: call it once, not per kernel call.
+CacheSizes cache_sizes();
+
 }  // namespace workbook

@@ -1,7 +1,9 @@
 // Every numbered version of lab 02 is correct on the shapes that break blocked kernels: they differ
 // only in speed.
 #include "versions.hpp"
+#include "blocking.hpp"
 #include "matmul_oracle.hpp"
+#include "micro_kernel.hpp"
 
 #include <workbook/testing.hpp>
 
@@ -27,9 +29,11 @@ const std::vector<MatmulShape> kShapes = {
     {.m = 31, .n = 70, .k = 40, .lda = 45, .ldb = 80, .ldc = 71},
 };
 
-void expect_correct(Version version, const char* name) {
+template <class Multiply>
+void expect_correct(Multiply version, const char* name,
+                    const std::vector<MatmulShape>& shapes = kShapes) {
   auto rng = workbook::testing::rng();
-  for (const MatmulShape& s : kShapes) {
+  for (const MatmulShape& s : shapes) {
     const std::vector<float> a = lab02::oracle::random_matrix(s.m, s.k, s.lda, rng);
     const std::vector<float> b = lab02::oracle::random_matrix(s.k, s.n, s.ldb, rng);
     workbook::GuardedBuffer<float> c = lab02::oracle::output_for(s);
@@ -54,6 +58,68 @@ TEST(Versions, V3BlockedIsCorrect) {
 }
 TEST(Versions, V4RegisterBlockedIsCorrect) {
   expect_correct(lab02::versions::matmul_v4_register_blocked, "v4");
+}
+
+// The reference with blocks far smaller than any cache's: every loop of the blocked product runs
+// several times (and ends in a partial block) even on these small shapes, whatever the machine.
+TEST(Reference, CorrectWithSmallBlocks) {
+  using lab02::kernel::kMR;
+  using lab02::kernel::kNR;
+  std::vector<MatmulShape> shapes = kShapes;
+  shapes.push_back(MatmulShape::packed(50, 3 * kNR + 5, 70));
+  shapes.push_back(
+      {.m = 4 * kMR + 1, .n = 2 * kNR - 1, .k = 33, .lda = 40, .ldb = 2 * kNR, .ldc = 2 * kNR});
+  for (const lab02::Blocks blocks :
+       {lab02::Blocks{8, kMR, kNR}, lab02::Blocks{16, 3 * kMR, 2 * kNR},
+        lab02::Blocks{1, kMR, kNR}}) {
+    expect_correct([&](std::span<const float> a, std::span<const float> b, std::span<float> c,
+                       const MatmulShape& s) { lab02::matmul_in_blocks(a, b, c, s, blocks); },
+                   "the reference with small blocks", shapes);
+  }
+}
+
+// The blocks follow the caches, by the rules in matmul.cpp.
+TEST(Reference, BlocksFollowTheCaches) {
+  using lab02::kernel::kMR;
+  using lab02::kernel::kNR;
+  constexpr std::size_t KiB = 1024, MiB = 1024 * KiB;
+  const auto expect_rules = [](const workbook::CacheSizes& caches, unsigned cores) {
+    const lab02::Blocks blocks = lab02::blocks_for(caches, cores);
+    SCOPED_TRACE("L2 " + std::to_string(caches.l2) + ", L3 " + std::to_string(caches.l3) + " for " +
+                 std::to_string(cores) + " cores");
+    EXPECT_EQ(blocks.mc % kMR, 0u);
+    EXPECT_EQ(blocks.nc % kNR, 0u);
+    EXPECT_GE(blocks.kc, 64u);
+    EXPECT_LE(blocks.kc, 512u);
+    EXPECT_LE(blocks.nc, 4096u);
+    if (caches.l2 > 0) {
+      EXPECT_LE(blocks.kc * kNR * sizeof(float),
+                std::max<std::size_t>(caches.l2 / 8, 64 * kNR * 4));
+      EXPECT_LE(blocks.mc * blocks.kc * sizeof(float),
+                std::max(caches.l2 / 4, kMR * blocks.kc * 4));
+    }
+    if (caches.l3 > 0) {
+      EXPECT_LE(blocks.kc * blocks.nc * sizeof(float),
+                std::max(caches.l3 / cores / 2, kNR * blocks.kc * 4));
+    }
+    return blocks;
+  };
+  // A Zen 5 CCD: 1 MiB of L2 per core, 32 MiB of L3 for 8 cores.
+  const lab02::Blocks zen5 = expect_rules({48 * KiB, 1 * MiB, 32 * MiB}, 8);
+  // A Sapphire Rapids socket: 2 MiB of L2 per core, 105 MiB of L3 for 56 cores.
+  const lab02::Blocks sapphire_rapids = expect_rules({48 * KiB, 2 * MiB, 105 * MiB}, 56);
+  // A bigger L2 holds a bigger block of A; a bigger share of the L3 a wider panel of B.
+  EXPECT_GT(sapphire_rapids.mc * sapphire_rapids.kc, zen5.mc * zen5.kc);
+  EXPECT_LT(sapphire_rapids.nc, zen5.nc);
+  // Nothing reported: the small defaults, still valid blocks.
+  expect_rules({}, 1);
+  // A virtual machine that reports its host's whole L3 for 2 cores: the panel stops at 4096.
+  EXPECT_EQ(expect_rules({48 * KiB, 1 * MiB, 508 * MiB}, 2).nc, 4096 / kNR * kNR);
+  // The blocks this machine uses obey the same rules.
+  const lab02::Blocks here = lab02::this_machines_blocks();
+  EXPECT_GE(here.kc, 64u);
+  EXPECT_EQ(here.mc % kMR, 0u);
+  EXPECT_EQ(here.nc % kNR, 0u);
 }
 
 }  // namespace
