@@ -33,14 +33,15 @@ endif()
 
 # OpenBLAS (Debian: libopenblas-dev, found through pkg-config, else by its header and library under
 # CMAKE_PREFIX_PATH, as on a cluster without pkg-config) is optional: labs 02 and 04 show its sgemm
-# beside the student's kernel and the reference, as the library a user would call instead.
+# and lab 01 its sdot beside the student's kernel and the reference, as the library a user would
+# call instead.
 # Sets the target workbook_openblas when found, and the global property
 # WORKBOOK_OPENBLAS_ENVIRONMENT: OpenBLAS 0.3.21
 # (Debian 12) does not know AMD Zen 4 and 5 and runs its AVX2 (Haswell) kernels there, at half the
 # speed of its AVX-512 ones; when this build targets AVX-512, whatever times OpenBLAS runs with
 # OPENBLAS_CORETYPE=SkylakeX, so that the baseline is the best the library can do here.
 function(workbook_find_openblas)
-  # Once per configure (labs 02 and 04 both ask): the imported target lives for one configure only,
+  # Once per configure (labs 01, 02 and 04 ask): the imported target lives for one configure only,
   # so the guard must too (a cache variable would outlive it and lose OpenBLAS on a re-configure).
   get_property(looked GLOBAL PROPERTY WORKBOOK_OPENBLAS_LOOKED)
   if(looked)
@@ -67,7 +68,7 @@ function(workbook_find_openblas)
   endif()
   set(environment "")
   if(TARGET workbook_openblas)
-    message(STATUS "${found} found: labs 02 and 04 show its sgemm as the library baseline")
+    message(STATUS "${found} found: labs 01, 02 and 04 show it as their library baseline")
     if(WORKBOOK_NATIVE)
       include(CheckCXXSourceCompiles)
       set(CMAKE_REQUIRED_FLAGS -march=native)
@@ -81,7 +82,7 @@ function(workbook_find_openblas)
       endif()
     endif()
   else()
-    message(STATUS "OpenBLAS not found (Debian: libopenblas-dev): labs 02 and 04 show no library baseline")
+    message(STATUS "OpenBLAS not found (Debian: libopenblas-dev): labs 01, 02 and 04 show no BLAS baseline")
   endif()
   set_property(GLOBAL PROPERTY WORKBOOK_OPENBLAS_ENVIRONMENT "${environment}")
 endfunction()

@@ -58,7 +58,8 @@ def square_peers(copy_gbs):
         impls = {"torch.square": lambda: torch.square(x),
                  "lab05 reference": lambda: checked(lib.lab05_square(x.data_ptr(), y.data_ptr(), x.numel()))}
         if "--variants" in sys.argv:  # the reference's knobs: float4s per thread, threads per block
-            for p, b in [(1, 128), (2, 128), (4, 128), (1, 256), (2, 256), (4, 256)]:
+            for p, b in [(1, 64), (2, 64), (1, 128), (2, 128), (4, 128), (1, 256), (2, 256), (4, 256),
+                         (8, 256), (1, 512), (2, 512)]:
                 impls[f"v5 {p} x float4, {b}"] = lambda p=p, b=b: checked(
                     lib.lab05_square_variant(x.data_ptr(), y.data_ptr(), x.numel(), p, b))
         compare((rows, cols), impls, copy_gbs)

@@ -129,10 +129,20 @@ void square_v5_covering_grid(const float* x, float* y, std::size_t n, int per_th
       return kernels::launch_square_rows<2, 256>(x, n, y, n, 1, n);
     case 4256:
       return kernels::launch_square_rows<4, 256>(x, n, y, n, 1, n);
+    case 8256:
+      return kernels::launch_square_rows<8, 256>(x, n, y, n, 1, n);
+    case 1512:
+      return kernels::launch_square_rows<1, 512>(x, n, y, n, 1, n);
+    case 2512:
+      return kernels::launch_square_rows<2, 512>(x, n, y, n, 1, n);
+    case 1064:
+      return kernels::launch_square_rows<1, 64>(x, n, y, n, 1, n);
+    case 2064:
+      return kernels::launch_square_rows<2, 64>(x, n, y, n, 1, n);
   }
   throw std::invalid_argument("square_v5_covering_grid: " + std::to_string(per_thread) +
                               " per thread in blocks of " + std::to_string(block) +
-                              " is not compiled (1, 2, 4 per thread; 128 or 256 threads)");
+                              " is not compiled (1, 2, 4 per thread in 128 or 256 threads; 8 in 256; 1 or 2 in 64 or 512)");
 }
 
 }  // namespace lab05::versions
