@@ -98,8 +98,8 @@ void tile(std::size_t kc, const float* packed_a, const float* packed_b, float* c
 
 // The blocks, after BLIS's analytical model (Low, Igual, Smith and Quintana-Orti, "Analytical
 // Modeling Is Enough for High-Performance BLIS", 2016): each block is sized to stay in the cache
-// that serves it, with room left for the data streaming past it. Measured on a Zen 5 core (48 KiB
-// L1, 1 MiB L2), where they give kc = 512, mc = 126, nc = 4096 with AVX-512.
+// that serves it, with room left for the data streaming past it. With AVX-512 they give kc = 512,
+// mc = 126 on a Zen 5 core (1 MiB of L2), kc = 1024, mc = 126 on a Xeon's (2 MiB).
 Blocks blocks_for(const workbook::CacheSizes& caches, unsigned cores) {
   // Where the OS reports nothing, small caches: 256 KiB of L2, 1 MiB of L3 per core.
   const std::size_t l2 = caches.l2 > 0 ? caches.l2 : std::size_t{256} << 10;
@@ -107,18 +107,19 @@ Blocks blocks_for(const workbook::CacheSizes& caches, unsigned cores) {
       caches.l3 > 0 ? caches.l3 / std::max(1u, cores) : std::size_t{1} << 20;
   Blocks blocks;
   // kc: one micro-panel of B (kc x kNR floats) is re-read for each micro-panel of A, from the L2:
-  // an eighth of it (128 KiB of 1 MiB). Deep blocks load and store each tile of C less often,
-  // once per kc steps of p; at 2048^3, where C (16 MiB) comes from the L3, kc = 512 measured 7%
-  // faster than 256. Past 512 the gain is gone (0.2% of the loads), and the block of A gets thin.
-  blocks.kc = std::clamp<std::size_t>(l2 / 8 / (kNR * sizeof(float)), 64, 512);
+  // an eighth of it (128 KiB of Zen 5's 1 MiB, 256 KiB of a Xeon's 2 MiB). Deep blocks load and
+  // store each tile of C less often, once per kc steps of p, which counts at 2048^3, where C (16
+  // MiB) comes from the L3: on Zen 5, kc = 512 measured 7% faster than 256, and 1024 (a quarter of
+  // the L2) 5% slower than 512.
+  blocks.kc = std::clamp<std::size_t>(l2 / 8 / (kNR * sizeof(float)), 64, 1024);
   // mc: the block of A (mc x kc floats) is re-read for every micro-panel of B: it stays in the
   // L2, a quarter of it, with the micro-panel of B and the tiles of C passing by.
   blocks.mc = round_down(l2 / 4 / (blocks.kc * sizeof(float)), kMR);
   // nc: the panel of B (kc x nc floats) is re-read for every block of A, from the L3: half of one
-  // core's share of it. A wide panel also packs A fewer times: once per panel of B. At most 4096
-  // columns (8 MiB of packed B), since a virtual machine may report its host's whole L3.
-  blocks.nc = std::min<std::size_t>(round_down(l3_share / 2 / (blocks.kc * sizeof(float)), kNR),
-                                    round_down(4096, kNR));
+  // core's share of it. A wide panel also packs A fewer times: once per panel of B. At most 8 MiB
+  // of packed B, since a virtual machine may report its host's whole L3 (508 MiB on our Zen 5).
+  const std::size_t panel_bytes = std::min(l3_share / 2, std::size_t{8} << 20);
+  blocks.nc = round_down(panel_bytes / (blocks.kc * sizeof(float)), kNR);
   return blocks;
 }
 

@@ -3,10 +3,10 @@
 //
 // The pool is the textbook one: a queue guarded by a mutex, workers that sleep on a condition
 // variable until there is work, std::packaged_task to carry each task's exception to its future.
-// parallel_for submits one task per worker (not per chunk), and the tasks claim chunks from a
-// shared atomic counter: a chunk then costs one atomic increment instead of a trip through the
-// queue, and a worker slowed down by anything (another process, a bigger chunk) simply claims fewer
-// chunks.
+// parallel_for submits one task per worker (not per chunk), and the tasks, with the calling thread,
+// claim chunks from a shared atomic counter: a chunk then costs one atomic increment instead of a
+// trip through the queue, and a worker slowed down by anything (another process, a bigger chunk)
+// simply claims fewer chunks.
 #include "thread_pool.hpp"
 
 #include "relu_chunk.hpp"
@@ -135,10 +135,13 @@ void parallel_for(ThreadPool& pool, Range range, std::size_t grain,
     return;
   }
 
-  const std::size_t tasks = std::min<std::size_t>(chunks, pool.size());
-  std::vector<Failure> failures(tasks);
+  // The calling thread claims chunks too, as OpenMP's master thread does: it starts at once, while
+  // each worker it wakes takes microseconds to get going. So one task fewer than there are workers:
+  // with the caller, one thread per core.
+  const std::size_t helpers = std::min<std::size_t>(chunks, pool.size()) - 1;
+  std::vector<Failure> failures(helpers + 1);
   std::vector<std::future<void>> done;
-  done.reserve(tasks);
+  done.reserve(helpers);
   {
     // The tasks use this frame's variables: whatever happens, wait for every task already submitted
     // before leaving, even if a later submit() throws.
@@ -148,9 +151,10 @@ void parallel_for(ThreadPool& pool, Range range, std::size_t grain,
         for (std::future<void>& f : futures) f.wait();
       }
     } wait_for_all{done};
-    for (std::size_t t = 0; t < tasks; ++t)
+    for (std::size_t t = 0; t < helpers; ++t)
       done.push_back(
           pool.submit([&, t] { failures[t] = run_chunks(next, chunks, range, grain, body); }));
+    failures[helpers] = run_chunks(next, chunks, range, grain, body);
   }
   for (std::future<void>& f : done)
     f.get();  // ready by now; rethrows what escaped a task, if anything
