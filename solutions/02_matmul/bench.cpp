@@ -3,12 +3,14 @@
 // matmul in its place, against this machine's measured FMA peak. Run: cmake --workflow --preset
 // bench (it prints this table and writes JSON and a plot), or `lab02_bench --markdown` for the
 // handout's table.
+#include "blocking.hpp"
 #include "matmul.hpp"
 #include "versions.hpp"
 
 #include <workbook/bench.hpp>
 
 #include <iostream>
+#include <thread>
 
 #if defined(LAB02_HAVE_OPENBLAS)
 #include <cblas.h>
@@ -17,6 +19,13 @@
 namespace v = lab02::versions;
 
 int main(int argc, char** argv) {
+  // The reference's cache blocks on this machine, and the caches they come from.
+  const workbook::CacheSizes caches = workbook::cache_sizes();
+  const lab02::Blocks& blocks = lab02::this_machines_blocks();
+  std::cerr << "  v5's blocks, from this machine's caches (L2 " << (caches.l2 >> 10) << " KiB, L3 "
+            << (caches.l3 >> 20) << " MiB for " << std::thread::hardware_concurrency()
+            << " CPUs): kc = " << blocks.kc << ", mc = " << blocks.mc << ", nc = " << blocks.nc
+            << "\n";
 #if defined(LAB02_HAVE_OPENBLAS)
   std::cerr << "  OpenBLAS: " << openblas_get_config()
             << " (OPENBLAS_CORETYPE chooses the kernels)\n";
