@@ -312,16 +312,18 @@ using Best = Portable;
 // How many rows of A a block holds: its rows (rows x depth bytes, read in place) stay in the L2
 // cache while every panel of B goes by. A quarter of the L2 (as the OS reports it) leaves room for
 // the panel of B and C's tiles: 252 rows at depth 1024 with this machine's 1 MiB. The speed was
-// the same from 96 KiB to 512 KiB (measured): the L2 keeps up either way.
+// the same from 64 KiB to 256 KiB, and 1% lower from 512 KiB (measured at 2048^3).
 //
 // No blocking of the depth: cutting it so that B's part of a panel (64 columns x 384 bytes) stays
 // in the L1 cache was slower here (0.90-0.94x of oneDNN instead of 0.97-1.00x at 1024^3 and
 // 2048^3, measured with depth blocks of 256 to 768): each tile of C then goes to memory and comes
 // back once per block, and the L2 streams the panel of B fast enough. Software prefetches (of B
-// 1 to 4 KiB ahead, of the next tile of C) and an 8 x 48 tile made no difference (measured).
+// 1 to 4 KiB ahead, of A, of the next tile of C), an 8 x 48 tile, and 2 to 4 panels of B per pass
+// over A's rows made no difference (measured).
 template <class Kernel>
 std::size_t block_rows(std::size_t depth) {
-  static const std::size_t l2 = std::max<std::size_t>(workbook::machine_info().l2_bytes, 256 << 10);
+  // Read once; 256 KiB where the OS reports nothing.
+  static const std::size_t l2 = std::max<std::size_t>(workbook::cache_sizes().l2, 256 << 10);
   const std::size_t rows = l2 / 4 / std::max<std::size_t>(depth, 1);
   return std::max(Kernel::kRows, rows / Kernel::kRows * Kernel::kRows);
 }
