@@ -141,8 +141,9 @@ void product_hints(workbook::perf::Case& perf) {
             "Vectorised, but one dot product at a time: each load feeds one multiply. Use vpdpbusd "
             "(step 7: 64 products per instruction) and compute several outputs per pass.");
   perf.hint(0.5,
-            "A good start; the reference keeps a 6 x 64 tile of C in 24 registers, with A and B "
-            "packed so the inner loop reads them in order (step 8, the micro-kernel).");
+            "A good start; the reference keeps a 6 x 64 tile of C in 24 registers, with B packed "
+            "so the inner loop reads it in order and 4 bytes of each of A's 6 rows broadcast per "
+            "step (step 8, the micro-kernel).");
   perf.hint(0.85,
             "Close to the reference: check that your micro-kernel's accumulators stay in "
             "registers (objdump -d: no loads or stores to the stack in the inner loop).");
