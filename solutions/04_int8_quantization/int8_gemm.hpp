@@ -1,27 +1,32 @@
 #pragma once
 // The reference's int8 matrix product, C = A * B^T summed in int32, in the structure of every fast
-// GEMM since GotoBLAS: pack the operands into the order the inner loop reads them, then compute
-// C tile by tile, each tile of kRows x kCols int32 sums held in registers for the whole depth.
+// GEMM since GotoBLAS: pack B into the order the inner loop reads it, then compute C tile by tile,
+// each tile of kRows x kCols int32 sums held in registers for the whole depth.
 //
-// The micro-kernels, chosen at compile time for the instruction set the build targets:
-//   Vnni512   AVX-512 VNNI: vpdpbusd multiplies 64 unsigned bytes by 64 signed bytes and adds each
-//             group of 4 products to one of 16 int32 lanes: 128 operations in one instruction.
-//             It needs A unsigned: A is packed as a + 128, and 128 * (the sum of B's row) is
-//             subtracted at the end (the offset trick of the handout).
-//   Avx2      AVX2 without VNNI: vpmaddubsw (u8 x s8, pairs summed to int16) and vpmaddwd (pairs
-//             of int16 summed to int32). The int16 step saturates past 32767, so no +128 offset
-//             here: |a| goes in the unsigned operand and a's sign is moved onto b (vpsignb);
-//             2 * 127 * 127 = 32258 fits, which is why the range is [-127, 127].
-//   Portable  plain C++ on the same packed layout, for any other machine.
+// The micro-kernels, chosen at compile time for the instruction set the build targets (Best):
+//   Vnni512     AVX-512 VNNI: vpdpbusd multiplies 64 unsigned bytes by 64 signed bytes and adds
+//               each group of 4 products to one of 16 int32 lanes: 128 operations in one
+//               instruction. It needs A unsigned: the kernel reads A as a + 128, and 128 * (the
+//               sum of B's row) is subtracted (the offset trick of the handout).
+//   AvxVnni256  AVX-VNNI: the same instruction on 256-bit registers, for machines with VNNI but
+//               not AVX-512 (Intel client cores since Alder Lake, AMD Zen 5 client parts).
+//   Avx2        AVX2 without VNNI: vpmaddubsw (u8 x s8, pairs summed to int16) and vpmaddwd
+//               (pairs of int16 summed to int32). The int16 step saturates past 32767, so no +128
+//               offset here: |a| goes in the unsigned operand and a's sign is moved onto b
+//               (vpsignb); 2 * 127 * 127 = 32258 fits, which is why the range is [-127, 127].
+//   Portable    plain C++ on the same packed layout, for any other machine.
 //
 // Every translation unit that includes this header gets its own copy (an anonymous namespace):
-// versions_avx2.cpp compiles it for AVX2 only, to test and time that kernel on an AVX-512 machine.
+// versions_avx2.cpp and versions_avx_vnni.cpp compile it without AVX-512, to test and time those
+// kernels on an AVX-512 machine.
 #include <workbook/buffer.hpp>
+#include <workbook/machine.hpp>
 
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #if defined(__AVX2__)
@@ -51,33 +56,73 @@ inline std::size_t groups_of(std::size_t depth) {
   return (depth + kGroup - 1) / kGroup;
 }
 
-// Packs `rows` (at most R) rows of x (each `depth` bytes) into a panel of R rows, each 4-byte word
-// XORed with `flip` (0x80808080 adds 128 to every byte: a signed byte + 128 as an unsigned byte).
-// Missing rows and the bytes past the depth in the last group are 0 (they multiply B's zeros).
+#if defined(__AVX512F__)
+// Transposes a 16 x 16 matrix of 4-byte words held in 16 registers: word j of x[i] goes to word i
+// of x[j]. Four rounds of shuffles (pairs of words, pairs of pairs, then 128-bit lanes twice):
+// 64 instructions for 1 KiB, where moving the words one by one takes 256 loads and 256 stores.
+inline void transpose_16x16(__m512i x[16]) {
+  __m512i t[16];
+  for (int i = 0; i < 16; i += 2) {
+    t[i] = _mm512_unpacklo_epi32(x[i], x[i + 1]);
+    t[i + 1] = _mm512_unpackhi_epi32(x[i], x[i + 1]);
+  }
+  for (int i = 0; i < 16; i += 4) {
+    x[i] = _mm512_unpacklo_epi64(t[i], t[i + 2]);
+    x[i + 1] = _mm512_unpackhi_epi64(t[i], t[i + 2]);
+    x[i + 2] = _mm512_unpacklo_epi64(t[i + 1], t[i + 3]);
+    x[i + 3] = _mm512_unpackhi_epi64(t[i + 1], t[i + 3]);
+  }
+  // Now 128-bit lane l of x[4q + c] holds rows 4q .. 4q + 3 of word 4l + c: gather the lanes.
+  for (int i = 0; i < 4; ++i) {
+    t[i] = _mm512_shuffle_i32x4(x[i], x[i + 4], 0x88);      // lanes 0 and 2 of each
+    t[i + 4] = _mm512_shuffle_i32x4(x[i], x[i + 4], 0xDD);  // lanes 1 and 3
+    t[i + 8] = _mm512_shuffle_i32x4(x[i + 8], x[i + 12], 0x88);
+    t[i + 12] = _mm512_shuffle_i32x4(x[i + 8], x[i + 12], 0xDD);
+  }
+  for (int i = 0; i < 4; ++i) {
+    x[i] = _mm512_shuffle_i32x4(t[i], t[i + 8], 0x88);
+    x[i + 8] = _mm512_shuffle_i32x4(t[i], t[i + 8], 0xDD);
+    x[i + 4] = _mm512_shuffle_i32x4(t[i + 4], t[i + 12], 0x88);
+    x[i + 12] = _mm512_shuffle_i32x4(t[i + 4], t[i + 12], 0xDD);
+  }
+}
+#endif
+
+// Packs `rows` (at most R) rows of x, each `depth` bytes, into a panel of R rows: for each group g
+// of 4 bytes, R words of 4 bytes, row 0's k = 4g .. 4g + 3, row 1's, ... So the kernel reads the
+// panel front to back, once per tile. Missing rows and the bytes past the depth in the last group
+// are 0: they add nothing to the sums.
 template <std::size_t R>
-void pack_panel(const std::int8_t* x, std::size_t rows, std::size_t depth, std::uint32_t flip,
-                std::int8_t* panel) {
+void pack_panel(const std::int8_t* x, std::size_t rows, std::size_t depth, std::int8_t* panel) {
   const std::size_t groups = groups_of(depth), whole = depth / kGroup;
+  std::size_t first = 0;  // the first group left to the word-by-word loop below
+#if defined(__AVX512F__)
+  // Packing is a transposition of 4-byte words: 16 groups of 16 rows at a time, 64 bytes of each
+  // row loaded at once. Word by word, packing took 6% of a 1024^3 product (perf record).
+  static_assert(R % 16 == 0);
+  for (; first + 16 <= whole; first += 16)
+    for (std::size_t r0 = 0; r0 < R; r0 += 16) {
+      __m512i words[16];
+      for (std::size_t i = 0; i < 16; ++i)
+        words[i] = r0 + i < rows ? _mm512_loadu_si512(x + (r0 + i) * depth + first * kGroup)
+                                 : _mm512_setzero_si512();
+      transpose_16x16(words);  // words[j]: group first + j of rows r0 .. r0 + 15
+      for (std::size_t j = 0; j < 16; ++j)
+        _mm512_store_si512(panel + ((first + j) * R + r0) * kGroup, words[j]);
+    }
+#endif
   for (std::size_t r = 0; r < R; ++r) {
     std::int8_t* out = panel + r * kGroup;
     if (r >= rows) {
-      for (std::size_t g = 0; g < groups; ++g) std::memset(out + g * R * kGroup, 0, kGroup);
+      for (std::size_t g = first; g < groups; ++g) std::memset(out + g * R * kGroup, 0, kGroup);
       continue;
     }
     const std::int8_t* row = x + r * depth;
-    for (std::size_t g = 0; g < whole; ++g) {
-      std::uint32_t word;
-      std::memcpy(&word, row + g * kGroup, kGroup);
-      word ^= flip;
-      std::memcpy(out + g * R * kGroup, &word, kGroup);
-    }
-    if (whole < groups) {  // the last, partial group: the missing bytes are 0 (before the flip)
-      std::int8_t bytes[kGroup] = {};
-      std::memcpy(bytes, row + whole * kGroup, depth - whole * kGroup);
-      std::uint32_t word;
-      std::memcpy(&word, bytes, kGroup);
-      word ^= flip;
-      std::memcpy(out + whole * R * kGroup, &word, kGroup);
+    for (std::size_t g = first; g < whole; ++g)
+      std::memcpy(out + g * R * kGroup, row + g * kGroup, kGroup);
+    if (whole < groups) {  // the last, partial group: the missing bytes are 0
+      std::memset(out + whole * R * kGroup, 0, kGroup);
+      std::memcpy(out + whole * R * kGroup, row + whole * kGroup, depth - whole * kGroup);
     }
   }
 }
@@ -85,28 +130,39 @@ void pack_panel(const std::int8_t* x, std::size_t rows, std::size_t depth, std::
 #if defined(__AVX512VNNI__) && defined(__AVX512BW__)
 // 6 rows x 64 columns: 24 accumulators + 4 columns of B + 1 broadcast of A = 29 of the 32 zmm
 // registers. Per group of 4 k: 4 loads of B, 6 broadcasts of A, 24 vpdpbusd (3072 operations).
+// (Measured alone, from the L1 cache: 830-850 GOP/s, about 95% of the probe's vpdpbusd peak; 8 x 3
+// and 5 x 5 tiles ran the same, 4 x 6 and 12 x 2 slower.)
 struct Vnni512 {
   static constexpr const char* kName = "AVX-512 VNNI vpdpbusd";
   static constexpr std::size_t kRows = 6, kVectors = 4, kCols = 16 * kVectors;
-  // vpdpbusd's first operand is unsigned: A is packed + 128.
+  // vpdpbusd's first operand is unsigned: A is read + 128.
   static constexpr bool kUnsignedA = true;
 
-  LAB04_MICRO_KERNEL static void tile(const std::int8_t* a, const std::int8_t* b,
-                                      std::size_t groups, std::int32_t* out) {
+  // Rows r of the tile: A's row at a + r * a_stride, read in place (4 bytes per step), and C's at
+  // out + r * ld, written once at the end: straight into C when the tile is whole and C is int32.
+  // The sums start from `start`, kCols values (the offset trick's correction, or zeros).
+  LAB04_MICRO_KERNEL static void tile(const std::int8_t* a, std::size_t a_stride,
+                                      const std::int8_t* b, std::size_t groups,
+                                      const std::int32_t* start, std::int32_t* out,
+                                      std::size_t ld) {
+    const __m512i offset = _mm512_set1_epi8(static_cast<char>(0x80));
     __m512i acc[kRows][kVectors];
 #pragma GCC unroll 8
     for (std::size_t r = 0; r < kRows; ++r)
 #pragma GCC unroll 8
-      for (std::size_t v = 0; v < kVectors; ++v) acc[r][v] = _mm512_setzero_si512();
-    for (std::size_t g = 0; g < groups; ++g, a += kRows * kGroup, b += kCols * kGroup) {
+      for (std::size_t v = 0; v < kVectors; ++v) acc[r][v] = _mm512_loadu_si512(start + v * 16);
+    for (std::size_t g = 0; g < groups; ++g, a += kGroup, b += kCols * kGroup) {
       __m512i columns[kVectors];  // 16 columns x 4 bytes each
 #pragma GCC unroll 8
       for (std::size_t v = 0; v < kVectors; ++v) columns[v] = _mm512_load_si512(b + v * 64);
 #pragma GCC unroll 8
       for (std::size_t r = 0; r < kRows; ++r) {
         std::int32_t word;
-        std::memcpy(&word, a + r * kGroup, kGroup);
-        const __m512i row = _mm512_set1_epi32(word);  // row r's 4 bytes, in every lane
+        std::memcpy(&word, a + r * a_stride, kGroup);
+        // Row r's 4 bytes + 128 in each byte (wrapping: the same as an XOR with 0x80), in every
+        // lane. (Written as an XOR of the word before the broadcast, GCC made it a broadcast from
+        // a general register, which measured 1-3% slower.)
+        const __m512i row = _mm512_add_epi8(_mm512_set1_epi32(word), offset);
 #pragma GCC unroll 8
         for (std::size_t v = 0; v < kVectors; ++v)
           acc[r][v] = _mm512_dpbusd_epi32(acc[r][v], row, columns[v]);
@@ -116,7 +172,52 @@ struct Vnni512 {
     for (std::size_t r = 0; r < kRows; ++r)
 #pragma GCC unroll 8
       for (std::size_t v = 0; v < kVectors; ++v)
-        _mm512_store_si512(out + r * kCols + v * 16, acc[r][v]);
+        _mm512_storeu_si512(out + r * ld + v * 16, acc[r][v]);
+  }
+};
+#endif
+
+#if defined(__AVXVNNI__)
+// AVX-VNNI: the same vpdpbusd on 256-bit registers, for machines that have it without AVX-512
+// (Alder Lake and later Intel client cores). 6 rows x 16 columns: 12 accumulators + 2 columns of B
+// + 1 broadcast of A = 15 of the 16 ymm registers. Per group of 4 k: 2 loads of B, 6 broadcasts
+// of A, 12 vpdpbusd (768 operations).
+struct AvxVnni256 {
+  static constexpr const char* kName = "AVX-VNNI vpdpbusd (256-bit)";
+  static constexpr std::size_t kRows = 6, kVectors = 2, kCols = 8 * kVectors;
+  static constexpr bool kUnsignedA = true;  // as Vnni512: A read + 128
+
+  LAB04_MICRO_KERNEL static void tile(const std::int8_t* a, std::size_t a_stride,
+                                      const std::int8_t* b, std::size_t groups,
+                                      const std::int32_t* start, std::int32_t* out,
+                                      std::size_t ld) {
+    const __m256i offset = _mm256_set1_epi8(static_cast<char>(0x80));
+    __m256i acc[kRows][kVectors];
+#pragma GCC unroll 8
+    for (std::size_t r = 0; r < kRows; ++r)
+#pragma GCC unroll 8
+      for (std::size_t v = 0; v < kVectors; ++v)
+        acc[r][v] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(start + v * 8));
+    for (std::size_t g = 0; g < groups; ++g, a += kGroup, b += kCols * kGroup) {
+      __m256i columns[kVectors];  // 8 columns x 4 bytes each
+#pragma GCC unroll 8
+      for (std::size_t v = 0; v < kVectors; ++v)
+        columns[v] = _mm256_load_si256(reinterpret_cast<const __m256i*>(b + v * 32));
+#pragma GCC unroll 8
+      for (std::size_t r = 0; r < kRows; ++r) {
+        std::int32_t word;
+        std::memcpy(&word, a + r * a_stride, kGroup);
+        const __m256i row = _mm256_add_epi8(_mm256_set1_epi32(word), offset);  // a + 128
+#pragma GCC unroll 8
+        for (std::size_t v = 0; v < kVectors; ++v)
+          acc[r][v] = _mm256_dpbusd_avx_epi32(acc[r][v], row, columns[v]);
+      }
+    }
+#pragma GCC unroll 8
+    for (std::size_t r = 0; r < kRows; ++r)
+#pragma GCC unroll 8
+      for (std::size_t v = 0; v < kVectors; ++v)
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + r * ld + v * 8), acc[r][v]);
   }
 };
 #endif
@@ -128,15 +229,18 @@ struct Avx2 {
   static constexpr std::size_t kRows = 4, kVectors = 2, kCols = 8 * kVectors;
   static constexpr bool kUnsignedA = false;  // |a| and sign(a) instead: see the top of the file
 
-  LAB04_MICRO_KERNEL static void tile(const std::int8_t* a, const std::int8_t* b,
-                                      std::size_t groups, std::int32_t* out) {
+  LAB04_MICRO_KERNEL static void tile(const std::int8_t* a, std::size_t a_stride,
+                                      const std::int8_t* b, std::size_t groups,
+                                      const std::int32_t* start, std::int32_t* out,
+                                      std::size_t ld) {
     const __m256i ones = _mm256_set1_epi16(1);
     __m256i acc[kRows][kVectors];
 #pragma GCC unroll 8
     for (std::size_t r = 0; r < kRows; ++r)
 #pragma GCC unroll 8
-      for (std::size_t v = 0; v < kVectors; ++v) acc[r][v] = _mm256_setzero_si256();
-    for (std::size_t g = 0; g < groups; ++g, a += kRows * kGroup, b += kCols * kGroup) {
+      for (std::size_t v = 0; v < kVectors; ++v)
+        acc[r][v] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(start + v * 8));
+    for (std::size_t g = 0; g < groups; ++g, a += kGroup, b += kCols * kGroup) {
       __m256i columns[kVectors];  // 8 columns x 4 bytes each
 #pragma GCC unroll 8
       for (std::size_t v = 0; v < kVectors; ++v)
@@ -144,7 +248,7 @@ struct Avx2 {
 #pragma GCC unroll 8
       for (std::size_t r = 0; r < kRows; ++r) {
         std::int32_t word;
-        std::memcpy(&word, a + r * kGroup, kGroup);
+        std::memcpy(&word, a + r * a_stride, kGroup);
         const __m256i row = _mm256_set1_epi32(word);
         const __m256i magnitude = _mm256_abs_epi8(row);  // |a| <= 127: a valid unsigned byte
 #pragma GCC unroll 8
@@ -161,107 +265,67 @@ struct Avx2 {
     for (std::size_t r = 0; r < kRows; ++r)
 #pragma GCC unroll 8
       for (std::size_t v = 0; v < kVectors; ++v)
-        _mm256_store_si256(reinterpret_cast<__m256i*>(out + r * kCols + v * 8), acc[r][v]);
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + r * ld + v * 8), acc[r][v]);
   }
 };
 #endif
 
-// Any machine: the same packed layout, summed in int32 (no overflow: |partial sums| <= 127^2 K).
+// Any machine: the same layout, summed in int32 (no overflow: |partial sums| <= 127^2 K).
 struct Portable {
   static constexpr const char* kName = "portable C++";
   static constexpr std::size_t kRows = 4, kCols = 16;
   static constexpr bool kUnsignedA = false;
 
-  LAB04_MICRO_KERNEL static void tile(const std::int8_t* a, const std::int8_t* b,
-                                      std::size_t groups, std::int32_t* out) {
-    std::int32_t acc[kRows][kCols] = {};
-    for (std::size_t g = 0; g < groups; ++g, a += kRows * kGroup, b += kCols * kGroup)
+  LAB04_MICRO_KERNEL static void tile(const std::int8_t* a, std::size_t a_stride,
+                                      const std::int8_t* b, std::size_t groups,
+                                      const std::int32_t* start, std::int32_t* out,
+                                      std::size_t ld) {
+    std::int32_t acc[kRows][kCols];
+    for (std::size_t r = 0; r < kRows; ++r) std::memcpy(acc[r], start, sizeof acc[r]);
+    for (std::size_t g = 0; g < groups; ++g, a += kGroup, b += kCols * kGroup)
       for (std::size_t r = 0; r < kRows; ++r) {
         // Row r's 4 bytes, then one 4-term dot product per column (the compiler vectorises over
         // the columns, but the interleaved bytes of b cost it shuffles: this layout is made for a
         // dot-product instruction, which plain C++ cannot name).
-        const std::int32_t a0 = a[r * kGroup], a1 = a[r * kGroup + 1], a2 = a[r * kGroup + 2],
-                           a3 = a[r * kGroup + 3];
+        const std::int8_t* word = a + r * a_stride;
+        const std::int32_t a0 = word[0], a1 = word[1], a2 = word[2], a3 = word[3];
         for (std::size_t c = 0; c < kCols; ++c) {
           const std::int8_t* column = b + c * kGroup;
           acc[r][c] += a0 * column[0] + a1 * column[1] + a2 * column[2] + a3 * column[3];
         }
       }
-    std::memcpy(out, acc, sizeof acc);
+    for (std::size_t r = 0; r < kRows; ++r) std::memcpy(out + r * ld, acc[r], sizeof acc[r]);
   }
 };
 
+// The best kernel the build's instruction set allows (-march=native: this machine's).
 #if defined(__AVX512VNNI__) && defined(__AVX512BW__)
 using Best = Vnni512;
+#elif defined(__AVXVNNI__)
+using Best = AvxVnni256;
 #elif defined(__AVX2__)
 using Best = Avx2;
 #else
 using Best = Portable;
 #endif
 
-// How many rows of A to pack at a time: the packed block (rows x depth bytes) stays in the L2
-// cache while every panel of B goes by. A quarter of this machine's 1 MiB L2 leaves room for the
-// B panel and C; at depth 1024 that is 252 rows (a multiple of kRows). The speed was the same
-// from 96 KiB to 512 KiB here (measured): the L2 keeps up either way.
+// How many rows of A a block holds: its rows (rows x depth bytes, read in place) stay in the L2
+// cache while every panel of B goes by. A quarter of the L2 (as the OS reports it) leaves room for
+// the panel of B and C's tiles: 252 rows at depth 1024 with this machine's 1 MiB. The speed was
+// the same from 64 KiB to 256 KiB, and 1% lower from 512 KiB (measured at 2048^3).
+//
+// No blocking of the depth: cutting it so that B's part of a panel (64 columns x 384 bytes) stays
+// in the L1 cache was slower here (0.90-0.94x of oneDNN instead of 0.97-1.00x at 1024^3 and
+// 2048^3, measured with depth blocks of 256 to 768): each tile of C then goes to memory and comes
+// back once per block, and the L2 streams the panel of B fast enough. Software prefetches (of B
+// 1 to 4 KiB ahead, of A, of the next tile of C), an 8 x 48 tile, and 2 to 4 panels of B per pass
+// over A's rows made no difference (measured).
 template <class Kernel>
 std::size_t block_rows(std::size_t depth) {
-  constexpr std::size_t kBlockBytes = std::size_t{256} << 10;
-  const std::size_t rows = kBlockBytes / std::max<std::size_t>(groups_of(depth) * kGroup, 1);
+  // Read once; 256 KiB where the OS reports nothing.
+  static const std::size_t l2 = std::max<std::size_t>(workbook::cache_sizes().l2, 256 << 10);
+  const std::size_t rows = l2 / 4 / std::max<std::size_t>(depth, 1);
   return std::max(Kernel::kRows, rows / Kernel::kRows * Kernel::kRows);
-}
-
-// The int32 result of one tile, handed to `store` with its place: store(row, col, rows, cols, tile,
-// correction), where tile is kRows x kCols (only rows x cols of it are inside C) and correction
-// holds what to add to each of the cols columns (the offset trick's -128 * sum of B's row, or 0).
-//
-// Packed B takes n x depth bytes (all of B at once: it is read many times) and packed A one block.
-template <class Kernel, class Store>
-void multiply(const std::int8_t* a, const std::int8_t* b, std::size_t m, std::size_t n,
-              std::size_t depth, Store&& store) {
-  constexpr std::size_t R = Kernel::kRows, C = Kernel::kCols;
-  const std::size_t groups = groups_of(depth);
-  const std::size_t panel_a = groups * R * kGroup,
-                    panel_b = groups * C * kGroup;  // bytes per panel
-  const std::size_t panels_b = (n + C - 1) / C;
-  const std::uint32_t flip = Kernel::kUnsignedA ? 0x80808080u : 0u;
-
-  // The buffers live on between calls: allocating (and first touching) megabytes per call costs
-  // page faults a few percent of a 1024^3 product.
-  thread_local workbook::AlignedVector<std::int8_t> packed_a, packed_b;
-  thread_local std::vector<std::int32_t> correction;
-  packed_b.resize(panels_b * panel_b);
-  for (std::size_t p = 0; p < panels_b; ++p)
-    pack_panel<C>(b + p * C * depth, std::min(C, n - p * C), depth, 0,
-                  packed_b.data() + p * panel_b);
-
-  // sum_k (a + 128) b = sum_k a b + 128 sum_k b: subtract 128 times the sum of each row of B. In
-  // unsigned (wrapping) arithmetic: the exact result fits int32, so the wrapped one is exact too.
-  correction.assign(panels_b * C, 0);
-  if constexpr (Kernel::kUnsignedA) {
-    for (std::size_t j = 0; j < n; ++j) {
-      std::int32_t sum = 0;  // |sum| <= 127 * kMaxDepth < 2^31
-      for (std::size_t k = 0; k < depth; ++k) sum += b[j * depth + k];
-      correction[j] = static_cast<std::int32_t>(0u - 128u * static_cast<std::uint32_t>(sum));
-    }
-  }
-
-  const std::size_t block = block_rows<Kernel>(depth);
-  packed_a.resize((block + R - 1) / R * panel_a);
-  alignas(64) std::int32_t tile[R * C];
-  for (std::size_t i0 = 0; i0 < m; i0 += block) {
-    const std::size_t rows = std::min(block, m - i0), panels_a = (rows + R - 1) / R;
-    for (std::size_t q = 0; q < panels_a; ++q)
-      pack_panel<R>(a + (i0 + q * R) * depth, std::min(R, rows - q * R), depth, flip,
-                    packed_a.data() + q * panel_a);
-    // One panel of B (C columns x depth) stays in the L1 or L2 cache while every panel of A goes
-    // by.
-    for (std::size_t p = 0; p < panels_b; ++p)
-      for (std::size_t q = 0; q < panels_a; ++q) {
-        Kernel::tile(packed_a.data() + q * panel_a, packed_b.data() + p * panel_b, groups, tile);
-        store(i0 + q * R, p * C, std::min(R, rows - q * R), std::min(C, n - p * C), tile,
-              correction.data() + p * C);
-      }
-  }
 }
 
 // The sum with its correction, added in unsigned arithmetic: it may wrap on the way (with the
@@ -271,7 +335,9 @@ inline std::int32_t corrected(std::int32_t sum, std::int32_t correction) {
                                    static_cast<std::uint32_t>(correction));
 }
 
-// Stores tiles into an int32 C with n columns.
+// Stores the product into an int32 C with n columns. Passed to multiply, it has the kernel write
+// whole tiles into C itself (see there); this call stores a tile computed in a buffer, of which
+// only rows x cols are inside C.
 template <std::size_t kCols>
 struct StoreInt32 {
   std::int32_t* c;
@@ -283,6 +349,88 @@ struct StoreInt32 {
         c[(row + r) * n + col + j] = corrected(tile[r * kCols + j], correction[j]);
   }
 };
+
+template <class Store>
+struct IsStoreInt32 : std::false_type {};
+template <std::size_t kCols>
+struct IsStoreInt32<StoreInt32<kCols>> : std::true_type {};
+
+// C = A * B^T, tile by tile. With StoreInt32 the kernel writes each whole tile into C, its sums
+// started from the correction (the offset trick's -128 * sum of B's row, or 0): a copy of every
+// tile from a buffer with a scalar loop cost 10% of the time at 1024^3 (measured). Any other
+// `store` (a float C, say) gets each tile's raw sums in a buffer: store(row, col, rows, cols, tile,
+// correction), where tile is kRows x kCols (only rows x cols of it are inside C) and correction
+// holds what to add to each of the cols columns.
+//
+// A is read in place, 4 bytes of each of kRows rows per step: only B is packed, n x depth bytes at
+// once (it is read many times). Where a row would be read past its end (a depth that is not a
+// multiple of 4, or the last rows when m is not a multiple of kRows), the rows are first copied
+// into a buffer padded with zeros.
+template <class Kernel, class Store>
+void multiply(const std::int8_t* a, const std::int8_t* b, std::size_t m, std::size_t n,
+              std::size_t depth, Store&& store) {
+  constexpr std::size_t R = Kernel::kRows, C = Kernel::kCols;
+  constexpr bool into_c = IsStoreInt32<std::remove_cvref_t<Store>>::value;
+  const std::size_t groups = groups_of(depth), padded_depth = groups * kGroup;
+  const std::size_t panel_b = groups * C * kGroup;  // bytes per panel of B
+  const std::size_t panels_b = (n + C - 1) / C;
+
+  // The buffers live on between calls: allocating (and first touching) megabytes per call costs
+  // page faults a few percent of a 1024^3 product.
+  thread_local workbook::AlignedVector<std::int8_t> packed_b, padded_a, last_rows;
+  thread_local workbook::AlignedVector<std::int32_t> correction;
+  packed_b.resize(panels_b * panel_b);
+  for (std::size_t p = 0; p < panels_b; ++p)
+    pack_panel<C>(b + p * C * depth, std::min(C, n - p * C), depth, packed_b.data() + p * panel_b);
+
+  // sum_k (a + 128) b = sum_k a b + 128 sum_k b: subtract 128 times the sum of each row of B. In
+  // unsigned (wrapping) arithmetic: the exact result fits int32, so the wrapped one is exact too.
+  correction.assign(panels_b * C, 0);
+  if constexpr (Kernel::kUnsignedA) {
+    for (std::size_t j = 0; j < n; ++j) {
+      std::int32_t sum = 0;  // |sum| <= 127 * kMaxDepth < 2^31
+      for (std::size_t k = 0; k < depth; ++k) sum += b[j * depth + k];
+      correction[j] = static_cast<std::int32_t>(0u - 128u * static_cast<std::uint32_t>(sum));
+    }
+  }
+  alignas(64) static constexpr std::int32_t zeros[C] = {};
+
+  const std::int8_t* rows_of_a = a;  // A's rows, padded_depth bytes apart
+  if (padded_depth != depth) {
+    padded_a.assign(m * padded_depth, 0);
+    for (std::size_t i = 0; i < m; ++i)
+      std::memcpy(padded_a.data() + i * padded_depth, a + i * depth, depth);
+    rows_of_a = padded_a.data();
+  }
+  const std::size_t whole_rows = m / R * R;
+  last_rows.assign(R * padded_depth, 0);  // rows whole_rows .. m - 1, then zeros
+  std::memcpy(last_rows.data(), rows_of_a + whole_rows * padded_depth,
+              (m - whole_rows) * padded_depth);
+
+  const std::size_t block = block_rows<Kernel>(padded_depth);
+  alignas(64) std::int32_t tile[R * C];
+  for (std::size_t i0 = 0; i0 < m; i0 += block) {
+    const std::size_t rows = std::min(block, m - i0);
+    // One panel of B (C columns x depth, in the L2) is used by every tile of the block of rows.
+    for (std::size_t p = 0; p < panels_b; ++p)
+      for (std::size_t row = i0; row < i0 + rows; row += R) {
+        const std::int8_t* pa =
+            row < whole_rows ? rows_of_a + row * padded_depth : last_rows.data();
+        const std::int8_t* pb = packed_b.data() + p * panel_b;
+        const std::size_t col = p * C, tile_rows = std::min(R, m - row),
+                          tile_cols = std::min(C, n - col);
+        if constexpr (into_c) {
+          if (tile_rows == R && tile_cols == C) {
+            Kernel::tile(pa, padded_depth, pb, groups, correction.data() + col,
+                         store.c + row * n + col, n);
+            continue;
+          }
+        }
+        Kernel::tile(pa, padded_depth, pb, groups, zeros, tile, C);
+        store(row, col, tile_rows, tile_cols, tile, correction.data() + col);
+      }
+  }
+}
 
 }  // namespace
 }  // namespace lab04::gemm

@@ -8,7 +8,8 @@
 namespace lab04::versions {
 
 // The int8 product C = A * B^T: v1 -> v2 -> v3 -> v4 -> the reference (v5, lab04::matmul_int8:
-// the AVX-512 VNNI micro-kernel on packed panels). Same arguments and checks as matmul_int8.
+// the AVX-512 VNNI micro-kernel on packed panels; v4b is its AVX-VNNI sibling). Same arguments and
+// checks as matmul_int8.
 using Product = void(std::span<const std::int8_t> a, std::span<const std::int8_t> b,
                      std::span<std::int32_t> c, std::size_t m, std::size_t n, std::size_t depth);
 // v1: three loops, one int32 sum at a time, auto-vectorisation off.
@@ -20,6 +21,10 @@ Product matmul_v3_vpdpbusd_rows;
 // v4: the reference's packing and blocking with the AVX2 micro-kernel (vpmaddubsw + vpmaddwd);
 // without AVX2: the portable kernel.
 Product matmul_v4_packed_avx2;
+// v4b: the same with the AVX-VNNI micro-kernel (vpdpbusd on ymm registers), the one machines with
+// AVX-VNNI but no AVX-512 run as the reference; where the compiler cannot target AVX-VNNI, the best
+// kernel it can.
+Product matmul_v4b_packed_avx_vnni;
 // The fallback for machines with neither: the same packing, a plain C++ micro-kernel.
 Product matmul_portable_fallback;
 

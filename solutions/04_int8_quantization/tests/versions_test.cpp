@@ -23,6 +23,7 @@ const std::vector<std::pair<const char*, v::Product*>> kProducts = {
     {"v2", v::matmul_v2_autovectorized},
     {"v3", v::matmul_v3_vpdpbusd_rows},
     {"v4", v::matmul_v4_packed_avx2},
+    {"v4b", v::matmul_v4b_packed_avx_vnni},
     {"portable fallback", v::matmul_portable_fallback}};
 
 TEST(Versions, EveryProductVersionMatchesTheOracle) {
