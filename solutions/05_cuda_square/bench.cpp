@@ -57,6 +57,9 @@ int main(int argc, char** argv) {
        {"v5 with 1 float4 per thread",
         [](const float* x, float* y, std::size_t n) { v::square_v5_covering_grid(x, y, n, 1); }},
        {"v5 with 4 float4 per thread",
-        [](const float* x, float* y, std::size_t n) { v::square_v5_covering_grid(x, y, n, 4); }}});
+        [](const float* x, float* y, std::size_t n) { v::square_v5_covering_grid(x, y, n, 4); }},
+       {.label = "Thrust: thrust::transform, par_nosync",
+        .function = v::square_thrust,
+        .library = true}});
   return cuda::bench_main(bench, argc, argv);
 }

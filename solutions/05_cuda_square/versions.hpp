@@ -1,7 +1,8 @@
 #pragma once
 /// \file versions.hpp
 /// \brief Lab 05's numbered versions of square, from the seed's kernel to the reference, kept side
-/// by side so that the bench can show what each step buys (all take device pointers, asynchronous).
+/// by side so that the bench can show what each step buys, and the library baseline (all take
+/// device pointers, asynchronous).
 
 #include <cstddef>
 
@@ -21,5 +22,9 @@ void square_v4_float4_grid_stride(const float* x, float* y, std::size_t n, int i
 /// float4s per thread (1, 2 or 4) in blocks of `block` threads (128 or 256).
 void square_v5_covering_grid(const float* x, float* y, std::size_t n, int per_thread,
                              int block = 256);
+
+/// The library a CUDA C++ programmer would call instead: Thrust's transform (in the CUDA Toolkit)
+/// with a squaring functor, without the synchronisation Thrust adds by default (par_nosync).
+void square_thrust(const float* x, float* y, std::size_t n);
 
 }  // namespace lab05::versions
