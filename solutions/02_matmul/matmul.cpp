@@ -56,7 +56,7 @@ void pack_b(const float* b, std::size_t ldb, std::size_t kc, std::size_t nc, flo
 // for each p, the kMR numbers A(r * kMR + i, p) side by side (what the micro-kernel broadcasts at
 // step p), zero past row mc. The loop over p is the outer one, so that the panel is written front
 // to back while kMR rows are read side by side (a row at a time, the writes are kMR floats apart:
-// twice the time, 5% of a 2048^3 product).
+// 4-5% of a 2048^3 product).
 void pack_a(const float* a, std::size_t lda, std::size_t mc, std::size_t kc, float* packed) {
   for (std::size_t i0 = 0; i0 < mc; i0 += kMR, packed += kMR * kc) {
     const std::size_t height = std::min(kMR, mc - i0);
@@ -109,8 +109,8 @@ Blocks blocks_for(const workbook::CacheSizes& caches, unsigned cores) {
   // kc: one micro-panel of B (kc x kNR floats) is re-read for each micro-panel of A, from the L2:
   // an eighth of it (128 KiB of Zen 5's 1 MiB, 256 KiB of a Xeon's 2 MiB). Deep blocks load and
   // store each tile of C less often, once per kc steps of p, which counts at 2048^3, where C (16
-  // MiB) comes from the L3: on Zen 5, kc = 512 measured 7% faster than 256, and 1024 (a quarter of
-  // the L2) 5% slower than 512.
+  // MiB) comes from the L3: on Zen 5, kc = 512 measured 5-8% faster than 256, and 1024 (a quarter
+  // of the L2) 6-8% slower than 512.
   blocks.kc = std::clamp<std::size_t>(l2 / 8 / (kNR * sizeof(float)), 64, 1024);
   // mc: the block of A (mc x kc floats) is re-read for every micro-panel of B: it stays in the
   // L2, a quarter of it, with the micro-panel of B and the tiles of C passing by.
@@ -144,8 +144,8 @@ void matmul_in_blocks(std::span<const float> a, std::span<const float> b, std::s
     return;
   }
   const auto [kc_max, mc_max, nc_max] = blocks;
-  // The packing buffers, 64-byte aligned and kept between calls: allocating them afresh, and
-  // touching their pages for the first time, cost 1% of a 1024^3 product and 5% of the primes'.
+  // The packing buffers, 64-byte aligned, kept between calls: not allocated, and their pages not
+  // faulted in, again on every call.
   thread_local workbook::AlignedVector<float> packed_a, packed_b;
   packed_a.resize(round_up(std::min(m, mc_max), kMR) * std::min(k, kc_max));
   packed_b.resize(std::min(k, kc_max) * round_up(std::min(n, nc_max), kNR));
