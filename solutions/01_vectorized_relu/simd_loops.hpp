@@ -50,21 +50,15 @@ void elementwise(float* out, std::size_t n, Stores stores, BatchAt batch_at, Sca
 template <std::size_t Accumulators, class AddBatch, class Term>
 float reduce(std::size_t n, AddBatch add_batch, Term term) {
   static_assert(Accumulators > 0 && (Accumulators & (Accumulators - 1)) == 0, "a power of two");
-  // The loops over the accumulators are unrolled completely, so that each acc[k] is a register
-  // from start to end (otherwise GCC keeps the array on the stack around the loop).
   Batch acc[Accumulators];
-#pragma GCC unroll 16
   for (Batch& a : acc) a = Batch(0.0f);
   constexpr std::size_t kStep = Accumulators * kLanes;
   std::size_t i = 0;
   for (; i + kStep <= n; i += kStep)
-#pragma GCC unroll 16
     for (std::size_t k = 0; k < Accumulators; ++k) acc[k] = add_batch(acc[k], i + k * kLanes);
   for (; i + kLanes <= n; i += kLanes) acc[0] = add_batch(acc[0], i);  // whole batches left over
   // Add the accumulators pairwise (a tree: shorter rounding chains than one after the other).
-#pragma GCC unroll 16
   for (std::size_t width = Accumulators / 2; width > 0; width /= 2)
-#pragma GCC unroll 16
     for (std::size_t k = 0; k < width; ++k) acc[k] += acc[k + width];
   float sum = xsimd::hadd(acc[0]);    // the lanes of the last accumulator
   for (; i < n; ++i) sum += term(i);  // the tail
