@@ -25,8 +25,9 @@ Blocks blocks_for(const workbook::CacheSizes& caches, unsigned cores);
 const Blocks& this_machines_blocks();
 
 /// lab02::matmul with the given blocks (matmul passes this machine's): the tests use small ones to
-/// walk every path of the blocked loops on small matrices, whatever the caches of the machine.
-/// Each block must be at least 1, mc a multiple of the tile's rows and nc of its columns.
+/// walk every path of the blocked loops on small matrices, whatever the caches of the machine. Any
+/// blocks of at least 1 give the right product (std::invalid_argument for a 0); with mc a
+/// multiple of the tile's rows and nc of its columns, only a matrix's last block has partial tiles.
 void matmul_in_blocks(std::span<const float> a, std::span<const float> b, std::span<float> c,
                       const MatmulShape& shape, const Blocks& blocks);
 

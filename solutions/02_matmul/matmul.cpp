@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <stdexcept>
 #include <thread>
 
 namespace lab02 {
@@ -143,6 +144,8 @@ void matmul_in_blocks(std::span<const float> a, std::span<const float> b, std::s
     for (std::size_t i = 0; i < m; ++i) std::fill_n(c.data() + i * ldc, n, 0.0f);
     return;
   }
+  if (blocks.kc == 0 || blocks.mc == 0 || blocks.nc == 0)
+    throw std::invalid_argument("matmul_in_blocks: every block needs at least one row and column");
   const auto [kc_max, mc_max, nc_max] = blocks;
   // The packing buffers, 64-byte aligned, kept between calls: not allocated, and their pages not
   // faulted in, again on every call.

@@ -78,6 +78,22 @@ TEST(Reference, CorrectWithSmallBlocks) {
   }
 }
 
+// Blocks of other sizes than multiples of the tile are still right; a block of 0 is refused.
+TEST(Reference, AnyBlocksOfAtLeastOneAreRight) {
+  using lab02::kernel::kMR;
+  using lab02::kernel::kNR;
+  expect_correct(
+      [](std::span<const float> a, std::span<const float> b, std::span<float> c,
+         const MatmulShape& s) {
+        lab02::matmul_in_blocks(a, b, c, s, {7, kMR + 1, kNR + 3});
+      },
+      "the reference with blocks that are no multiple of the tile");
+  const std::vector<float> a(4, 1.0f), b(4, 1.0f);
+  std::vector<float> c(4);
+  EXPECT_THROW(lab02::matmul_in_blocks(a, b, c, MatmulShape::packed(2, 2, 2), {0, kMR, kNR}),
+               std::invalid_argument);
+}
+
 // The blocks follow the caches, by the rules in matmul.cpp.
 TEST(Reference, BlocksFollowTheCaches) {
   using lab02::kernel::kMR;
