@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 
 #if defined(LAB04_HAVE_ONEDNN)
 #include <dnnl.h>
@@ -101,7 +102,7 @@ int main(int argc, char** argv) {
        v::matmul_v4_packed_avx2,
        true,
        {"matmul_int8_512", "matmul_int8"}},
-      {"v4b packed, AVX-VNNI kernel (256-bit)", v::matmul_v4b_packed_avx_vnni},
+      {std::string("v4b packed, ") + v::v4b_kernel() + " kernel", v::matmul_v4b_packed_avx_vnni},
       {"portable fallback (packed, C++)", v::matmul_portable_fallback, true, {"matmul_int8_512"}}};
 #if defined(LAB04_HAVE_ONEDNN)
   // oneDNN takes A unsigned with an offset: A's bytes + 128 with ao = 128 give (A + 128 - 128) B^T

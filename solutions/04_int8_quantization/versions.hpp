@@ -22,9 +22,10 @@ Product matmul_v3_vpdpbusd_rows;
 // without AVX2: the portable kernel.
 Product matmul_v4_packed_avx2;
 // v4b: the same with the AVX-VNNI micro-kernel (vpdpbusd on ymm registers), the one machines with
-// AVX-VNNI but no AVX-512 run as the reference; where the compiler cannot target AVX-VNNI, the best
-// kernel it can.
+// AVX-VNNI but no AVX-512 run as the reference; on a machine without AVX-VNNI, the best kernel
+// without AVX-512 (v4b_kernel() names it).
 Product matmul_v4b_packed_avx_vnni;
+const char* v4b_kernel();
 // The fallback for machines with neither: the same packing, a plain C++ micro-kernel.
 Product matmul_portable_fallback;
 
