@@ -57,11 +57,15 @@ for d in xtensor xsimd GTest; do cp -r "/usr/$lib/cmake/$d" "$dest/$lib/cmake/";
 for d in xtl nlohmann_json CLI11; do cp -r "/usr/share/cmake/$d" "$dest/share/cmake/"; done
 cp /usr/$lib/libgtest*.a /usr/$lib/libgmock*.a "$dest/$lib/"
 # libarchive and what it loads, except the C and C++ runtimes (the machine has its own, newer ones).
-cp -L "/usr/$lib/libarchive.so.13" "$dest/runtime/"
+# copy_with_dependencies LIBRARY FOLDER: the library and every library it loads into FOLDER.
+copy_with_dependencies() {
+  cp -L "$1" "$2/"
+  ldd "$1" | awk '$3 ~ /^\// {print $3}' |
+    grep -vE '/(libc|libm|libstdc\+\+|libgcc_s|ld-linux[^/]*)\.so' | xargs -I{} cp -L {} "$2/"
+}
+copy_with_dependencies "/usr/$lib/libarchive.so.13" "$dest/runtime"
 ln -s ../../runtime/libarchive.so.13 "$dest/$lib/libarchive.so"
 ln -s ../runtime/libarchive.so.13 "$dest/lib/libarchive.so"
-ldd "/usr/$lib/libarchive.so.13" | awk '$3 ~ /^\// {print $3}' |
-  grep -vE '/(libc|libm|libstdc\+\+|libgcc_s|ld-linux[^/]*)\.so' | xargs -I{} cp -L {} "$dest/runtime/"
 if $baselines; then
   # OpenBLAS (Debian's pthread build) and oneDNN: headers beside the others, libraries compressed.
   mkdir -p "$dest/include/openblas"
@@ -70,9 +74,7 @@ if $baselines; then
   [ -d /usr/include/oneapi ] && cp -r /usr/include/oneapi "$dest/include/"
   libs=$(mktemp -d)
   for so in "/usr/$lib/openblas-pthread/libopenblas.so.0" "/usr/$lib/libdnnl.so.2"; do
-    cp -L "$so" "$libs/"
-    ldd "$so" | awk '$3 ~ /^\// {print $3}' |
-      grep -vE '/(libc|libm|libstdc\+\+|libgcc_s|ld-linux[^/]*)\.so' | xargs -I{} cp -L {} "$libs/"
+    copy_with_dependencies "$so" "$libs"
   done
   tar -cJf "$dest/runtime/baselines.tar.xz" -C "$libs" .
   rm -rf "$libs"

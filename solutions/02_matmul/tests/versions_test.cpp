@@ -12,6 +12,8 @@
 namespace {
 
 using lab02::MatmulShape;
+using lab02::kernel::kMR;
+using lab02::kernel::kNR;
 using Version = void (*)(std::span<const float>, std::span<const float>, std::span<float>,
                          const MatmulShape&);
 
@@ -63,8 +65,6 @@ TEST(Versions, V4RegisterBlockedIsCorrect) {
 // The reference with blocks far smaller than any cache's: every loop of the blocked product runs
 // several times (and ends in a partial block) even on these small shapes, whatever the machine.
 TEST(Reference, CorrectWithSmallBlocks) {
-  using lab02::kernel::kMR;
-  using lab02::kernel::kNR;
   std::vector<MatmulShape> shapes = kShapes;
   shapes.push_back(MatmulShape::packed(50, 3 * kNR + 5, 70));
   shapes.push_back(
@@ -80,8 +80,6 @@ TEST(Reference, CorrectWithSmallBlocks) {
 
 // Blocks of other sizes than multiples of the tile are still right; a block of 0 is refused.
 TEST(Reference, AnyBlocksOfAtLeastOneAreRight) {
-  using lab02::kernel::kMR;
-  using lab02::kernel::kNR;
   expect_correct(
       [](std::span<const float> a, std::span<const float> b, std::span<float> c,
          const MatmulShape& s) {
@@ -96,8 +94,6 @@ TEST(Reference, AnyBlocksOfAtLeastOneAreRight) {
 
 // The blocks follow the caches, by the rules in matmul.cpp.
 TEST(Reference, BlocksFollowTheCaches) {
-  using lab02::kernel::kMR;
-  using lab02::kernel::kNR;
   constexpr std::size_t KiB = 1024, MiB = 1024 * KiB;
   const auto expect_rules = [](const workbook::CacheSizes& caches, unsigned cores) {
     const lab02::Blocks blocks = lab02::blocks_for(caches, cores);
