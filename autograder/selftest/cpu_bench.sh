@@ -34,6 +34,20 @@ grep -E "OpenBLAS|oneDNN|OpenMP|CUDA" "$build/configure.log"
 targets=$(for lab in $(echo "$labs" | tr ';' ' '); do echo "lab${lab}_bench"; done)
 cmake --build "$build" -j "$(nproc)" --target $targets 2>&1 | grep -E "error|FAILED" | head -40
 
+# The libraries' settings the build gives a lab's bench test (OPENBLAS_CORETYPE=SkylakeX where it
+# targets AVX-512: cmake/WorkbookDependencies.cmake), so that the baselines timed here are the ones
+# `ctest -L bench` times: without them OpenBLAS 0.3.21 runs its AVX2 kernels on Zen 4 and 5.
+library_settings() {
+  ctest --test-dir "$build" -R "^lab$1\.bench\$" --show-only=json-v1 | python3 -c '
+import json, sys
+for test in json.load(sys.stdin)["tests"]:
+    for prop in test.get("properties", []):
+        if prop["name"] == "ENVIRONMENT":
+            for setting in prop["value"]:
+                if not setting.startswith("WORKBOOK_"):
+                    print(setting)'
+}
+
 ceilings=$build/ceilings.json
 for lab in $(echo "$labs" | tr ';' ' '); do
   step "lab $lab bench"
@@ -41,7 +55,10 @@ for lab in $(echo "$labs" | tr ';' ' '); do
   # The CPU labs share one file of measured ceilings; the GPU labs keep theirs where they are.
   where=(--ceilings "$ceilings")
   compgen -G "solutions/${lab}_*/*.cu" > /dev/null && where=()
-  "$bench" "${where[@]}" --results "$out/lab$lab" || { echo "lab $lab bench FAILED"; failed=1; }
+  mapfile -t settings < <(library_settings "$lab")
+  echo "library settings: ${settings[*]:-(none)}"
+  env "${settings[@]}" "$bench" "${where[@]}" --results "$out/lab$lab" ||
+    { echo "lab $lab bench FAILED"; failed=1; }
 done
 
 if [[ ";$labs;" == *";05;"* ]] && python3 -c "import torch, triton" 2>/dev/null; then

@@ -10,7 +10,7 @@
 
 namespace lab02 {
 
-/// The depth kc of a block, the rows mc of a block of A, the columns nc of a panel of B. mc is a
+/// The depth kc of a block, the rows mc of a block of A, the columns nc of a block of B. mc is a
 /// multiple of the micro-tile's rows and nc of its columns, so only a matrix's last block has
 /// partial tiles.
 struct Blocks {

@@ -2,11 +2,15 @@
 // loop structure of BLIS (Van Zee and van de Geijn, "BLIS: A Framework for Rapidly Instantiating
 // BLAS Functionality", 2015). The earlier versions are in versions.cpp; the handout explains each.
 //
-//   for jc: columns of B and C, nc at a time
-//     for pc: k, kc at a time            pack B(pc.., jc..) into micro-panels of kNR columns
-//       for ic: rows of A and C, mc      pack A(ic.., pc..) into micro-panels of kMR rows
-//         for jr: one micro-panel of B
-//           for ir: one micro-panel of A  -> micro_kernel: a kMR x kNR tile of C
+//   for ic: rows of A and C, mc at a time
+//     for pc: k, kc at a time            pack A(ic.., pc..) into micro-panels of kMR rows (L3)
+//       for jc: columns of B and C, nc   pack B(pc.., jc..) into micro-panels of kNR columns (L2)
+//         for ir: one micro-panel of A   (it stays in the L1)
+//           for jr: one micro-panel of B -> micro_kernel: a kMR x kNR tile of C
+//
+// BLIS writes a column-major C; for this row-major one, A and B swap places (C^T = B^T A^T): the
+// operand whose numbers the kernel broadcasts (here A) keeps its micro-panel in the L1, the one
+// whose rows it loads as vectors (here B) streams its block from the L2.
 #include "matmul.hpp"
 
 #include "blocking.hpp"
@@ -100,27 +104,29 @@ void tile(std::size_t kc, const float* packed_a, const float* packed_b, float* c
 // The blocks, after BLIS's analytical model (Low, Igual, Smith and Quintana-Orti, "Analytical
 // Modeling Is Enough for High-Performance BLIS", 2016): each block is sized to stay in the cache
 // that serves it, with room left for the data streaming past it. With AVX-512 they give kc = 512,
-// mc = 126 on a Zen 5 core (1 MiB of L2), kc = 1024, mc = 126 on a Xeon's (2 MiB).
+// nc = 128, mc = 4092 on our Zen 5 virtual machine (48 KiB of L1, 1 MiB of L2, the host's L3), and
+// kc = 512, nc = 256 on a Xeon's core (2 MiB of L2).
 Blocks blocks_for(const workbook::CacheSizes& caches, unsigned cores) {
-  // Where the OS reports nothing, small caches: 256 KiB of L2, 1 MiB of L3 per core.
+  // Where the OS reports nothing, small caches: 32 KiB of L1, 256 KiB of L2, 1 MiB of L3 per core.
+  const std::size_t l1 = caches.l1d > 0 ? caches.l1d : std::size_t{32} << 10;
   const std::size_t l2 = caches.l2 > 0 ? caches.l2 : std::size_t{256} << 10;
   const std::size_t l3_share =
       caches.l3 > 0 ? caches.l3 / std::max(1u, cores) : std::size_t{1} << 20;
   Blocks blocks;
-  // kc: one micro-panel of B (kc x kNR floats) is re-read for each micro-panel of A, from the L2:
-  // an eighth of it (128 KiB of Zen 5's 1 MiB, 256 KiB of a Xeon's 2 MiB). Deep blocks load and
-  // store each tile of C less often, once per kc steps of p, which counts at 2048^3, where C (16
-  // MiB) comes from the L3: on Zen 5, kc = 512 measured 5-8% faster than 256, and 1024 (a quarter
-  // of the L2) 6-8% slower than 512.
-  blocks.kc = std::clamp<std::size_t>(l2 / 8 / (kNR * sizeof(float)), 64, 1024);
-  // mc: the block of A (mc x kc floats) is re-read for every micro-panel of B: it stays in the
-  // L2, a quarter of it, with the micro-panel of B and the tiles of C passing by.
-  blocks.mc = round_down(l2 / 4 / (blocks.kc * sizeof(float)), kMR);
-  // nc: the panel of B (kc x nc floats) is re-read for every block of A, from the L3: half of one
-  // core's share of it. A wide panel also packs A fewer times: once per panel of B. At most 8 MiB
-  // of packed B, since a virtual machine may report its host's whole L3 (508 MiB on our Zen 5).
-  const std::size_t panel_bytes = std::min(l3_share / 2, std::size_t{8} << 20);
-  blocks.nc = round_down(panel_bytes / (blocks.kc * sizeof(float)), kNR);
+  // kc: one micro-panel of A (kMR x kc floats) is read again for each micro-panel of B along its
+  // row of tiles: it stays in the L1, a quarter of it, beside the rows of B and the tiles of C
+  // going by. Deep blocks also load and store each tile of C less often (once per kc steps of p).
+  // Measured: on Zen 5, kc = 384 to 768 ran within 2% of each other; on the Xeon, 512 and 1024
+  // (half its L1) ran the same within the host's noise (3 runs).
+  blocks.kc = std::clamp<std::size_t>(l1 / 4 / (kMR * sizeof(float)), 64, 1024);
+  // nc: the block of B (kc x nc floats) is read again for every micro-panel of A: it stays in the
+  // L2, a quarter of it.
+  blocks.nc = round_down(l2 / 4 / (blocks.kc * sizeof(float)), kNR);
+  // mc: the block of A (mc x kc floats) is read again for every block of B, from the L3: half of
+  // one core's share of it, at most 8 MiB, since a virtual machine may report its host's whole L3
+  // (508 MiB on our Zen 5). A tall block also packs B fewer times: once per block of A.
+  const std::size_t block_bytes = std::min(l3_share / 2, std::size_t{8} << 20);
+  blocks.mc = round_down(block_bytes / (blocks.kc * sizeof(float)), kMR);
   return blocks;
 }
 
@@ -153,17 +159,17 @@ void matmul_in_blocks(std::span<const float> a, std::span<const float> b, std::s
   packed_a.resize(round_up(std::min(m, mc_max), kMR) * std::min(k, kc_max));
   packed_b.resize(std::min(k, kc_max) * round_up(std::min(n, nc_max), kNR));
 
-  for (std::size_t jc = 0; jc < n; jc += nc_max) {
-    const std::size_t nc = std::min(nc_max, n - jc);
+  for (std::size_t ic = 0; ic < m; ic += mc_max) {
+    const std::size_t mc = std::min(mc_max, m - ic);
     for (std::size_t pc = 0; pc < k; pc += kc_max) {
       const std::size_t kc = std::min(kc_max, k - pc);
       const bool accumulate = pc > 0;  // the first block of k overwrites C, the others add to it
-      pack_b(b.data() + pc * ldb + jc, ldb, kc, nc, packed_b.data());
-      for (std::size_t ic = 0; ic < m; ic += mc_max) {
-        const std::size_t mc = std::min(mc_max, m - ic);
-        pack_a(a.data() + ic * lda + pc, lda, mc, kc, packed_a.data());
-        for (std::size_t jr = 0; jr < nc; jr += kNR) {
-          for (std::size_t ir = 0; ir < mc; ir += kMR) {
+      pack_a(a.data() + ic * lda + pc, lda, mc, kc, packed_a.data());
+      for (std::size_t jc = 0; jc < n; jc += nc_max) {
+        const std::size_t nc = std::min(nc_max, n - jc);
+        pack_b(b.data() + pc * ldb + jc, ldb, kc, nc, packed_b.data());
+        for (std::size_t ir = 0; ir < mc; ir += kMR) {
+          for (std::size_t jr = 0; jr < nc; jr += kNR) {
             tile(kc, packed_a.data() + ir * kc, packed_b.data() + jr * kc,
                  c.data() + (ic + ir) * ldc + jc + jr, ldc, std::min(kMR, mc - ir),
                  std::min(kNR, nc - jr), accumulate);

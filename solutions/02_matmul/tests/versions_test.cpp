@@ -103,32 +103,38 @@ TEST(Reference, BlocksFollowTheCaches) {
     EXPECT_EQ(blocks.nc % kNR, 0u);
     EXPECT_GE(blocks.kc, 64u);
     EXPECT_LE(blocks.kc, 1024u);
-    EXPECT_LE(blocks.kc * blocks.nc * sizeof(float),
-              std::max<std::size_t>(8 * MiB, kNR * blocks.kc * 4));
+    // The micro-panel of A in a quarter of the L1, the block of B in a quarter of the L2, the block
+    // of A in half a core's share of the L3 and at most 8 MiB (each at least one micro-panel).
+    const std::size_t l1 = caches.l1d > 0 ? caches.l1d : 32 * KiB;
+    EXPECT_LE(kMR * blocks.kc * sizeof(float), std::max(l1 / 4, kMR * 64 * 4));
     if (caches.l2 > 0) {
-      EXPECT_LE(blocks.kc * kNR * sizeof(float),
-                std::max<std::size_t>(caches.l2 / 8, 64 * kNR * 4));
-      EXPECT_LE(blocks.mc * blocks.kc * sizeof(float),
-                std::max(caches.l2 / 4, kMR * blocks.kc * 4));
-    }
-    if (caches.l3 > 0) {
       EXPECT_LE(blocks.kc * blocks.nc * sizeof(float),
-                std::max(caches.l3 / cores / 2, kNR * blocks.kc * 4));
+                std::max(caches.l2 / 4, kNR * blocks.kc * 4));
+    }
+    EXPECT_LE(blocks.mc * blocks.kc * sizeof(float),
+              std::max<std::size_t>(8 * MiB, kMR * blocks.kc * 4));
+    if (caches.l3 > 0) {
+      EXPECT_LE(blocks.mc * blocks.kc * sizeof(float),
+                std::max(caches.l3 / cores / 2, kMR * blocks.kc * 4));
     }
     return blocks;
   };
-  // A Zen 5 CCD: 1 MiB of L2 per core, 32 MiB of L3 for 8 cores.
+  // A Zen 5 CCD: 48 KiB of L1 and 1 MiB of L2 per core, 32 MiB of L3 for 8 cores.
   const lab02::Blocks zen5 = expect_rules({48 * KiB, 1 * MiB, 32 * MiB}, 8);
-  // A Sapphire Rapids socket: 2 MiB of L2 per core, 105 MiB of L3 for 56 cores.
+  // A Sapphire Rapids socket: 48 KiB of L1, 2 MiB of L2 per core, 105 MiB of L3 for 56 cores.
   const lab02::Blocks sapphire_rapids = expect_rules({48 * KiB, 2 * MiB, 105 * MiB}, 56);
-  // A bigger L2 holds a bigger block of A; a bigger share of the L3 a wider panel of B.
-  EXPECT_GT(sapphire_rapids.mc * sapphire_rapids.kc, zen5.mc * zen5.kc);
-  EXPECT_LT(sapphire_rapids.nc, zen5.nc);
+  // The same L1, the same depth; a bigger L2 holds a wider block of B; a smaller share of the L3 a
+  // shorter block of A.
+  EXPECT_EQ(sapphire_rapids.kc, zen5.kc);
+  EXPECT_GT(sapphire_rapids.nc, zen5.nc);
+  EXPECT_LT(sapphire_rapids.mc, zen5.mc);
+  // A smaller L1, a shallower block.
+  EXPECT_LT(expect_rules({32 * KiB, 1 * MiB, 32 * MiB}, 8).kc, zen5.kc);
   // Nothing reported: the small defaults, still valid blocks.
   expect_rules({}, 1);
-  // A virtual machine that reports its host's whole L3 for 2 cores: the panel stops at 8 MiB.
+  // A virtual machine that reports its host's whole L3 for 2 cores: the block of A stops at 8 MiB.
   const lab02::Blocks vm = expect_rules({48 * KiB, 1 * MiB, 508 * MiB}, 2);
-  EXPECT_EQ(vm.nc, 8 * MiB / (vm.kc * sizeof(float)) / kNR * kNR);
+  EXPECT_EQ(vm.mc, 8 * MiB / (vm.kc * sizeof(float)) / kMR * kMR);
   // The blocks this machine uses obey the same rules.
   const lab02::Blocks here = lab02::this_machines_blocks();
   EXPECT_GE(here.kc, 64u);
