@@ -46,17 +46,17 @@ template <std::size_t NV = kNV>
                                                 std::size_t b_step, float* c, std::size_t ldc,
                                                 bool accumulate) {
   static_assert(NV >= 1 && NV <= kNV);
-  // Ask for the tile of C now, though it is read only after the loop over p: its kMR rows lie ldc
-  // apart, lines no hardware prefetcher saw coming, so without this each tile waits for C at its
-  // end, from the L3 or DRAM (3% of a 2048^3 product, 2% at 1024^3, measured on Zen 5). The
-  // loop's thousands of cycles hide the wait. (1: for writing; 3: keep it in every cache level.)
+  // Ask for the tile of C now, though it is read only after the loop over p, whose thousands of
+  // cycles then hide the wait: without this, each tile waited for C at its end, from the L3 or
+  // DRAM (measured on Zen 5: 3% of a 2048^3 product, 2% at 1024^3). (1: for writing; 3: keep it
+  // in every cache level.)
 #pragma GCC unroll 16
   for (std::size_t i = 0; i < kMR; ++i)
 #pragma GCC unroll 16
     for (std::size_t v = 0; v < NV; ++v) __builtin_prefetch(c + i * ldc + v * Batch::size, 1, 3);
-  // A narrow tile (NV = 1: 6 sums) has fewer independent sums than the 8 that keep both FMA units
-  // busy (see kMR above): it keeps two sets of them, for even and for odd p, added up after the
-  // loop (1% of a 509 x 521 x 503 product, whose last 9 columns run such a tile).
+  // A narrow tile (NV = 1: 6 sums) has fewer independent sums than the kMinSums that keep both
+  // FMA units busy: it keeps two sets of them, for even and for odd p, added up after the loop
+  // (about 1% of a 509 x 521 x 503 product, whose last 9 columns run such a tile).
   constexpr std::size_t kSets = kMR * NV >= kMinSums ? 1 : 2;
   Batch acc[kSets][kMR][NV];
   // The loops over the tile have constant bounds: fully unrolled, every acc[s][i][v] is a register.
