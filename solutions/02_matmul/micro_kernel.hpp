@@ -33,6 +33,8 @@ inline constexpr std::size_t kMinSums = 8;
 inline constexpr std::size_t kMR = 6;
 inline constexpr std::size_t kNV = kRegisters == 32 ? 4 : 2;
 inline constexpr std::size_t kNR = kNV * Batch::size;
+// How many rows of B ahead the micro-kernel asks for (see micro_kernel).
+inline constexpr std::size_t kRowsAhead = 16;
 
 /// C[i][j] (+)= sum over p < kc of A(i, p) * B(p, j), for the tile's kMR rows and NV batches of
 /// columns (all kNV of them, except in a narrow last tile), where
@@ -66,8 +68,17 @@ template <std::size_t NV = kNV>
     for (std::size_t i = 0; i < kMR; ++i)
 #pragma GCC unroll 16
       for (std::size_t v = 0; v < NV; ++v) acc[s][i][v] = Batch(0.0f);
-  // Step p: NV batches of row p of B, each times the kMR numbers of column p of A.
+  // Step p: NV batches of row p of B, each times the kMR numbers of column p of A. The rows of B
+  // stream from the L2 (the reference's micro-panel of B is 128 KiB or more): ask for row p +
+  // kRowsAhead now, so that it is in the L1 when its step comes. Measured against no request, over
+  // 3 x 31 rounds each beside OpenBLAS: 1.5-2.5% faster on the Xeon (8 rows ahead did as well, 32 a
+  // little less), the same on Zen 5.
   const auto step = [&](std::size_t p, Batch(&sums)[kMR][NV]) {
+    if (p + kRowsAhead < kc) {
+#pragma GCC unroll 16
+      for (std::size_t v = 0; v < NV; ++v)
+        __builtin_prefetch(b + (p + kRowsAhead) * b_step + v * Batch::size, 0, 3);
+    }
     Batch row_of_b[NV];
 #pragma GCC unroll 16
     for (std::size_t v = 0; v < NV; ++v)
