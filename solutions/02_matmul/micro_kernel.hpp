@@ -72,9 +72,11 @@ template <std::size_t NV = kNV>
   // stream from the L2 (the reference's micro-panel of B is 128 KiB or more): ask for row p +
   // kRowsAhead now, so that it is in the L1 when its step comes. Measured against no request, over
   // 3 x 31 rounds each beside OpenBLAS: 1.5-2.5% faster on the Xeon (8 rows ahead did as well, 32 a
-  // little less), the same on Zen 5.
+  // little less), the same on Zen 5. Packed B only (b_step == kNR): on B in place (v4), its rows
+  // ldb apart, the same requests made v4 a third slower on Zen 5.
+  const bool rows_ahead = b_step == kNR;
   const auto step = [&](std::size_t p, Batch(&sums)[kMR][NV]) {
-    if (p + kRowsAhead < kc) {
+    if (rows_ahead && p + kRowsAhead < kc) {
 #pragma GCC unroll 16
       for (std::size_t v = 0; v < NV; ++v)
         __builtin_prefetch(b + (p + kRowsAhead) * b_step + v * Batch::size, 0, 3);
