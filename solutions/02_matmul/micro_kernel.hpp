@@ -73,7 +73,7 @@ template <std::size_t NV = kNV>
   // kRowsAhead now, so that it is in the L1 when its step comes. Measured against no request, over
   // 3 x 31 rounds each beside OpenBLAS: 1.5-2.5% faster on the Xeon (8 rows ahead did as well, 32 a
   // little less), the same on Zen 5. Packed B only (b_step == kNR): on B in place (v4), its rows
-  // ldb apart, the same requests made v4 a third slower on Zen 5.
+  // ldb apart, the same requests made v4 up to a third slower on Zen 5.
   const bool rows_ahead = b_step == kNR;
   const auto step = [&](std::size_t p, Batch(&sums)[kMR][NV]) {
     if (rows_ahead && p + kRowsAhead < kc) {
