@@ -8,7 +8,9 @@
 # (deps-prefix: where gpu_deps.sh --baselines gathered the Debian packages, on a machine without
 # them, or ""; labs: default "01;02;03;04", add 05 on a GPU machine). Writes build/cpu-bench/ and,
 # under $OUT (default build/cpu-bench/out): log.txt, one folder of JSON and SVG per lab. Exits
-# non-zero when a bench fails.
+# non-zero when a bench fails. BENCH_ARGS, when set, is added to every bench's command line:
+# BENCH_ARGS="--versus-library --rounds 41" times only the references against their libraries,
+# in 41 interleaved rounds at least, for steadier ratios on a noisy host.
 set -uo pipefail
 root=$(pwd)
 deps=${1:-}
@@ -57,7 +59,8 @@ for lab in $(echo "$labs" | tr ';' ' '); do
   compgen -G "solutions/${lab}_*/*.cu" > /dev/null && where=()
   mapfile -t settings < <(library_settings "$lab")
   echo "library settings: ${settings[*]:-(none)}"
-  env "${settings[@]}" "$bench" "${where[@]}" --results "$out/lab$lab" ||
+  # shellcheck disable=SC2086  # BENCH_ARGS is a list of words
+  env "${settings[@]}" "$bench" "${where[@]}" --results "$out/lab$lab" ${BENCH_ARGS:-} ||
     { echo "lab $lab bench FAILED"; failed=1; }
 done
 

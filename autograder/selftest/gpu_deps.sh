@@ -79,5 +79,5 @@ if $baselines; then
   tar -cJf "$dest/runtime/baselines.tar.xz" -C "$libs" .
   rm -rf "$libs"
 fi
-grep -qx '/.deps/' .git/info/exclude 2>/dev/null || echo '/.deps/' >> .git/info/exclude
+# The project's .gitignore lists /.deps/ already: nothing to add to git's own exclude file.
 du -sh "$dest"

@@ -193,6 +193,13 @@ std::optional<int> parse_bench_arguments(int argc, char** argv, BenchOptions& op
   app.add_option("--max-seconds", options.max_seconds,
                  "the timing cap of each case (shorter: rougher figures)")
       ->check(CLI::PositiveNumber);
+  app.add_option("--rounds", options.rounds,
+                 "at least this many interleaved rounds per case, past the cap (more: steadier "
+                 "ratios)")
+      ->check(CLI::Range(3, 100000));
+  app.add_flag("--versus-library", options.versus_library,
+               "time only the reference and the library baselines: more rounds for the ratio line "
+               "(cases without a library are left out)");
   app.add_option("cases", options.cases, "the cases to time (default: all)");
   return parse_command_line(app, argc, argv);
 }
@@ -204,8 +211,15 @@ namespace {
 class BenchCase : public perf::Case {
  public:
   BenchCase(std::string name, const std::map<void (*)(), LabBench::Versions>& functions,
-            Bench& bench, const TimingOptions& timing)
-      : Case(name, seed_for(name)), functions_(functions), bench_(bench), timing_(timing) {}
+            Bench& bench, const TimingOptions& timing, bool versus_library)
+      : Case(name, seed_for(name)),
+        functions_(functions),
+        bench_(bench),
+        timing_(timing),
+        versus_library_(versus_library) {}
+
+  /// False when --versus-library left the case out: it has no library row.
+  bool timed() const { return timed_; }
 
   void measure(const perf::Kernel& kernel) override {
     const BatchRunner base = perf::runner_of(kernel);
@@ -236,16 +250,32 @@ class BenchCase : public perf::Case {
                       },
                       own_work, library});
     };
+    auto in_this_case = [this](const LabBench::Row& row) {
+      return row.cases.empty() ||
+             std::find(row.cases.begin(), row.cases.end(), name()) != row.cases.end();
+    };
+    if (versus_library_) {  // only the reference and the libraries: is there one here?
+      bool library = std::any_of(extras().begin(), extras().end(), [](const perf::Extra& e) {
+        return e.side == perf::Extra::Side::library;
+      });
+      for (const LabBench::Versions* v : used_)
+        for (const LabBench::Row& row : v->rows)
+          library = library || (row.library && in_this_case(row));
+      if (!library) {
+        std::cerr << "  " << name() << ": no library row to compare with; left out\n";
+        return;
+      }
+    }
     add(
         reference_label, [] {}, true, Bench::kReference, std::nullopt, false);
     for (const LabBench::Versions* v : used_)
       for (const LabBench::Row& row : v->rows)
-        if (row.cases.empty() ||
-            std::find(row.cases.begin(), row.cases.end(), name()) != row.cases.end())
+        if (in_this_case(row) && (row.library || !versus_library_))
           add(row.label, row.choose, row.checked, false, row.work, row.library);
     // The case's extras: library baselines, and its own kernel run otherwise (on one thread), which
     // here is the reference's.
     for (const perf::Extra& extra : extras()) {
+      if (versus_library_ && extra.side != perf::Extra::Side::library) continue;
       std::string label = extra.label;
       if (extra.side == perf::Extra::Side::yours)
         label = "the reference's " + (label.starts_with("your ") ? label.substr(5) : label);
@@ -260,6 +290,7 @@ class BenchCase : public perf::Case {
     bench_.describe(name(), description());
     bench_.compare(name(), work(), rows, timing_);
     clear();
+    timed_ = true;
   }
 
  protected:
@@ -278,6 +309,8 @@ class BenchCase : public perf::Case {
   const std::map<void (*)(), LabBench::Versions>& functions_;
   Bench& bench_;
   TimingOptions timing_;
+  bool versus_library_;
+  bool timed_ = false;
   std::vector<const LabBench::Versions*> used_;
 };
 
@@ -308,17 +341,18 @@ int LabBench::main(int argc, char** argv,
                                                                [](const std::string& line) {
                                                                  std::cerr << "  " << line << "\n";
                                                                }));
-    const TimingOptions timing{.max_seconds = options.max_seconds};
-    std::size_t run = 0;
-    std::string skipped;  // the last skip's message ("no CUDA device: skipped")
+    const TimingOptions timing{.max_seconds = options.max_seconds, .min_rounds = options.rounds};
+    std::size_t run = 0, compared = 0;  // cases run; of those, timed against a library
+    std::string skipped;                // the last skip's message ("no CUDA device: skipped")
     for (const perf::Registered& r : cases) {
       if (!options.cases.empty() &&
           std::find(options.cases.begin(), options.cases.end(), r.name) == options.cases.end())
         continue;
       try {
-        BenchCase c(r.name, functions_, bench, timing);
+        BenchCase c(r.name, functions_, bench, timing, options.versus_library);
         r.function(c);
         ++run;
+        if (c.timed()) ++compared;
       } catch (const Skipped& e) {
         std::cerr << "  " << r.name << ": " << e.what() << "\n";
         skipped = e.what();
@@ -328,8 +362,14 @@ int LabBench::main(int argc, char** argv,
       std::cout << skipped << "\n";
       return kSkipReturnCode;
     }
+    if (options.versus_library && compared == 0) {
+      std::cerr << lab_ << "_bench --versus-library: no case timed has a library baseline in this "
+                << "build (the lab's tests/perf_cases.cpp adds one when CMake finds the library; "
+                << "see the handout's bench section for which), so there is no ratio to give\n";
+      return 2;
+    }
     bench.finish(std::cout, options.results, options.markdown);
-    if (more) more(bench, options);
+    if (more && !options.versus_library) more(bench, options);
     return 0;
   } catch (const Skipped& e) {
     std::cout << e.what() << "\n";

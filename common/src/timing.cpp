@@ -155,7 +155,9 @@ std::vector<Timing> time_interleaved(const std::vector<BatchRunner>& runners,
                     t.summary.rel_iqr() <= options.target_rel_iqr;
       all_converged = all_converged && t.converged;
     }
-    if (round >= 2 && (all_converged || since(start, options) >= cap)) break;
+    if (round + 1 >= std::max(options.min_rounds, 3) &&
+        (all_converged || since(start, options) >= cap))
+      break;
   }
   return timings;
 }

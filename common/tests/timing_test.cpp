@@ -216,6 +216,23 @@ TEST(Interleave, RunsEveryKernelEachRoundAlternatingDirection) {
   EXPECT_TRUE(t[2].converged);
 }
 
+TEST(Interleave, MinRoundsGoesPastConvergenceAndTheCap) {
+  // Both converge at once and the cap is 0: three rounds by default, as many as asked otherwise.
+  FakeClock clock;
+  auto steady = [](int count) { return std::vector<double>(std::size_t(count), 1e-3); };
+  workbook::TimingOptions options{
+      .warmup_seconds = 0, .warmup_runs = 1, .max_seconds = 0, .clock = clock.source()};
+  auto rounds = [&](const workbook::TimingOptions& o) {
+    const std::vector<workbook::Timing> t = workbook::time_interleaved({steady, steady}, o);
+    return t[0].seconds.size() / std::size_t(t[0].runs_per_round);
+  };
+  EXPECT_EQ(rounds(options), 3u);
+  options.min_rounds = 25;
+  EXPECT_EQ(rounds(options), 25u);
+  options.min_rounds = 1;  // never fewer than three: a median and quartiles need them
+  EXPECT_EQ(rounds(options), 3u);
+}
+
 TEST(Interleave, TheRatioIsTakenPerRound) {
   // Round by round, B takes twice A's time, then three times (its second half is slower): the
   // ratio's quartiles show that, where the two medians alone would not.

@@ -109,17 +109,22 @@ class Bench {
 
 /// What a bench's command line sets.
 struct BenchOptions {
-  std::string ceilings;            ///< --ceilings FILE (default: the tests' cache)
-  std::filesystem::path results;   ///< --results DIR (default: as for the tests)
-  bool markdown = false;           ///< --markdown: print the handout's table
-  double max_seconds = 1.0;        ///< --max-seconds: the timing cap of each case
+  std::string ceilings;           ///< --ceilings FILE (default: the tests' cache)
+  std::filesystem::path results;  ///< --results DIR (default: as for the tests)
+  bool markdown = false;          ///< --markdown: print the handout's table
+  double max_seconds = 1.0;       ///< --max-seconds: the timing cap of each case
+  /// --versus-library: time only the reference and the library baselines, so that the rounds the
+  /// cap allows go to the ratio between them (the slow numbered versions take most of a round).
+  bool versus_library = false;
+  int rounds = 3;  ///< --rounds: at least this many interleaved rounds per case, whatever the cap
   std::vector<std::string> cases;  ///< the cases to time (default: all)
 };
 
 /// Parses a bench's command line (CLI11): `[--ceilings FILE] [--results DIR] [--markdown]
-/// [--max-seconds S] [CASE...]`; an unknown option is an error. Returns an exit code when the
-/// program should stop there (0 after --help, 2 after a usage error, printed), else nothing.
-/// `options` comes filled with the defaults, which the command line overrides.
+/// [--max-seconds S] [--rounds N] [--versus-library] [CASE...]`; an unknown option is an error.
+/// Returns an exit code when the program should stop there (0 after --help, 2 after a usage error,
+/// printed), else nothing. `options` comes filled with the defaults, which the command line
+/// overrides.
 std::optional<int> parse_bench_arguments(int argc, char** argv, BenchOptions& options);
 
 /// A bench row that is not the kernel: a baseline of another computation (a copy of the same
@@ -164,6 +169,9 @@ class LabBench {
   /// A case that throws workbook::Skipped (no GPU here) is left out with its message; when every
   /// case was, returns kSkipReturnCode. `more`, when given, runs after the table: the bench's own
   /// measurements that are no case of the lab's, and figures drawn from the table's rows.
+  /// With --versus-library only the reference and the library rows are timed, `more` does not run,
+  /// a case without a library row is left out (said on stderr), and when no case has one the
+  /// bench says so and returns 2: a ratio line was asked for and none can be given.
   int main(int argc, char** argv,
            const std::function<Ceilings(const std::string& path)>& load_ceilings = {},
            const std::function<void(Bench&, const BenchOptions&)>& more = {}) const;

@@ -38,7 +38,10 @@ struct TimingOptions {
   double target_rel_iqr = 0.02;  ///< stop once IQR / median is below this (after min_runs)
   double batch_seconds = 0.05;  ///< how long one batch runs before the spread is checked (or, in an
                                 ///< A/B comparison, before switching sides)
-  TimeSource clock = {};        ///< what the warm-up and the caps read; empty: steady_clock
+  /// time_interleaved: do at least this many rounds, past convergence and past max_seconds (a
+  /// ratio's quartiles need rounds, and whoever asks for them has the time).
+  int min_rounds = 3;
+  TimeSource clock = {};  ///< what the warm-up and the caps read; empty: steady_clock
 };
 
 /// The timed runs of one kernel.
@@ -84,7 +87,8 @@ Comparison compare_interleaved(const BatchRunner& a, const BatchRunner& b,
 
 /// Several kernels timed in rounds, each running one batch per round, in forward order one round
 /// and backward the next (A B C, C B A, ...), so that drift hits all alike. Stops when every
-/// kernel's spread has converged (after 3 rounds at least) or after options.max_seconds per kernel.
+/// kernel's spread has converged or after options.max_seconds per kernel, once it has done
+/// options.min_rounds rounds (3 at least).
 std::vector<Timing> time_interleaved(const std::vector<BatchRunner>& runners,
                                      const TimingOptions& options = {});
 
