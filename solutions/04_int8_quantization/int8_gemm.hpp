@@ -135,7 +135,7 @@ void pack_panel(const std::int8_t* x, std::size_t rows, std::size_t depth, std::
 struct Vnni512 {
   static constexpr const char* kName = "AVX-512 VNNI vpdpbusd";
   static constexpr std::size_t kRows = 6, kVectors = 4, kCols = 16 * kVectors;
-  // vpdpbusd's first operand is unsigned: A is read + 128.
+  // vpdpbusd's first operand is unsigned: A comes + 128 (multiply copies it so, copy_row).
   static constexpr bool kUnsignedA = true;
 
   // Rows r of the tile: A's row at a + r * a_stride, read in place (4 bytes per step), and C's at
@@ -145,7 +145,6 @@ struct Vnni512 {
                                       const std::int8_t* b, std::size_t groups,
                                       const std::int32_t* start, std::int32_t* out,
                                       std::size_t ld) {
-    const __m512i offset = _mm512_set1_epi8(static_cast<char>(0x80));
     __m512i acc[kRows][kVectors];
 #pragma GCC unroll 8
     for (std::size_t r = 0; r < kRows; ++r)
@@ -157,12 +156,9 @@ struct Vnni512 {
       for (std::size_t v = 0; v < kVectors; ++v) columns[v] = _mm512_load_si512(b + v * 64);
 #pragma GCC unroll 8
       for (std::size_t r = 0; r < kRows; ++r) {
-        std::int32_t word;
+        std::int32_t word;  // row r's 4 bytes, + 128 already (multiply's copy of A)
         std::memcpy(&word, a + r * a_stride, kGroup);
-        // Row r's 4 bytes + 128 in each byte (wrapping: the same as an XOR with 0x80), in every
-        // lane. (Written as an XOR of the word before the broadcast, GCC made it a broadcast from
-        // a general register, which measured 1-3% slower.)
-        const __m512i row = _mm512_add_epi8(_mm512_set1_epi32(word), offset);
+        const __m512i row = _mm512_set1_epi32(word);
 #pragma GCC unroll 8
         for (std::size_t v = 0; v < kVectors; ++v)
           acc[r][v] = _mm512_dpbusd_epi32(acc[r][v], row, columns[v]);
@@ -173,6 +169,22 @@ struct Vnni512 {
 #pragma GCC unroll 8
       for (std::size_t v = 0; v < kVectors; ++v)
         _mm512_storeu_si512(out + r * ld + v * 16, acc[r][v]);
+  }
+
+  // The offset trick's correction for each of a packed panel's kCols columns: -128 times the sum
+  // of the column's bytes. vpdpbusd with 1 in every unsigned byte sums 4 bytes of B per lane, and
+  // the panel holds the columns in the order of the tile's lanes, so 4 vectors of sums come out in
+  // C's order. (A scalar loop over B's rows took 2% of a 1024^3 product: perf record.)
+  static void corrections(const std::int8_t* panel, std::size_t groups, std::int32_t* out) {
+    const __m512i ones = _mm512_set1_epi8(1);
+    __m512i sums[kVectors] = {};
+    for (std::size_t g = 0; g < groups; ++g, panel += kCols * kGroup)
+      for (std::size_t v = 0; v < kVectors; ++v)
+        sums[v] = _mm512_dpbusd_epi32(sums[v], ones, _mm512_load_si512(panel + v * 64));
+    // -128 sum = -(sum << 7), wrapping as the int32 lanes do: the sums reach 127 * depth at most.
+    for (std::size_t v = 0; v < kVectors; ++v)
+      _mm512_storeu_si512(out + v * 16,
+                          _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_slli_epi32(sums[v], 7)));
   }
 };
 #endif
@@ -191,7 +203,6 @@ struct AvxVnni256 {
                                       const std::int8_t* b, std::size_t groups,
                                       const std::int32_t* start, std::int32_t* out,
                                       std::size_t ld) {
-    const __m256i offset = _mm256_set1_epi8(static_cast<char>(0x80));
     __m256i acc[kRows][kVectors];
 #pragma GCC unroll 8
     for (std::size_t r = 0; r < kRows; ++r)
@@ -207,7 +218,7 @@ struct AvxVnni256 {
       for (std::size_t r = 0; r < kRows; ++r) {
         std::int32_t word;
         std::memcpy(&word, a + r * a_stride, kGroup);
-        const __m256i row = _mm256_add_epi8(_mm256_set1_epi32(word), offset);  // a + 128
+        const __m256i row = _mm256_set1_epi32(word);  // a + 128 (multiply's copy)
 #pragma GCC unroll 8
         for (std::size_t v = 0; v < kVectors; ++v)
           acc[r][v] = _mm256_dpbusd_avx_epi32(acc[r][v], row, columns[v]);
@@ -218,6 +229,19 @@ struct AvxVnni256 {
 #pragma GCC unroll 8
       for (std::size_t v = 0; v < kVectors; ++v)
         _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + r * ld + v * 8), acc[r][v]);
+  }
+
+  // -128 times each column's sum, as Vnni512::corrections does it, 8 lanes at a time.
+  static void corrections(const std::int8_t* panel, std::size_t groups, std::int32_t* out) {
+    const __m256i ones = _mm256_set1_epi8(1);
+    __m256i sums[kVectors] = {};
+    for (std::size_t g = 0; g < groups; ++g, panel += kCols * kGroup)
+      for (std::size_t v = 0; v < kVectors; ++v)
+        sums[v] = _mm256_dpbusd_avx_epi32(
+            sums[v], ones, _mm256_load_si256(reinterpret_cast<const __m256i*>(panel + v * 32)));
+    for (std::size_t v = 0; v < kVectors; ++v)
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + v * 8),
+                          _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(sums[v], 7)));
   }
 };
 #endif
@@ -350,6 +374,19 @@ struct StoreInt32 {
   }
 };
 
+// Copies a row of A, + 128 in each byte for a kernel that reads A unsigned (wrapping: the same
+// as flipping the top bit, 0x80). Done once per call here, the kernel's inner loop has no add to
+// do: on Intel's AVX-512 cores an add competes with vpdpbusd for the same two ports.
+template <bool kUnsigned>
+void copy_row(const std::int8_t* from, std::size_t count, std::int8_t* to) {
+  if constexpr (kUnsigned) {
+    for (std::size_t k = 0; k < count; ++k)
+      to[k] = static_cast<std::int8_t>(static_cast<std::uint8_t>(from[k]) ^ 0x80u);
+  } else {
+    std::memcpy(to, from, count);
+  }
+}
+
 template <class Store>
 struct IsStoreInt32 : std::false_type {};
 template <std::size_t kCols>
@@ -362,10 +399,10 @@ struct IsStoreInt32<StoreInt32<kCols>> : std::true_type {};
 // correction), where tile is kRows x kCols (only rows x cols of it are inside C) and correction
 // holds what to add to each of the cols columns.
 //
-// A is read in place, 4 bytes of each of kRows rows per step: only B is packed, n x depth bytes at
-// once (it is read many times). Where a row would be read past its end (a depth that is not a
-// multiple of 4, or the last rows when m is not a multiple of kRows), the rows are first copied
-// into a buffer padded with zeros.
+// B is packed, n x depth bytes at once (it is read many times). A is read a block of rows at a time
+// from a copy that stays in the L2 (block_rows), 4 bytes of each of kRows rows per step: its rows
+// as they are, not interleaved, but padded with zeros to a whole group of 4 and to a whole tile of
+// rows, and already + 128 for a kernel that reads A unsigned.
 template <class Kernel, class Store>
 void multiply(const std::int8_t* a, const std::int8_t* b, std::size_t m, std::size_t n,
               std::size_t depth, Store&& store) {
@@ -377,45 +414,38 @@ void multiply(const std::int8_t* a, const std::int8_t* b, std::size_t m, std::si
 
   // The buffers live on between calls: allocating (and first touching) megabytes per call costs
   // page faults a few percent of a 1024^3 product.
-  thread_local workbook::AlignedVector<std::int8_t> packed_b, padded_a, last_rows;
+  thread_local workbook::AlignedVector<std::int8_t> packed_b, block_a;
   thread_local workbook::AlignedVector<std::int32_t> correction;
   packed_b.resize(panels_b * panel_b);
   for (std::size_t p = 0; p < panels_b; ++p)
     pack_panel<C>(b + p * C * depth, std::min(C, n - p * C), depth, packed_b.data() + p * panel_b);
 
-  // sum_k (a + 128) b = sum_k a b + 128 sum_k b: subtract 128 times the sum of each row of B. In
-  // unsigned (wrapping) arithmetic: the exact result fits int32, so the wrapped one is exact too.
+  // sum_k (a + 128) b = sum_k a b + 128 sum_k b: subtract 128 times the sum of each row of B,
+  // computed from the packed panels (Kernel::corrections). In wrapping arithmetic: the exact
+  // result fits int32, so the wrapped one is exact too.
   correction.assign(panels_b * C, 0);
-  if constexpr (Kernel::kUnsignedA) {
-    for (std::size_t j = 0; j < n; ++j) {
-      std::int32_t sum = 0;  // |sum| <= 127 * kMaxDepth < 2^31
-      for (std::size_t k = 0; k < depth; ++k) sum += b[j * depth + k];
-      correction[j] = static_cast<std::int32_t>(0u - 128u * static_cast<std::uint32_t>(sum));
-    }
-  }
+  if constexpr (Kernel::kUnsignedA)
+    for (std::size_t p = 0; p < panels_b; ++p)
+      Kernel::corrections(packed_b.data() + p * panel_b, groups, correction.data() + p * C);
   alignas(64) static constexpr std::int32_t zeros[C] = {};
 
-  const std::int8_t* rows_of_a = a;  // A's rows, padded_depth bytes apart
-  if (padded_depth != depth) {
-    padded_a.assign(m * padded_depth, 0);
-    for (std::size_t i = 0; i < m; ++i)
-      std::memcpy(padded_a.data() + i * padded_depth, a + i * depth, depth);
-    rows_of_a = padded_a.data();
-  }
-  const std::size_t whole_rows = m / R * R;
-  last_rows.assign(R * padded_depth, 0);  // rows whole_rows .. m - 1, then zeros
-  std::memcpy(last_rows.data(), rows_of_a + whole_rows * padded_depth,
-              (m - whole_rows) * padded_depth);
-
-  const std::size_t block = block_rows<Kernel>(padded_depth);
+  const std::size_t block = block_rows<Kernel>(padded_depth);  // a multiple of R
+  block_a.resize(block * padded_depth);
   alignas(64) std::int32_t tile[R * C];
   for (std::size_t i0 = 0; i0 < m; i0 += block) {
     const std::size_t rows = std::min(block, m - i0);
+    // The block's rows of A, copied where the kernel reads them, in the L2 (copy_row: + 128 for
+    // an unsigned kernel), each padded to a whole group, and rows of zeros up to a whole tile.
+    for (std::size_t r = 0; r < (rows + R - 1) / R * R; ++r) {
+      std::int8_t* row = block_a.data() + r * padded_depth;
+      const std::size_t copied = r < rows ? depth : 0;
+      if (copied > 0) copy_row<Kernel::kUnsignedA>(a + (i0 + r) * depth, depth, row);
+      std::memset(row + copied, 0, padded_depth - copied);
+    }
     // One panel of B (C columns x depth, in the L2) is used by every tile of the block of rows.
     for (std::size_t p = 0; p < panels_b; ++p)
       for (std::size_t row = i0; row < i0 + rows; row += R) {
-        const std::int8_t* pa =
-            row < whole_rows ? rows_of_a + row * padded_depth : last_rows.data();
+        const std::int8_t* pa = block_a.data() + (row - i0) * padded_depth;
         const std::int8_t* pb = packed_b.data() + p * panel_b;
         const std::size_t col = p * C, tile_rows = std::min(R, m - row),
                           tile_cols = std::min(C, n - col);
