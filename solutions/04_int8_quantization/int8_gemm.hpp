@@ -333,9 +333,9 @@ using Best = Avx2;
 using Best = Portable;
 #endif
 
-// How many rows of A a block holds: its rows (rows x depth bytes, read in place) stay in the L2
-// cache while every panel of B goes by. A quarter of the L2 (as the OS reports it) leaves room for
-// the panel of B and C's tiles: 252 rows at depth 1024 with this machine's 1 MiB. The speed was
+// How many rows of A a block holds: its rows (rows x depth bytes, copied by multiply) stay in the
+// L2 cache while every panel of B goes by. A quarter of the L2 (as the OS reports it) leaves room
+// for the panel of B and C's tiles: 252 rows at depth 1024 with this machine's 1 MiB. The speed was
 // the same from 64 KiB to 256 KiB, and 1% lower from 512 KiB (measured at 2048^3).
 //
 // No blocking of the depth: cutting it so that B's part of a panel (64 columns x 384 bytes) stays
@@ -343,7 +343,8 @@ using Best = Portable;
 // 2048^3, measured with depth blocks of 256 to 768): each tile of C then goes to memory and comes
 // back once per block, and the L2 streams the panel of B fast enough. Software prefetches (of B
 // 1 to 4 KiB ahead, of A, of the next tile of C), an 8 x 48 tile, and 2 to 4 panels of B per pass
-// over A's rows made no difference (measured).
+// over A's rows made no difference (measured). On the Xeon of the GPU machine, depth blocks of 256
+// and 512 bytes were no faster either (2026-11-24, within that host's noise).
 template <class Kernel>
 std::size_t block_rows(std::size_t depth) {
   // Read once; 256 KiB where the OS reports nothing.
