@@ -141,7 +141,7 @@ int main(int argc, char** argv) {
                        },
                    .library = true});
 #endif
-  bench.versions(lab03::process_batch, "reference: chunks claimed from a counter",
+  bench.versions(lab03::process_batch, "reference: chunks claimed from per-thread counters",
                  std::move(batch));
 
   return bench.main(argc, argv, {}, [](const Bench& bench, const workbook::BenchOptions& options) {
@@ -183,7 +183,8 @@ int main(int argc, char** argv) {
          [&] {
            v::parallel_for_v2_task_per_chunk(pool, {0, kTasks}, 1, empty);
          }},
-        {"parallel_for reference, 16384 chunks claimed from a counter", double(kTasks), "chunk",
+        {"parallel_for reference, 16384 chunks claimed from per-thread counters", double(kTasks),
+         "chunk",
          [&] {
            lab03::parallel_for(pool, {0, kTasks}, 1, empty);
          }},
@@ -254,7 +255,7 @@ int main(int argc, char** argv) {
     // The targets, from the rows of the cases' table: only when both cases were timed (a bench
     // asked for one case, `lab03_bench parallel_relu`, has no row of the other).
     const char* const kRelu = "reference: pool, 1 Mi-float chunks, streaming";
-    const char* const kBatch = "reference: chunks claimed from a counter";
+    const char* const kBatch = "reference: chunks claimed from per-thread counters";
     if (!bench.has("parallel_relu", kRelu) || !bench.has("process_batch", kBatch)) {
       out << "\nlab03 against its targets: needs both cases, parallel_relu and process_batch\n";
     } else {

@@ -99,19 +99,44 @@ Range chunk_of(Range range, std::size_t grain, std::size_t k) {
   return {begin, begin + std::min(grain, range.end - begin)};
 }
 
-// Claims chunks from `next` and runs them until none is left. A chunk that throws does not stop
-// the others: every chunk runs once, and the first failure (chunks are claimed in increasing
-// order, so the lowest-numbered one) is returned.
-Failure run_chunks(std::atomic<std::size_t>& next, std::size_t chunks, Range range,
-                   std::size_t grain, const std::function<void(Range)>& body) {
+// The chunks, cut into one contiguous part per thread. Each thread takes the chunks of its own
+// part in order, then helps with the others' parts: a thread streams through neighbouring memory
+// as long as it can (the hardware prefetchers keep their stream from one chunk to the next), and
+// one that falls behind (a busy core) still gets help. Each part's counter on its own cache line:
+// the threads claim from different counters, not all from one.
+struct alignas(64) Part {
+  std::atomic<std::size_t> next{0};  // the next chunk to claim
+  std::size_t end = 0;               // one past the part's last chunk
+};
+
+// `threads` parts as equal as can be: the first chunks % threads parts have one chunk more.
+// (Written without t * chunks, which could overflow for a huge range in chunks of 1.)
+std::vector<Part> parts_of(std::size_t chunks, std::size_t threads) {
+  std::vector<Part> parts(threads);
+  const std::size_t share = chunks / threads, extra = chunks % threads;
+  for (std::size_t t = 0, begin = 0; t < threads; ++t) {
+    parts[t].next = begin;
+    begin += share + (t < extra ? 1 : 0);
+    parts[t].end = begin;
+  }
+  return parts;
+}
+
+// Thread `self` runs chunks until none is left: its own part's first, then the others'. A chunk
+// that throws does not stop the others: every chunk runs once, and the lowest-numbered failure is
+// returned. Relaxed is enough: a counter only hands out distinct numbers, and what the chunks
+// write reaches the caller through the task's future, which synchronizes.
+Failure run_chunks(std::vector<Part>& parts, std::size_t self, Range range, std::size_t grain,
+                   const std::function<void(Range)>& body) {
   Failure first;
-  // Relaxed is enough: the counter only hands out distinct numbers. What the chunks write reaches
-  // the caller through the task's future, which synchronizes.
-  for (std::size_t k; (k = next.fetch_add(1, std::memory_order_relaxed)) < chunks;) {
-    try {
-      body(chunk_of(range, grain, k));
-    } catch (...) {
-      if (!first.error) first = {k, std::current_exception()};
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    Part& part = parts[(self + i) % parts.size()];
+    for (std::size_t k; (k = part.next.fetch_add(1, std::memory_order_relaxed)) < part.end;) {
+      try {
+        body(chunk_of(range, grain, k));
+      } catch (...) {
+        if (k < first.chunk) first = {k, std::current_exception()};
+      }
     }
   }
   return first;
@@ -125,12 +150,12 @@ void parallel_for(ThreadPool& pool, Range range, std::size_t grain,
   if (range.end < range.begin)
     throw std::invalid_argument("parallel_for: the range ends before it begins");
   const std::size_t chunks = range.size() / grain + (range.size() % grain != 0);
-  std::atomic<std::size_t> next{0};
 
   // One chunk: nothing to share. From inside one of the pool's tasks: the other workers may all be
   // waiting like this one, so waiting for them could deadlock; this thread does the work itself.
   if (chunks <= 1 || pool.is_worker_thread()) {
-    const Failure failure = run_chunks(next, chunks, range, grain, body);
+    std::vector<Part> all = parts_of(chunks, 1);
+    const Failure failure = run_chunks(all, 0, range, grain, body);
     if (failure.error) std::rethrow_exception(failure.error);
     return;
   }
@@ -139,6 +164,7 @@ void parallel_for(ThreadPool& pool, Range range, std::size_t grain,
   // each worker it wakes takes microseconds to get going. So one task fewer than there are workers:
   // with the caller, one thread per core.
   const std::size_t helpers = std::min<std::size_t>(chunks, pool.size()) - 1;
+  std::vector<Part> parts = parts_of(chunks, helpers + 1);
   std::vector<Failure> failures(helpers + 1);
   std::vector<std::future<void>> done;
   done.reserve(helpers);
@@ -153,8 +179,8 @@ void parallel_for(ThreadPool& pool, Range range, std::size_t grain,
     } wait_for_all{done};
     for (std::size_t t = 0; t < helpers; ++t)
       done.push_back(
-          pool.submit([&, t] { failures[t] = run_chunks(next, chunks, range, grain, body); }));
-    failures[helpers] = run_chunks(next, chunks, range, grain, body);
+          pool.submit([&, t] { failures[t] = run_chunks(parts, t, range, grain, body); }));
+    failures[helpers] = run_chunks(parts, helpers, range, grain, body);
   }
   for (std::future<void>& f : done)
     f.get();  // ready by now; rethrows what escaped a task, if anything
