@@ -21,17 +21,20 @@
 
 namespace lab05 {
 
-// From this many floats on (128 MiB) the array takes dozens of waves of blocks, and lighter threads
-// in bigger blocks, one float4 each in blocks of 512, finish it sooner: 267.7 against 270.2 us at
-// 10000 x 10000 on the H100 (torch.square: 270.0). Below, 2 float4s per thread in blocks of 256
-// measured as fast (4096 x 4096) or faster (1823 x 781, which it covers in one wave: 8.9 against
-// 9.5 us).
-constexpr std::size_t kManyWaves = std::size_t{1} << 25;
+// From this many floats on (32 MiB), the array takes four waves of blocks or more (a wave of the
+// default blocks, 2 float4s x 256 threads on each of the H100's 132 SMs x 8 blocks, is about 2 Mi
+// floats), and lighter threads, one float4 each, finish it sooner. On the H100, 2026-11-24, the
+// median of 6 alternating rounds of triton's do_bench: 10000 x 10000, 269.6 us against 276.2 for
+// 2 float4s (torch.square: 270.1); 4096 x 4096, 50.4 against 51.5 (torch: 50.5). Blocks of 64 to
+// 256 threads were alike; 512 was 1-2 us slower there, though it had been the fastest the day
+// before (267.7 against 270.2 us at 10000 x 10000). Below, in one wave or two, 2 float4s per thread
+// in blocks of 256 measured as fast or faster (1823 x 781: 8.9 against 9.5 us).
+constexpr std::size_t kManyWaves = std::size_t{1} << 23;
 
 void square(const float* x, float* y, std::size_t n) {
   check_square_arguments(x, y, n);
   if (n == 0) return;
-  if (n >= kManyWaves) return kernels::launch_square_rows<1, 512>(x, n, y, n, 1, n);
+  if (n >= kManyWaves) return kernels::launch_square_rows<1, 256>(x, n, y, n, 1, n);
   kernels::launch_square_rows(x, n, y, n, 1, n);  // one row of n floats
 }
 
