@@ -138,7 +138,7 @@ struct Vnni512 {
   // vpdpbusd's first operand is unsigned: A comes + 128 (multiply copies it so, copy_row).
   static constexpr bool kUnsignedA = true;
 
-  // Rows r of the tile: A's row at a + r * a_stride, read in place (4 bytes per step), and C's at
+  // Rows r of the tile: A's row at a + r * a_stride, read as a row (4 bytes per step), and C's at
   // out + r * ld, written once at the end: straight into C when the tile is whole and C is int32.
   // The sums start from `start`, kCols values (the offset trick's correction, or zeros).
   LAB04_MICRO_KERNEL static void tile(const std::int8_t* a, std::size_t a_stride,

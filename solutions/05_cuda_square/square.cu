@@ -27,8 +27,9 @@ namespace lab05 {
 // median of 6 alternating rounds of triton's do_bench: 10000 x 10000, 269.6 us against 276.2 for
 // 2 float4s (torch.square: 270.1); 4096 x 4096, 50.4 against 51.5 (torch: 50.5). Blocks of 64 to
 // 256 threads were alike; 512 was 1-2 us slower there, though it had been the fastest the day
-// before (267.7 against 270.2 us at 10000 x 10000). Below, in one wave or two, 2 float4s per thread
-// in blocks of 256 measured as fast or faster (1823 x 781: 8.9 against 9.5 us).
+// before (267.7 against 270.2 us at 10000 x 10000). Below, up to four waves, 2 float4s per thread
+// in blocks of 256 measured as fast or faster (1823 x 781, one wave: 8.9 against 9.5 us on
+// 2026-11-23, 9.3 against 9.4 on 2026-11-24).
 constexpr std::size_t kManyWaves = std::size_t{1} << 23;
 
 void square(const float* x, float* y, std::size_t n) {
