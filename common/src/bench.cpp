@@ -52,6 +52,11 @@ void Bench::describe(const std::string& group, const std::string& text) {
   descriptions_.emplace_back(group, text);
 }
 
+void Bench::leave_out(const std::string& group, const std::string& label,
+                      const std::string& reason) {
+  left_out_.push_back({group, label, reason});
+}
+
 namespace {
 
 // A group's reference's median, or 0 when the group has none.
@@ -61,6 +66,10 @@ double reference_seconds(const std::vector<std::pair<std::string, double>>& refe
     if (g == group) return seconds;
   return 0;
 }
+
+// How far above its compute roof a row may run before the roof is called wrong: timing noise and
+// a clock that boosts past the probe's are a few percent.
+constexpr double kAboveTheRoof = 1.15;
 
 // "1.00x", "3.41x": a row's time over its reference's (above 1: slower).
 std::string ratio_text(double seconds, double reference) {
@@ -152,24 +161,50 @@ void Bench::finish(std::ostream& out, const std::filesystem::path& results, bool
                       {"q3", speed.q3},
                       {"rounds", speed.count}});
   }
+  // No code runs faster than the machine's peak: a row well above its compute roof means the
+  // ceilings are wrong (measured while the machine was busy, or a probe the compiler outwitted),
+  // and every "% of roof" in the table with them. Said, not hidden: the times stand.
+  nlohmann::json warnings = nlohmann::json::array();
+  for (const Entry& e : entries_) {
+    const Analysis& a = e.analysis;
+    if (a.memory_bound_model || a.fraction_of_compute <= kAboveTheRoof) continue;
+    warnings.push_back(e.group + ": " + e.label + " ran at " +
+                       format_percent(a.fraction_of_compute) + " of the " + a.roofs.compute_name +
+                       " measured for this machine (" + format_fixed(a.roofs.compute_gops, 1) +
+                       "): that roof is too low, and the table's percentages with it; measure the "
+                       "ceilings again on an idle machine (workbook-probe --remeasure, its --cache "
+                       "the bench's --ceilings file)");
+  }
+  // A library left out: no ratio for its group, and the reason instead, where the ratio would be.
+  nlohmann::json left_out = nlohmann::json::array();
+  for (const LeftOut& l : left_out_) {
+    versus_lines << (markdown ? "- " : "  ") << l.group << ": no ratio against " << l.label
+                 << ", which " << l.reason << "\n";
+    left_out.push_back({{"group", l.group}, {"version", l.label}, {"reason", l.reason}});
+  }
+  const bool any_library = !versus.empty() || !left_out.empty();
   if (markdown) {
     out << "Measured by `" << lab_ << "_bench --markdown` on " << machine
         << "; * = the reference solution, time / ref = its time over the reference's.\n\n"
         << md.str();
     if (!descriptions_.empty()) out << "\n";
     for (const auto& [group, text] : descriptions_) out << "- `" << group << "`: " << text << "\n";
-    if (!versus.empty()) out << "\nAgainst the library:\n" << versus_lines.str();
+    if (any_library) out << "\nAgainst the library:\n" << versus_lines.str();
+    for (const auto& w : warnings) std::cerr << "Warning: " << w.get<std::string>() << "\n";
   } else {
     out << lab_ << " bench on " << machine << "; * = the reference solution\n" << table.str();
     for (const auto& [group, text] : descriptions_) out << "  " << group << ": " << text << "\n";
-    if (!versus.empty()) out << "Against the library:\n" << versus_lines.str();
+    if (any_library) out << "Against the library:\n" << versus_lines.str();
+    for (const auto& w : warnings) out << "Warning: " << w.get<std::string>() << "\n";
   }
   const std::filesystem::path folder = results / "bench";
   write_file(folder / (lab_ + ".json"), nlohmann::json{{"lab", lab_},
                                                        {"ceilings", ceilings_.to_json()},
                                                        {"groups", groups},
                                                        {"results", records},
-                                                       {"versus_library", versus}}
+                                                       {"versus_library", versus},
+                                                       {"left_out", left_out},
+                                                       {"warnings", warnings}}
                                                 .dump(2) +
                                             "\n");
   write_file(folder / (lab_ + ".svg"),
@@ -218,8 +253,10 @@ class BenchCase : public perf::Case {
         timing_(timing),
         versus_library_(versus_library) {}
 
-  /// False when --versus-library left the case out: it has no library row.
+  /// False when --versus-library left the case out: it has no library row (or none was right).
   bool timed() const { return timed_; }
+  /// A library row gave a wrong result here and was left out.
+  bool library_left_out() const { return library_left_out_; }
 
   void measure(const perf::Kernel& kernel) override {
     const BatchRunner base = perf::runner_of(kernel);
@@ -231,16 +268,27 @@ class BenchCase : public perf::Case {
     std::vector<Bench::Version> rows;
     // Checks a version once (the case's verify, after poisoning the output), then adds its row.
     auto add = [&](const std::string& label, const std::function<void()>& choose, bool checked,
-                   bool reference, const std::optional<Work>& own_work, bool library) {
+                   bool reference, const std::optional<Work>& own_work, bool library,
+                   const std::string& known_wrong) {
       clear();
       choose();
       if (checked) {
         if (kernel.poison) kernel.poison();
         kernel.run();
-        if (const CheckResult check = kernel.verify(); !check)
-          throw std::runtime_error("the bench's " + label + " gave a wrong result in case " +
-                                   name() + ":\n" + check.report() +
-                                   "Edit the version in solutions/.");
+        if (const CheckResult check = kernel.verify(); !check) {
+          if (!library)
+            throw std::runtime_error("the bench's " + label + " gave a wrong result in case " +
+                                     name() + ":\n" + check.report() +
+                                     "Edit the version in solutions/.");
+          // A library's wrong answer is its own (or this machine's): no bar for the reference.
+          const std::string reason = "gave a wrong result on this machine (" + check.summary + ")" +
+                                     (known_wrong.empty() ? "" : ": " + known_wrong);
+          std::cerr << "  " << name() << ": " << label << " " << reason
+                    << "; left out of the table and the ratio\n";
+          bench_.leave_out(name(), label, reason);
+          library_left_out_ = true;
+          return;
+        }
       }
       rows.push_back({label, kernel.run, reference,
                       [base, clear, choose](int count) {
@@ -267,11 +315,11 @@ class BenchCase : public perf::Case {
       }
     }
     add(
-        reference_label, [] {}, true, Bench::kReference, std::nullopt, false);
+        reference_label, [] {}, true, Bench::kReference, std::nullopt, false, "");
     for (const LabBench::Versions* v : used_)
       for (const LabBench::Row& row : v->rows)
         if (in_this_case(row) && (row.library || !versus_library_))
-          add(row.label, row.choose, row.checked, false, row.work, row.library);
+          add(row.label, row.choose, row.checked, false, row.work, row.library, row.known_wrong);
     // The case's extras: library baselines, and its own kernel run otherwise (on one thread), which
     // here is the reference's.
     for (const perf::Extra& extra : extras()) {
@@ -286,6 +334,11 @@ class BenchCase : public perf::Case {
                         return runner(count);
                       },
                       extra.work, extra.side == perf::Extra::Side::library});
+    }
+    if (versus_library_ &&
+        std::none_of(rows.begin(), rows.end(), [](const Bench::Version& r) { return r.library; })) {
+      std::cerr << "  " << name() << ": no library row is left (see above); left out\n";
+      return;
     }
     bench_.describe(name(), description());
     bench_.compare(name(), work(), rows, timing_);
@@ -311,6 +364,7 @@ class BenchCase : public perf::Case {
   TimingOptions timing_;
   bool versus_library_;
   bool timed_ = false;
+  bool library_left_out_ = false;
   std::vector<const LabBench::Versions*> used_;
 };
 
@@ -343,6 +397,7 @@ int LabBench::main(int argc, char** argv,
                                                                }));
     const TimingOptions timing{.max_seconds = options.max_seconds, .min_rounds = options.rounds};
     std::size_t run = 0, compared = 0;  // cases run; of those, timed against a library
+    bool library_left_out = false;      // a library row gave a wrong result in some case
     std::string skipped;                // the last skip's message ("no CUDA device: skipped")
     for (const perf::Registered& r : cases) {
       if (!options.cases.empty() &&
@@ -353,6 +408,7 @@ int LabBench::main(int argc, char** argv,
         r.function(c);
         ++run;
         if (c.timed()) ++compared;
+        library_left_out = library_left_out || c.library_left_out();
       } catch (const Skipped& e) {
         std::cerr << "  " << r.name << ": " << e.what() << "\n";
         skipped = e.what();
@@ -361,6 +417,12 @@ int LabBench::main(int argc, char** argv,
     if (run == 0 && !skipped.empty()) {
       std::cout << skipped << "\n";
       return kSkipReturnCode;
+    }
+    if (options.versus_library && compared == 0 && library_left_out) {
+      std::cerr << lab_ << "_bench --versus-library: every library baseline of the cases timed "
+                << "gave a wrong result on this machine (said above), so there is no ratio to "
+                << "give\n";
+      return 2;
     }
     if (options.versus_library && compared == 0) {
       std::cerr << lab_ << "_bench --versus-library: no case timed has a library baseline in this "

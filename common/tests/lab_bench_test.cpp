@@ -61,6 +61,27 @@ void without_library(workbook::perf::Case& perf) {
 }
 WORKBOOK_PERF_CASE(without_library);
 
+// A library that computes something else (on this machine): its check fails.
+void wrong(int* out) {
+  *out = -7;
+}
+
+// A case whose only library is `wrong`, a version the bench gives for this case alone.
+void with_wrong_library(workbook::perf::Case& perf) {
+  static int out = 0;
+  const auto timed = perf.timed(kernel);
+  perf.describe("kernel", "a case whose library is wrong");
+  perf.work({.ops = 1e3, .bytes = 1e3});
+  perf.measure({.run = [&] { timed(&out); },
+                .poison = [] { out = 0; },
+                .verify =
+                    [] {
+                      return workbook::CheckResult{.ok = out > 0,
+                                                   .summary = out > 0 ? "" : "1 of 1 wrong"};
+                    }});
+}
+WORKBOOK_PERF_CASE(with_wrong_library);
+
 workbook::Ceilings ceilings() {
   workbook::Ceilings c;
   c.machine = workbook::machine_info();
@@ -92,7 +113,13 @@ BenchRun run_bench(std::vector<std::string> arguments) {
   std::vector<char*> argv;
   for (std::string& a : arguments) argv.push_back(a.data());
   workbook::LabBench bench("test");
-  bench.versions(kernel, "the reference", {{"v1", version}});
+  bench.versions(kernel, "the reference",
+                 {{"v1", version},
+                  {.label = "the wrong library",
+                   .function = wrong,
+                   .cases = {"with_wrong_library"},
+                   .library = true,
+                   .known_wrong = "it rounds differently"}});
   bool more_ran = false;
   testing::internal::CaptureStdout();
   testing::internal::CaptureStderr();
@@ -125,9 +152,11 @@ TEST(LabBench, TimesEveryVersionAndExtraOfEveryCase) {
               UnorderedElementsAre("with_library: the reference", "with_library: v1",
                                    "with_library: the library",
                                    "with_library: the reference's kernel on 1 thread",
-                                   "without_library: the reference", "without_library: v1"));
+                                   "without_library: the reference", "without_library: v1",
+                                   "with_wrong_library: the reference", "with_wrong_library: v1"));
   EXPECT_GT(version_calls, 0);  // the version ran in the kernel's place
   EXPECT_THAT(run.out, HasSubstr("with_library: the reference runs at "));
+  EXPECT_EQ(run.record.at("left_out").size(), 1u);
   EXPECT_THAT(run.out, HasSubstr("[more ran]"));
 }
 
@@ -143,6 +172,32 @@ TEST(LabBench, VersusLibraryTimesOnlyTheReferenceAndTheLibrary) {
   EXPECT_GT(run.record.at("versus_library")[0].at("rounds").get<int>(), 2);
   EXPECT_THAT(run.out, HasSubstr("with_library: the reference runs at "));
   EXPECT_THAT(run.out, Not(HasSubstr("[more ran]")));  // the bench's extras are not the ratio
+}
+
+TEST(LabBench, ALibraryThatIsWrongHereIsLeftOutWithTheReason) {
+  const BenchRun run = run_bench({"with_wrong_library"});
+  ASSERT_EQ(run.code, 0) << run.err;  // the reference and its versions are timed all the same
+  EXPECT_THAT(rows(run),
+              UnorderedElementsAre("with_wrong_library: the reference", "with_wrong_library: v1"));
+  const std::string reason =
+      "gave a wrong result on this machine (1 of 1 wrong): it rounds differently";
+  EXPECT_THAT(run.err, HasSubstr("with_wrong_library: the wrong library " + reason +
+                                 "; left out of the table and the ratio"));
+  // Where the ratio would be, why there is none; and the same in the record.
+  EXPECT_THAT(run.out,
+              HasSubstr("with_wrong_library: no ratio against the wrong library, which " + reason));
+  EXPECT_TRUE(run.record.at("versus_library").empty());
+  ASSERT_EQ(run.record.at("left_out").size(), 1u);
+  EXPECT_EQ(run.record.at("left_out")[0].at("version"), "the wrong library");
+  EXPECT_EQ(run.record.at("left_out")[0].at("reason"), reason);
+}
+
+TEST(LabBench, VersusLibraryWhenEveryLibraryIsWrongIsAnError) {
+  const BenchRun run = run_bench({"--versus-library", "with_wrong_library"});
+  EXPECT_EQ(run.code, 2);
+  EXPECT_THAT(run.err, HasSubstr("the wrong library gave a wrong result on this machine"));
+  EXPECT_THAT(run.err, HasSubstr("every library baseline of the cases timed gave a wrong result"));
+  EXPECT_TRUE(run.record.is_null());
 }
 
 TEST(LabBench, RoundsAsksForAtLeastThatManyRounds) {

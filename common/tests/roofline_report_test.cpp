@@ -282,6 +282,30 @@ TEST(Bench, SaysTheReferencesSpeedOverTheLibraryInOneLine) {
   std::filesystem::remove_all(folder);
 }
 
+TEST(Bench, WarnsWhenARowRunsAboveItsComputeRoof) {
+  // The FMA roof is 200 GFLOP/s: 1e6 FLOP in 2 us is 500, more than the machine can do, so the
+  // ceilings are wrong; 1e6 in 10 us is 100, below it.
+  workbook::Bench bench("test", example_ceilings());
+  auto fixed = [](double seconds) {
+    return [seconds](int count) { return std::vector<double>(std::size_t(count), seconds); };
+  };
+  auto nothing = [] {};
+  bench.compare("matmul", {.ops = 1e6, .bytes = 1e3},
+                {{.label = "v5", .kernel = nothing, .reference = true, .runner = fixed(2e-6)},
+                 {.label = "v1", .kernel = nothing, .runner = fixed(1e-5)}},
+                {.warmup_seconds = 0, .min_runs = 3, .max_seconds = 0.01});
+  const auto folder = std::filesystem::temp_directory_path() /
+                      ("workbook-bench-warn-test-" + std::to_string(::getpid()));
+  std::ostringstream out;
+  bench.finish(out, folder);
+  EXPECT_THAT(out.str(), HasSubstr("Warning: matmul: v5 ran at 250% of the FMA peak, 1 core "
+                                   "measured for this machine (200.0): that roof is too low"));
+  EXPECT_THAT(out.str(), Not(HasSubstr("matmul: v1 ran at")));
+  std::ifstream record(folder / "bench" / "test.json");
+  EXPECT_EQ(nlohmann::json::parse(record).at("warnings").size(), 1u);
+  std::filesystem::remove_all(folder);
+}
+
 TEST(Report, XmlEscapeEscapesMarkup) {
   EXPECT_EQ(workbook::xml_escape(R"(a < b && "c" > d)"),
             "a &lt; b &amp;&amp; &quot;c&quot; &gt; d");

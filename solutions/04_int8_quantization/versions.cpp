@@ -113,6 +113,10 @@ void matmul_portable_fallback(std::span<const std::int8_t> a, std::span<const st
                                  gemm::StoreInt32<gemm::Portable::kCols>{c.data(), n});
 }
 
+const char* reference_kernel() {
+  return gemm::Best::kName;  // compiled as quantize.cpp is: for this machine
+}
+
 void quantize_v2_xsimd_conversions(std::span<const float> x, float scale,
                                    std::span<std::int8_t> q) {
   // The reference's loop, with xsimd's own float-to-int8 store: one lane at a time.

@@ -28,6 +28,9 @@ Product matmul_v4b_packed_avx_vnni;
 const char* v4b_kernel();
 // The fallback for machines with neither: the same packing, a plain C++ micro-kernel.
 Product matmul_portable_fallback;
+// The micro-kernel the reference (v5) runs in this build: AVX-512 VNNI where the machine has it,
+// else the best it has (the bench's label says which).
+const char* reference_kernel();
 
 // quantize: v1 -> v2 -> the reference (v3: AVX-512 conversions between floats and bytes).
 void quantize_v1_scalar(std::span<const float> x, float scale, std::span<std::int8_t> q);

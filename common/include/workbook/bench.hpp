@@ -77,12 +77,19 @@ class Bench {
   /// A line about `group` (the case's description), under the table and in the JSON record.
   void describe(const std::string& group, const std::string& text);
 
+  /// Records that `label` of `group` was not timed, and why (a library baseline that gave a wrong
+  /// result on this machine): said under the table, in place of the group's ratio line when it was
+  /// the library, and in the JSON record under "left_out".
+  void leave_out(const std::string& group, const std::string& label, const std::string& reason);
+
   /// Prints the table to `out` (in Markdown with `markdown`: the handout's table), then one line
   /// per group that has a reference and a library row: the reference's speed over the library's,
   /// with the quartiles of the interleaved rounds; and writes `results/bench/LAB.json` (every
   /// timing and analysis, with the ceilings, and those ratios under "versus_library") and
   /// `results/bench/LAB.svg` (the roofline plot), creating the folder. Each row's time is also
-  /// given over its group's reference's. Throws std::runtime_error when a file cannot be written.
+  /// given over its group's reference's. A row more than 15% above its compute roof gets a warning
+  /// (after the table, or on stderr with `markdown`; "warnings" in the record): the measured
+  /// ceilings are then wrong. Throws std::runtime_error when a file cannot be written.
   void finish(std::ostream& out, const std::filesystem::path& results, bool markdown = false) const;
 
   /// Where `label` of `group` landed (as compare() returned it); throws std::out_of_range when no
@@ -105,6 +112,10 @@ class Bench {
   Ceilings ceilings_;
   std::vector<Entry> entries_;
   std::vector<std::pair<std::string, std::string>> descriptions_;  // group, text
+  struct LeftOut {
+    std::string group, label, reason;
+  };
+  std::vector<LeftOut> left_out_;
 };
 
 /// What a bench's command line sets.
@@ -154,8 +165,13 @@ class LabBench {
     /// Its own work, for a baseline that does other work than the case's (an fp32 product beside
     /// int8 ones, a copy of other bytes); empty: the case's.
     std::optional<Work> work;
-    /// A library's implementation (OpenMP's loop, a BLAS): see Bench::Version::library.
+    /// A library's implementation (OpenMP's loop, a BLAS): see Bench::Version::library. A library
+    /// row that fails the case's check is left out, said on stderr and in the records, and the
+    /// bench goes on: the library is then no bar to hold the reference against on this machine.
     bool library = false;
+    /// Why the library may compute another answer on some machines, said when its check fails
+    /// ("without VNNI, oneDNN sums pairs of products in saturating int16").
+    std::string known_wrong;
   };
 
   /// Times `versions` wherever a case times `function` (perf.timed(function)), beside `function`
@@ -171,7 +187,8 @@ class LabBench {
   /// measurements that are no case of the lab's, and figures drawn from the table's rows.
   /// With --versus-library only the reference and the library rows are timed, `more` does not run,
   /// a case without a library row is left out (said on stderr), and when no case has one the
-  /// bench says so and returns 2: a ratio line was asked for and none can be given.
+  /// bench says so and returns 2: a ratio line was asked for and none can be given. A numbered
+  /// version that fails its check is a defect of the solution: the bench stops there (throws).
   int main(int argc, char** argv,
            const std::function<Ceilings(const std::string& path)>& load_ceilings = {},
            const std::function<void(Bench&, const BenchOptions&)>& more = {}) const;
@@ -184,6 +201,7 @@ class LabBench {
     std::function<void()> choose;    ///< puts this version in the kernel's place
     std::optional<Work> work;        ///< its own work, or the case's
     bool library = false;            ///< a library's implementation (Bench::Version::library)
+    std::string known_wrong;         ///< why the library may be wrong (Version::known_wrong)
   };
   /// The versions of one function, their type erased.
   struct Versions {
@@ -207,7 +225,8 @@ void LabBench::versions(R (*function)(Args...), std::string label,
   Versions erased{typeid(R(Args...)), std::move(label), slot, {}, [slot] { *slot = nullptr; }};
   for (Version<R(Args...)>& v : versions)
     erased.rows.push_back({std::move(v.label), v.checked, std::move(v.cases),
-                           [slot, f = std::move(v.function)] { *slot = f; }, v.work, v.library});
+                           [slot, f = std::move(v.function)] { *slot = f; }, v.work, v.library,
+                           std::move(v.known_wrong)});
   functions_.insert_or_assign(reinterpret_cast<void (*)()>(function), std::move(erased));
 }
 
