@@ -255,8 +255,6 @@ class BenchCase : public perf::Case {
 
   /// False when --versus-library left the case out: it has no library row (or none was right).
   bool timed() const { return timed_; }
-  /// A library row gave a wrong result here and was left out.
-  bool library_left_out() const { return library_left_out_; }
 
   void measure(const perf::Kernel& kernel) override {
     const BatchRunner base = perf::runner_of(kernel);
@@ -286,7 +284,6 @@ class BenchCase : public perf::Case {
           std::cerr << "  " << name() << ": " << label << " " << reason
                     << "; left out of the table and the ratio\n";
           bench_.leave_out(name(), label, reason);
-          library_left_out_ = true;
           return;
         }
       }
@@ -364,7 +361,6 @@ class BenchCase : public perf::Case {
   TimingOptions timing_;
   bool versus_library_;
   bool timed_ = false;
-  bool library_left_out_ = false;
   std::vector<const LabBench::Versions*> used_;
 };
 
@@ -397,7 +393,6 @@ int LabBench::main(int argc, char** argv,
                                                                }));
     const TimingOptions timing{.max_seconds = options.max_seconds, .min_rounds = options.rounds};
     std::size_t run = 0, compared = 0;  // cases run; of those, timed against a library
-    bool library_left_out = false;      // a library row gave a wrong result in some case
     std::string skipped;                // the last skip's message ("no CUDA device: skipped")
     for (const perf::Registered& r : cases) {
       if (!options.cases.empty() &&
@@ -408,7 +403,6 @@ int LabBench::main(int argc, char** argv,
         r.function(c);
         ++run;
         if (c.timed()) ++compared;
-        library_left_out = library_left_out || c.library_left_out();
       } catch (const Skipped& e) {
         std::cerr << "  " << r.name << ": " << e.what() << "\n";
         skipped = e.what();
@@ -418,7 +412,7 @@ int LabBench::main(int argc, char** argv,
       std::cout << skipped << "\n";
       return kSkipReturnCode;
     }
-    if (options.versus_library && compared == 0 && library_left_out) {
+    if (options.versus_library && compared == 0 && bench.left_out_any()) {
       std::cerr << lab_ << "_bench --versus-library: every library baseline of the cases timed "
                 << "gave a wrong result on this machine (said above), so there is no ratio to "
                 << "give\n";

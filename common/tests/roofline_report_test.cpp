@@ -23,6 +23,12 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
+// A runner whose every run "takes" `seconds`: Bench's arithmetic on timings it controls.
+workbook::BatchRunner fixed_times(double seconds) {
+  return [seconds](int count) { return std::vector<double>(std::size_t(count), seconds); };
+}
+void nothing() {}
+
 // Round numbers, so the arithmetic can be checked by hand.
 workbook::Ceilings example_ceilings() {
   workbook::Ceilings c;
@@ -257,15 +263,11 @@ TEST(Bench, AVersionWithItsOwnWorkIsPlacedAgainstItsOwnRoof) {
 
 TEST(Bench, SaysTheReferencesSpeedOverTheLibraryInOneLine) {
   workbook::Bench bench("test", example_ceilings());
-  auto fixed = [](double seconds) {
-    return [seconds](int count) { return std::vector<double>(std::size_t(count), seconds); };
-  };
-  auto nothing = [] {};
   bench.compare(
       "matmul", {.ops = 1e6, .bytes = 1e3},
-      {{.label = "v5", .kernel = nothing, .reference = true, .runner = fixed(1e-3)},
-       {.label = "v1", .kernel = nothing, .runner = fixed(9e-3)},
-       {.label = "OpenBLAS", .kernel = nothing, .runner = fixed(1.25e-3), .library = true}},
+      {{.label = "v5", .kernel = nothing, .reference = true, .runner = fixed_times(1e-3)},
+       {.label = "v1", .kernel = nothing, .runner = fixed_times(9e-3)},
+       {.label = "OpenBLAS", .kernel = nothing, .runner = fixed_times(1.25e-3), .library = true}},
       {.warmup_seconds = 0, .min_runs = 3, .max_seconds = 0.01});
   const auto folder = std::filesystem::temp_directory_path() /
                       ("workbook-bench-test-" + std::to_string(::getpid()));
@@ -286,13 +288,9 @@ TEST(Bench, WarnsWhenARowRunsAboveItsComputeRoof) {
   // The FMA roof is 200 GFLOP/s: 1e6 FLOP in 2 us is 500, more than the machine can do, so the
   // ceilings are wrong; 1e6 in 10 us is 100, below it.
   workbook::Bench bench("test", example_ceilings());
-  auto fixed = [](double seconds) {
-    return [seconds](int count) { return std::vector<double>(std::size_t(count), seconds); };
-  };
-  auto nothing = [] {};
   bench.compare("matmul", {.ops = 1e6, .bytes = 1e3},
-                {{.label = "v5", .kernel = nothing, .reference = true, .runner = fixed(2e-6)},
-                 {.label = "v1", .kernel = nothing, .runner = fixed(1e-5)}},
+                {{.label = "v5", .kernel = nothing, .reference = true, .runner = fixed_times(2e-6)},
+                 {.label = "v1", .kernel = nothing, .runner = fixed_times(1e-5)}},
                 {.warmup_seconds = 0, .min_runs = 3, .max_seconds = 0.01});
   const auto folder = std::filesystem::temp_directory_path() /
                       ("workbook-bench-warn-test-" + std::to_string(::getpid()));

@@ -81,6 +81,8 @@ class Bench {
   /// result on this machine): said under the table, in place of the group's ratio line when it was
   /// the library, and in the JSON record under "left_out".
   void leave_out(const std::string& group, const std::string& label, const std::string& reason);
+  /// True when leave_out was called.
+  bool left_out_any() const { return !left_out_.empty(); }
 
   /// Prints the table to `out` (in Markdown with `markdown`: the handout's table), then one line
   /// per group that has a reference and a library row: the reference's speed over the library's,
