@@ -312,7 +312,7 @@ struct Portable {
         // the columns, but the interleaved bytes of b cost it shuffles: this layout is made for a
         // dot-product instruction, which plain C++ cannot name).
         // Copied out with one 4-byte memcpy: read in place, GCC 12 vectorised the loop into loads
-        // of 8 rows of A, the last 4 past the tile (unused, but past the end of A's block they
+        // of 8 rows of A, the last 4 past the tile (unused, but past the end of A's copy they
         // faulted: valgrind and a crash of the bench showed it on an AVX2 Zen 3).
         std::int8_t word[kGroup];
         std::memcpy(word, a + r * a_stride, kGroup);
@@ -337,24 +337,22 @@ using Best = Avx2;
 using Best = Portable;
 #endif
 
-// How many rows of A a block holds: its rows (rows x depth bytes, copied by multiply) stay in the
-// L2 cache while every panel of B goes by. A quarter of the L2 (as the OS reports it) leaves room
-// for the panel of B and C's tiles: 252 rows at depth 1024 with this machine's 1 MiB. The speed was
-// the same from 64 KiB to 256 KiB, and 1% lower from 512 KiB (measured at 2048^3).
+// How many panels of B a block holds: the block (panels x kCols columns x depth bytes) stays in the
+// L2 cache while every row of tiles goes across it. Half of the L2 (as the OS reports it) leaves
+// room for A's rows and the lines of C on their way out: 8 panels (512 columns) at depth 1024 with
+// a 2 MiB L2. A third and a quarter ran within 2% of it (Xeon, 2026-11-26).
 //
 // No blocking of the depth: cutting it so that B's part of a panel (64 columns x 384 bytes) stays
-// in the L1 cache was slower here (0.90-0.94x of oneDNN instead of 0.97-1.00x at 1024^3 and
-// 2048^3, measured with depth blocks of 256 to 768): each tile of C then goes to memory and comes
-// back once per block, and the L2 streams the panel of B fast enough. Software prefetches (of B
-// 1 to 4 KiB ahead, of A, of the next tile of C), an 8 x 48 tile, and 2 to 4 panels of B per pass
-// over A's rows made no difference (measured). On the Xeon of the GPU machine, depth blocks of 256
-// and 512 bytes were no faster either (2026-11-24, within that host's noise).
+// in the L1 cache was slower on Zen 5 and on the Xeon (0.79-0.98x the speed, depth blocks of 256
+// to 512 bytes): each tile of C then goes to memory and comes back once per block, and the L2
+// streams the panel of B fast enough (the kernel alone, its panel of B in the L2, ran at 94% of
+// the vpdpbusd peak on the Xeon). Software prefetches (of B 1 to 4 KiB ahead, of A, of C's lines)
+// and an 8 x 48 tile made no difference (measured).
 template <class Kernel>
-std::size_t block_rows(std::size_t depth) {
+std::size_t block_panels(std::size_t depth) {
   // Read once; 256 KiB where the OS reports nothing.
   static const std::size_t l2 = std::max<std::size_t>(workbook::cache_sizes().l2, 256 << 10);
-  const std::size_t rows = l2 / 4 / std::max<std::size_t>(depth, 1);
-  return std::max(Kernel::kRows, rows / Kernel::kRows * Kernel::kRows);
+  return std::max<std::size_t>(1, l2 / 2 / (Kernel::kCols * std::max<std::size_t>(depth, 1)));
 }
 
 // The sum with its correction, added in unsigned arithmetic: it may wrap on the way (with the
@@ -404,10 +402,15 @@ struct IsStoreInt32<StoreInt32<kCols>> : std::true_type {};
 // correction), where tile is kRows x kCols (only rows x cols of it are inside C) and correction
 // holds what to add to each of the cols columns.
 //
-// B is packed, n x depth bytes at once (it is read many times). A is read a block of rows at a time
-// from a copy that stays in the L2 (block_rows), 4 bytes of each of kRows rows per step: its rows
-// as they are, not interleaved, but padded with zeros to a whole group of 4 and to a whole tile of
-// rows, and already + 128 for a kernel that reads A unsigned.
+// B is packed, n x depth bytes at once (it is read many times), and used a block of panels at a
+// time (block_panels). The tiles go across the block row by row: kRows rows of A against every
+// panel of the block, then the next kRows rows. So C is written along its rows, in the order the
+// hardware prefetchers follow. Going down a panel's column of tiles instead (each tile's 6 rows of
+// C in 6 other pages) cost 5% at 1024^3 on the Xeon, the kernel alone 8-9% (measured).
+// The kernel reads the kRows rows of A from a copy that stays in the L1 cache while they go across
+// the block (up to a depth of a few thousand bytes): the rows as they are, not interleaved, but
+// padded with zeros to a whole group of 4 and to a whole tile of rows, and already + 128 for a
+// kernel that reads A unsigned. A is copied once per block of B (1 to 8 times in the benches).
 template <class Kernel, class Store>
 void multiply(const std::int8_t* a, const std::int8_t* b, std::size_t m, std::size_t n,
               std::size_t depth, Store&& store) {
@@ -419,7 +422,7 @@ void multiply(const std::int8_t* a, const std::int8_t* b, std::size_t m, std::si
 
   // The buffers live on between calls: allocating (and first touching) megabytes per call costs
   // page faults a few percent of a 1024^3 product.
-  thread_local workbook::AlignedVector<std::int8_t> packed_b, block_a;
+  thread_local workbook::AlignedVector<std::int8_t> packed_b, rows_a;
   thread_local workbook::AlignedVector<std::int32_t> correction;
   packed_b.resize(panels_b * panel_b);
   for (std::size_t p = 0; p < panels_b; ++p)
@@ -434,37 +437,34 @@ void multiply(const std::int8_t* a, const std::int8_t* b, std::size_t m, std::si
       Kernel::corrections(packed_b.data() + p * panel_b, groups, correction.data() + p * C);
   alignas(64) static constexpr std::int32_t zeros[C] = {};
 
-  const std::size_t block = block_rows<Kernel>(padded_depth);  // a multiple of R
-  block_a.resize(block * padded_depth);
+  const std::size_t block = block_panels<Kernel>(padded_depth);
+  rows_a.resize(R * padded_depth);
   alignas(64) std::int32_t tile[R * C];
-  for (std::size_t i0 = 0; i0 < m; i0 += block) {
-    const std::size_t rows = std::min(block, m - i0);
-    // The block's rows of A, copied where the kernel reads them, in the L2 (copy_row: + 128 for
-    // an unsigned kernel), each padded to a whole group, and rows of zeros up to a whole tile.
-    for (std::size_t r = 0; r < (rows + R - 1) / R * R; ++r) {
-      std::int8_t* row = block_a.data() + r * padded_depth;
-      const std::size_t copied = r < rows ? depth : 0;
-      if (copied > 0) copy_row<Kernel::kUnsignedA>(a + (i0 + r) * depth, depth, row);
-      std::memset(row + copied, 0, padded_depth - copied);
-    }
-    // One panel of B (C columns x depth, in the L2) is used by every tile of the block of rows.
-    for (std::size_t p = 0; p < panels_b; ++p)
-      for (std::size_t row = i0; row < i0 + rows; row += R) {
-        const std::int8_t* pa = block_a.data() + (row - i0) * padded_depth;
+  for (std::size_t p0 = 0; p0 < panels_b; p0 += block)
+    for (std::size_t row = 0; row < m; row += R) {
+      const std::size_t tile_rows = std::min(R, m - row);
+      // The tile's rows of A, copied where the kernel reads them (copy_row: + 128 for an unsigned
+      // kernel), each padded to a whole group, and rows of zeros up to a whole tile.
+      for (std::size_t r = 0; r < R; ++r) {
+        std::int8_t* copy = rows_a.data() + r * padded_depth;
+        const std::size_t copied = r < tile_rows ? depth : 0;
+        if (copied > 0) copy_row<Kernel::kUnsignedA>(a + (row + r) * depth, depth, copy);
+        std::memset(copy + copied, 0, padded_depth - copied);
+      }
+      for (std::size_t p = p0; p < std::min(panels_b, p0 + block); ++p) {
         const std::int8_t* pb = packed_b.data() + p * panel_b;
-        const std::size_t col = p * C, tile_rows = std::min(R, m - row),
-                          tile_cols = std::min(C, n - col);
+        const std::size_t col = p * C, tile_cols = std::min(C, n - col);
         if constexpr (into_c) {
           if (tile_rows == R && tile_cols == C) {
-            Kernel::tile(pa, padded_depth, pb, groups, correction.data() + col,
+            Kernel::tile(rows_a.data(), padded_depth, pb, groups, correction.data() + col,
                          store.c + row * n + col, n);
             continue;
           }
         }
-        Kernel::tile(pa, padded_depth, pb, groups, zeros, tile, C);
+        Kernel::tile(rows_a.data(), padded_depth, pb, groups, zeros, tile, C);
         store(row, col, tile_rows, tile_cols, tile, correction.data() + col);
       }
-  }
+    }
 }
 
 }  // namespace

@@ -64,10 +64,10 @@ TEST(Versions, EveryProductVersionIsExactAtTheLargestDepth) {
 }
 
 TEST(Versions, EveryProductVersionReadsOnlyItsRows) {
-  // At the largest depth a block of A holds 4 rows (L2 caches up to 2 MiB: block_rows), so the
-  // copy the kernels read ends with the tile's last row: a kernel that reads past it reads past
-  // the allocation. Alone it checks the product; lab04.versions.memcheck runs it under valgrind,
-  // which flags such a read (GCC 12 made one of the portable kernel's, see int8_gemm.hpp).
+  // The kernels read A from a copy of one tile's rows, which ends with the tile's last row: a
+  // kernel that reads past it reads past the allocation. Alone this checks the product;
+  // lab04.versions.memcheck runs it under valgrind, which flags such a read (GCC 12 made one of the
+  // portable kernel's, see int8_gemm.hpp).
   auto rng = workbook::testing::rng();
   const std::size_t m = 4, n = 16, depth = lab04::kMaxDepth;
   const Int8Vector a = workbook::int8_uniform(m * depth, rng),
