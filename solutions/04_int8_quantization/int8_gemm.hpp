@@ -407,10 +407,10 @@ struct IsStoreInt32<StoreInt32<kCols>> : std::true_type {};
 // panel of the block, then the next kRows rows. So C is written along its rows, in the order the
 // hardware prefetchers follow. Going down a panel's column of tiles instead (each tile's 6 rows of
 // C in 6 other pages) cost 5% at 1024^3 on the Xeon, the kernel alone 8-9% (measured).
-// The kernel reads the kRows rows of A from a copy that stays in the L1 cache while they go across
-// the block (up to a depth of a few thousand bytes): the rows as they are, not interleaved, but
-// padded with zeros to a whole group of 4 and to a whole tile of rows, and already + 128 for a
-// kernel that reads A unsigned. A is copied once per block of B (1 to 8 times in the benches).
+// The kernel reads the kRows rows of A from a copy (kRows x depth bytes) that stays in the caches
+// while they go across the block: the rows as they are, not interleaved, but padded with zeros to
+// a whole group of 4 and to a whole tile of rows, and already + 128 for a kernel that reads A
+// unsigned. A is copied once per block of B (1 to 8 times in the benches).
 template <class Kernel, class Store>
 void multiply(const std::int8_t* a, const std::int8_t* b, std::size_t m, std::size_t n,
               std::size_t depth, Store&& store) {
