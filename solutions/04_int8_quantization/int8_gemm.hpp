@@ -343,11 +343,12 @@ using Best = Portable;
 // a 2 MiB L2. A third and a quarter ran within 2% of it (Xeon, 2026-11-26).
 //
 // No blocking of the depth: cutting it so that B's part of a panel (64 columns x 384 bytes) stays
-// in the L1 cache was slower on Zen 5 and on the Xeon (0.79-0.98x the speed, depth blocks of 256
-// to 512 bytes): each tile of C then goes to memory and comes back once per block, and the L2
-// streams the panel of B fast enough (the kernel alone, its panel of B in the L2, ran at 94% of
-// the vpdpbusd peak on the Xeon). Software prefetches (of B 1 to 4 KiB ahead, of A, of C's lines)
-// and an 8 x 48 tile made no difference (measured).
+// in the L1 cache was slower on Zen 5 (depth blocks of 256 to 768 bytes: 0.90-0.94x of oneDNN
+// instead of 0.97-1.00x) and on the Xeon (256 to 512 bytes: 0.79-0.98x the speed): each tile of C
+// then goes to memory and comes back once per block, and the L2 streams the panel of B fast enough
+// (the kernel alone, its panel of B in the L2, ran at 94% of the vpdpbusd peak on the Xeon).
+// Software prefetches (of B 1 to 4 KiB ahead, of A, of C's lines) and an 8 x 48 tile made no
+// difference (measured).
 template <class Kernel>
 std::size_t block_panels(std::size_t depth) {
   // Read once; 256 KiB where the OS reports nothing.

@@ -65,9 +65,10 @@ TEST(Versions, EveryProductVersionIsExactAtTheLargestDepth) {
 
 TEST(Versions, EveryProductVersionReadsOnlyItsRows) {
   // The kernels read A from a copy of one tile's rows, which ends with the tile's last row: a
-  // kernel that reads past it reads past the allocation. Alone this checks the product;
-  // lab04.versions.memcheck runs it under valgrind, which flags such a read (GCC 12 made one of the
-  // portable kernel's, see int8_gemm.hpp).
+  // kernel that reads past it reads past the allocation (at the largest depth, a row of A past the
+  // copy lies far beyond it). Alone this checks the product; lab04.versions.memcheck runs it under
+  // valgrind, which flags such a read (GCC 12 made one of the portable kernel's, see
+  // int8_gemm.hpp).
   auto rng = workbook::testing::rng();
   const std::size_t m = 4, n = 16, depth = lab04::kMaxDepth;
   const Int8Vector a = workbook::int8_uniform(m * depth, rng),
