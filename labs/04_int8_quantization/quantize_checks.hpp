@@ -73,14 +73,21 @@ inline void require_depth(std::string_view function, std::size_t depth) {
                               std::to_string(kMaxDepth) + " is exact");
 }
 
-/// The operands of matmul_int8: shapes, range and depth.
-inline void require_int8_product(std::string_view function, std::span<const std::int8_t> a,
-                                 std::span<const std::int8_t> b, std::size_t c_size, std::size_t m,
-                                 std::size_t n, std::size_t depth) {
+/// The shapes and depth of matmul_int8's operands: require_int8_product without the range.
+inline void require_int8_shapes(std::string_view function, std::span<const std::int8_t> a,
+                                std::span<const std::int8_t> b, std::size_t c_size, std::size_t m,
+                                std::size_t n, std::size_t depth) {
   require_depth(function, depth);
   require_matrix(function, a.size(), "a", m, depth);
   require_matrix(function, b.size(), "b", n, depth);
   require_matrix(function, c_size, "c", m, n);
+}
+
+/// The operands of matmul_int8: shapes, depth and range.
+inline void require_int8_product(std::string_view function, std::span<const std::int8_t> a,
+                                 std::span<const std::int8_t> b, std::size_t c_size, std::size_t m,
+                                 std::size_t n, std::size_t depth) {
+  require_int8_shapes(function, a, b, c_size, m, n, depth);
   require_symmetric(function, a, "a");
   require_symmetric(function, b, "b");
 }

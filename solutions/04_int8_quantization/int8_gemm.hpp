@@ -19,6 +19,8 @@
 // Every translation unit that includes this header gets its own copy (an anonymous namespace):
 // versions_avx2.cpp and versions_avx_vnni.cpp compile it without AVX-512, to test and time those
 // kernels on an AVX-512 machine.
+#include "quantize_checks.hpp"
+
 #include <workbook/buffer.hpp>
 #include <workbook/machine.hpp>
 
@@ -26,7 +28,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <limits>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #if defined(__AVX2__)
@@ -54,6 +62,12 @@ constexpr std::size_t kGroup = 4;
 
 inline std::size_t groups_of(std::size_t depth) {
   return (depth + kGroup - 1) / kGroup;
+}
+
+// The lowest of `count` bytes and of `lowest`: a min-reduction, which the compiler vectorises.
+inline std::int8_t lowest_of(const std::int8_t* bytes, std::size_t count, std::int8_t lowest) {
+  for (std::size_t k = 0; k < count; ++k) lowest = std::min(lowest, bytes[k]);
+  return lowest;
 }
 
 #if defined(__AVX512F__)
@@ -91,25 +105,34 @@ inline void transpose_16x16(__m512i x[16]) {
 // Packs `rows` (at most R) rows of x, each `depth` bytes, into a panel of R rows: for each group g
 // of 4 bytes, R words of 4 bytes, row 0's k = 4g .. 4g + 3, row 1's, ... So the kernel reads the
 // panel front to back, once per tile. Missing rows and the bytes past the depth in the last group
-// are 0: they add nothing to the sums.
+// are 0: they add nothing to the sums. Returns the lowest of the rows' bytes and 0 (multiply's
+// range check rides along the packing: the bytes pass through registers anyway).
 template <std::size_t R>
-void pack_panel(const std::int8_t* x, std::size_t rows, std::size_t depth, std::int8_t* panel) {
+std::int8_t pack_panel(const std::int8_t* x, std::size_t rows, std::size_t depth,
+                       std::int8_t* panel) {
   const std::size_t groups = groups_of(depth), whole = depth / kGroup;
   std::size_t first = 0;  // the first group left to the word-by-word loop below
+  std::int8_t lowest = 0;
 #if defined(__AVX512F__)
   // Packing is a transposition of 4-byte words: 16 groups of 16 rows at a time, 64 bytes of each
   // row loaded at once. Word by word, packing took 6% of a 1024^3 product (perf record).
   static_assert(R % 16 == 0);
+  __m512i lowest_bytes = _mm512_setzero_si512();
   for (; first + 16 <= whole; first += 16)
     for (std::size_t r0 = 0; r0 < R; r0 += 16) {
       __m512i words[16];
-      for (std::size_t i = 0; i < 16; ++i)
+      for (std::size_t i = 0; i < 16; ++i) {
         words[i] = r0 + i < rows ? _mm512_loadu_si512(x + (r0 + i) * depth + first * kGroup)
                                  : _mm512_setzero_si512();
+        lowest_bytes = _mm512_min_epi8(lowest_bytes, words[i]);
+      }
       transpose_16x16(words);  // words[j]: group first + j of rows r0 .. r0 + 15
       for (std::size_t j = 0; j < 16; ++j)
         _mm512_store_si512(panel + ((first + j) * R + r0) * kGroup, words[j]);
     }
+  alignas(64) std::int8_t lanes[64];
+  _mm512_store_si512(lanes, lowest_bytes);
+  lowest = lowest_of(lanes, 64, lowest);
 #endif
   for (std::size_t r = 0; r < R; ++r) {
     std::int8_t* out = panel + r * kGroup;
@@ -118,6 +141,7 @@ void pack_panel(const std::int8_t* x, std::size_t rows, std::size_t depth, std::
       continue;
     }
     const std::int8_t* row = x + r * depth;
+    lowest = lowest_of(row + first * kGroup, depth - first * kGroup, lowest);
     for (std::size_t g = first; g < whole; ++g)
       std::memcpy(out + g * R * kGroup, row + g * kGroup, kGroup);
     if (whole < groups) {  // the last, partial group: the missing bytes are 0
@@ -125,6 +149,7 @@ void pack_panel(const std::int8_t* x, std::size_t rows, std::size_t depth, std::
       std::memcpy(out + whole * R * kGroup, row + whole * kGroup, depth - whole * kGroup);
     }
   }
+  return lowest;
 }
 
 #if defined(__AVX512VNNI__) && defined(__AVX512BW__)
@@ -347,13 +372,23 @@ using Best = Portable;
 // instead of 0.97-1.00x) and on the Xeon (256 to 512 bytes: 0.79-0.98x the speed): each tile of C
 // then goes to memory and comes back once per block, and the L2 streams the panel of B fast enough
 // (the kernel alone, its panel of B in the L2, ran at 94% of the vpdpbusd peak on the Xeon).
-// Software prefetches (of B 1 to 4 KiB ahead, of A, of C's lines) and an 8 x 48 tile made no
-// difference (measured).
+// Software prefetches of B (1 to 4 KiB ahead) and of C's lines, and an 8 x 48 tile, made no
+// difference (measured; A's are another matter, see multiply).
 template <class Kernel>
 std::size_t block_panels(std::size_t depth) {
   // Read once; 256 KiB where the OS reports nothing.
   static const std::size_t l2 = std::max<std::size_t>(workbook::cache_sizes().l2, 256 << 10);
   return std::max<std::size_t>(1, l2 / 2 / (Kernel::kCols * std::max<std::size_t>(depth, 1)));
+}
+
+// Prefetches slice `part` of `parts` of the bytes at `at` (whole lines, front to back) into the
+// L1 cache.
+inline void prefetch_slice(const std::int8_t* at, std::size_t bytes, std::size_t part,
+                           std::size_t parts) {
+  constexpr std::size_t kLine = 64;
+  const std::size_t slice = (bytes + kLine * parts - 1) / (kLine * parts) * kLine;
+  for (std::size_t k = part * slice; k < std::min(bytes, (part + 1) * slice); k += kLine)
+    __builtin_prefetch(at + k, 0, 3);
 }
 
 // The sum with its correction, added in unsigned arithmetic: it may wrap on the way (with the
@@ -379,16 +414,18 @@ struct StoreInt32 {
 };
 
 // Copies a row of A, + 128 in each byte for a kernel that reads A unsigned (wrapping: the same
-// as flipping the top bit, 0x80). Done once per call here, the kernel's inner loop has no add to
-// do: on Intel's AVX-512 cores an add competes with vpdpbusd for the same two ports.
+// as flipping the top bit, 0x80), and returns the lowest of its bytes and 0. Done once per call
+// here, the kernel's inner loop has no add to do: on Intel's AVX-512 cores an add competes with
+// vpdpbusd for the same two ports.
 template <bool kUnsigned>
-void copy_row(const std::int8_t* from, std::size_t count, std::int8_t* to) {
-  if constexpr (kUnsigned) {
-    for (std::size_t k = 0; k < count; ++k)
-      to[k] = static_cast<std::int8_t>(static_cast<std::uint8_t>(from[k]) ^ 0x80u);
-  } else {
-    std::memcpy(to, from, count);
+std::int8_t copy_row(const std::int8_t* from, std::size_t count, std::int8_t* to) {
+  std::int8_t lowest = 0;
+  for (std::size_t k = 0; k < count; ++k) {
+    lowest = std::min(lowest, from[k]);
+    to[k] =
+        kUnsigned ? static_cast<std::int8_t>(static_cast<std::uint8_t>(from[k]) ^ 0x80u) : from[k];
   }
+  return lowest;
 }
 
 template <class Store>
@@ -403,31 +440,50 @@ struct IsStoreInt32<StoreInt32<kCols>> : std::true_type {};
 // correction), where tile is kRows x kCols (only rows x cols of it are inside C) and correction
 // holds what to add to each of the cols columns.
 //
-// B is packed, n x depth bytes at once (it is read many times), and used a block of panels at a
-// time (block_panels). The tiles go across the block row by row: kRows rows of A against every
-// panel of the block, then the next kRows rows. So C is written along its rows, in the order the
-// hardware prefetchers follow. Going down a panel's column of tiles instead (each tile's 6 rows of
-// C in 6 other pages) cost 5% at 1024^3 on the Xeon, the kernel alone 8-9% (measured).
-// The kernel reads the kRows rows of A from a copy (kRows x depth bytes) that stays in the caches
-// while they go across the block: the rows as they are, not interleaved, but padded with zeros to
-// a whole group of 4 and to a whole tile of rows, and already + 128 for a kernel that reads A
-// unsigned. A is copied once per block of B (1 to 8 times in the benches).
+// Both operands are copied first, once: B packed into panels (it is read many times), A + 128
+// for a kernel that reads A unsigned, each row padded with zeros to a whole group of 4 and rows
+// of zeros added up to a whole tile. The kernel is exact only for bytes in [-127, 127] (the AVX2
+// kernel's |a|, the int32 sums up to kMaxDepth): the copies look for a -128 on their way, and if
+// one is there, multiply returns false before it writes anything. (A pass of its own over A and B
+// took 2-3% of the product: perf record, Xeon.)
+//
+// B is used a block of panels at a time (block_panels). The tiles go across the block row by row:
+// kRows rows of A against every panel of the block, then the next kRows rows. So C is written
+// along its rows, in the order the hardware prefetchers follow. Going down a panel's column of
+// tiles instead (each tile's 6 rows of C in 6 other pages) cost 5% at 1024^3 on the Xeon, the
+// kernel alone 8-9% (measured). A tile's rows of A stay in the L1 cache while they go across the
+// block; the next tile's rows are in none of the caches (A's copy and B's block do not both fit
+// the L2), so they are prefetched a slice per panel on the way. Without that the kernel stalls on
+// them at the start of each tile: on the Xeon of the GPU machine, at 2048^3, 0.93x of oneDNN's
+// AVX-512 VNNI path instead of 1.02x (medians of 10 runs each; within the noise at 1024^3).
 template <class Kernel, class Store>
-void multiply(const std::int8_t* a, const std::int8_t* b, std::size_t m, std::size_t n,
-              std::size_t depth, Store&& store) {
+[[nodiscard]] bool multiply(const std::int8_t* a, const std::int8_t* b, std::size_t m,
+                            std::size_t n, std::size_t depth, Store&& store) {
   constexpr std::size_t R = Kernel::kRows, C = Kernel::kCols;
   constexpr bool into_c = IsStoreInt32<std::remove_cvref_t<Store>>::value;
   const std::size_t groups = groups_of(depth), padded_depth = groups * kGroup;
   const std::size_t panel_b = groups * C * kGroup;  // bytes per panel of B
   const std::size_t panels_b = (n + C - 1) / C;
+  const std::size_t rows_a = (m + R - 1) / R * R;  // whole tiles
 
   // The buffers live on between calls: allocating (and first touching) megabytes per call costs
   // page faults a few percent of a 1024^3 product.
-  thread_local workbook::AlignedVector<std::int8_t> packed_b, rows_a;
+  thread_local workbook::AlignedVector<std::int8_t> packed_b, copy_a;
   thread_local workbook::AlignedVector<std::int32_t> correction;
+  std::int8_t lowest = 0;
   packed_b.resize(panels_b * panel_b);
   for (std::size_t p = 0; p < panels_b; ++p)
-    pack_panel<C>(b + p * C * depth, std::min(C, n - p * C), depth, packed_b.data() + p * panel_b);
+    lowest = std::min(lowest, pack_panel<C>(b + p * C * depth, std::min(C, n - p * C), depth,
+                                            packed_b.data() + p * panel_b));
+  copy_a.resize(rows_a * padded_depth);
+  for (std::size_t r = 0; r < rows_a; ++r) {
+    std::int8_t* copy = copy_a.data() + r * padded_depth;
+    const std::size_t copied = r < m ? depth : 0;
+    if (copied > 0)
+      lowest = std::min(lowest, copy_row<Kernel::kUnsignedA>(a + r * depth, depth, copy));
+    std::memset(copy + copied, 0, padded_depth - copied);
+  }
+  if (lowest == std::numeric_limits<std::int8_t>::min()) return false;
 
   // sum_k (a + 128) b = sum_k a b + 128 sum_k b: subtract 128 times the sum of each row of B,
   // computed from the packed panels (Kernel::corrections). In wrapping arithmetic: the exact
@@ -439,33 +495,44 @@ void multiply(const std::int8_t* a, const std::int8_t* b, std::size_t m, std::si
   alignas(64) static constexpr std::int32_t zeros[C] = {};
 
   const std::size_t block = block_panels<Kernel>(padded_depth);
-  rows_a.resize(R * padded_depth);
+  const std::size_t tile_a = R * padded_depth;  // bytes of A's copy per tile
   alignas(64) std::int32_t tile[R * C];
   for (std::size_t p0 = 0; p0 < panels_b; p0 += block)
     for (std::size_t row = 0; row < m; row += R) {
+      const std::int8_t* pa = copy_a.data() + row * padded_depth;
       const std::size_t tile_rows = std::min(R, m - row);
-      // The tile's rows of A, copied where the kernel reads them (copy_row: + 128 for an unsigned
-      // kernel), each padded to a whole group, and rows of zeros up to a whole tile.
-      for (std::size_t r = 0; r < R; ++r) {
-        std::int8_t* copy = rows_a.data() + r * padded_depth;
-        const std::size_t copied = r < tile_rows ? depth : 0;
-        if (copied > 0) copy_row<Kernel::kUnsignedA>(a + (row + r) * depth, depth, copy);
-        std::memset(copy + copied, 0, padded_depth - copied);
-      }
-      for (std::size_t p = p0; p < std::min(panels_b, p0 + block); ++p) {
+      const std::size_t p1 = std::min(panels_b, p0 + block);
+      for (std::size_t p = p0; p < p1; ++p) {
+        if (row + R < m) prefetch_slice(pa + tile_a, tile_a, p - p0, p1 - p0);
         const std::int8_t* pb = packed_b.data() + p * panel_b;
         const std::size_t col = p * C, tile_cols = std::min(C, n - col);
         if constexpr (into_c) {
           if (tile_rows == R && tile_cols == C) {
-            Kernel::tile(rows_a.data(), padded_depth, pb, groups, correction.data() + col,
+            Kernel::tile(pa, padded_depth, pb, groups, correction.data() + col,
                          store.c + row * n + col, n);
             continue;
           }
         }
-        Kernel::tile(rows_a.data(), padded_depth, pb, groups, zeros, tile, C);
+        Kernel::tile(pa, padded_depth, pb, groups, zeros, tile, C);
         store(row, col, tile_rows, tile_cols, tile, correction.data() + col);
       }
     }
+  return true;
+}
+
+// The product of matmul_int8 and quantized_matmul with their checks (quantize_checks.hpp): the
+// shapes and depth first, then the range, which multiply checks on its copies of A and B. Only
+// when it finds a -128 are A and B read again, to name the element in the message.
+template <class Kernel, class Store>
+void checked_multiply(std::string_view function, std::span<const std::int8_t> a,
+                      std::span<const std::int8_t> b, std::size_t c_size, std::size_t m,
+                      std::size_t n, std::size_t depth, Store&& store) {
+  checks::require_int8_shapes(function, a, b, c_size, m, n, depth);
+  if (multiply<Kernel>(a.data(), b.data(), m, n, depth, std::forward<Store>(store))) return;
+  checks::require_symmetric(function, a, "a");
+  checks::require_symmetric(function, b, "b");
+  throw std::logic_error(std::string(function) +
+                         ": the product found a -128 in a or b that the range check did not");
 }
 
 }  // namespace

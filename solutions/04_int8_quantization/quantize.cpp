@@ -114,10 +114,9 @@ void quantized_relu(std::span<const std::int8_t> q, std::span<std::int8_t> out) 
 
 void matmul_int8(std::span<const std::int8_t> a, std::span<const std::int8_t> b,
                  std::span<std::int32_t> c, std::size_t m, std::size_t n, std::size_t depth) {
-  checks::require_int8_product("matmul_int8", a, b, c.size(), m, n, depth);
   using Kernel = gemm::Best;
-  gemm::multiply<Kernel>(a.data(), b.data(), m, n, depth,
-                         gemm::StoreInt32<Kernel::kCols>{c.data(), n});
+  gemm::checked_multiply<Kernel>("matmul_int8", a, b, c.size(), m, n, depth,
+                                 gemm::StoreInt32<Kernel::kCols>{c.data(), n});
 }
 
 void quantized_matmul(const QuantizedMatrix& a, const QuantizedMatrix& b, std::span<float> c) {
@@ -125,8 +124,6 @@ void quantized_matmul(const QuantizedMatrix& a, const QuantizedMatrix& b, std::s
   checks::require_quantized("quantized_matmul", b, "b");
   workbook::require_same_size("quantized_matmul", a.cols, "a.cols", b.cols, "b.cols");
   checks::require_matrix("quantized_matmul", c.size(), "c", a.rows, b.rows);
-  checks::require_int8_product("quantized_matmul", a.values, b.values, c.size(), a.rows, b.rows,
-                               a.cols);
   using Kernel = gemm::Best;
   using IntBatch = xsimd::batch<std::int32_t>;
   const std::size_t n = b.rows;
@@ -136,8 +133,8 @@ void quantized_matmul(const QuantizedMatrix& a, const QuantizedMatrix& b, std::s
   for (std::size_t j = 0; j < n; ++j) column_scales[j] = b.scale(j);
   // The rescaling is fused into the store of each tile: the int32 sums never go to memory. A
   // batch of columns at a time (a scalar loop here cost as much as 10% of the product).
-  gemm::multiply<Kernel>(
-      a.values.data(), b.values.data(), a.rows, n, a.cols,
+  gemm::checked_multiply<Kernel>(
+      "quantized_matmul", a.values, b.values, c.size(), a.rows, n, a.cols,
       [&](std::size_t row, std::size_t col, std::size_t rows, std::size_t cols,
           const std::int32_t* tile, const std::int32_t* correction) {
         for (std::size_t r = 0; r < rows; ++r) {

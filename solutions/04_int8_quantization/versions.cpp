@@ -108,9 +108,8 @@ void matmul_v3_vpdpbusd_rows(std::span<const std::int8_t> a, std::span<const std
 void matmul_portable_fallback(std::span<const std::int8_t> a, std::span<const std::int8_t> b,
                               std::span<std::int32_t> c, std::size_t m, std::size_t n,
                               std::size_t depth) {
-  checks::require_int8_product("matmul_int8", a, b, c.size(), m, n, depth);
-  gemm::multiply<gemm::Portable>(a.data(), b.data(), m, n, depth,
-                                 gemm::StoreInt32<gemm::Portable::kCols>{c.data(), n});
+  gemm::checked_multiply<gemm::Portable>("matmul_int8", a, b, c.size(), m, n, depth,
+                                         gemm::StoreInt32<gemm::Portable::kCols>{c.data(), n});
 }
 
 const char* reference_kernel() {

@@ -4,21 +4,18 @@
 #include "int8_gemm.hpp"
 #include "versions.hpp"
 
-#include "quantize_checks.hpp"
-
 namespace lab04::versions {
 
 void matmul_v4_packed_avx2(std::span<const std::int8_t> a, std::span<const std::int8_t> b,
                            std::span<std::int32_t> c, std::size_t m, std::size_t n,
                            std::size_t depth) {
-  checks::require_int8_product("matmul_int8", a, b, c.size(), m, n, depth);
 #if defined(__AVX2__)
   using Kernel = gemm::Avx2;
 #else
   using Kernel = gemm::Portable;
 #endif
-  gemm::multiply<Kernel>(a.data(), b.data(), m, n, depth,
-                         gemm::StoreInt32<Kernel::kCols>{c.data(), n});
+  gemm::checked_multiply<Kernel>("matmul_int8", a, b, c.size(), m, n, depth,
+                                 gemm::StoreInt32<Kernel::kCols>{c.data(), n});
 }
 
 }  // namespace lab04::versions

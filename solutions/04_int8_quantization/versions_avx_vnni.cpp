@@ -5,17 +5,14 @@
 #include "int8_gemm.hpp"
 #include "versions.hpp"
 
-#include "quantize_checks.hpp"
-
 namespace lab04::versions {
 
 void matmul_v4b_packed_avx_vnni(std::span<const std::int8_t> a, std::span<const std::int8_t> b,
                                 std::span<std::int32_t> c, std::size_t m, std::size_t n,
                                 std::size_t depth) {
-  checks::require_int8_product("matmul_int8", a, b, c.size(), m, n, depth);
   using Kernel = gemm::Best;  // AvxVnni256 where the compiler targets AVX-VNNI
-  gemm::multiply<Kernel>(a.data(), b.data(), m, n, depth,
-                         gemm::StoreInt32<Kernel::kCols>{c.data(), n});
+  gemm::checked_multiply<Kernel>("matmul_int8", a, b, c.size(), m, n, depth,
+                                 gemm::StoreInt32<Kernel::kCols>{c.data(), n});
 }
 
 const char* v4b_kernel() {

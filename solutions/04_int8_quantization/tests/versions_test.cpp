@@ -7,7 +7,10 @@
 #include <workbook/tensor.hpp>
 #include <workbook/testing.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <stdexcept>
+#include <string>
 #include <tuple>
 #include <vector>
 
@@ -63,11 +66,59 @@ TEST(Versions, EveryProductVersionIsExactAtTheLargestDepth) {
   }
 }
 
+TEST(Versions, EveryProductVersionRejectsMinus128BeforeWritingC) {
+  // The packed versions look for a -128 while they copy A and B (int8_gemm.hpp), so each place a
+  // copy reads bytes is tried: B's bytes transposed 16 groups at a time and those left to the
+  // word-by-word loop (depth 131: groups 0-31, then 32 with its 3 bytes), a partial panel of B,
+  // A's first row and the last row of its last, partial tile.
+  auto rng = workbook::testing::rng();
+  const std::size_t m = 13, n = 70, depth = 131;
+  const Int8Vector a = workbook::int8_uniform(m * depth, rng),
+                   b = workbook::int8_uniform(n * depth, rng);
+  const std::vector<std::pair<char, std::size_t>> places = {{'a', 0},
+                                                            {'a', 5 * depth + 77},
+                                                            {'a', m * depth - 1},
+                                                            {'b', 0},
+                                                            {'b', 63},
+                                                            {'b', 3 * depth + 127},
+                                                            {'b', 17 * depth + 129},
+                                                            {'b', 66 * depth + 40},
+                                                            {'b', n * depth - 1}};
+  auto products = kProducts;
+  products.emplace_back("the reference", lab04::matmul_int8);
+  constexpr std::int32_t kUntouched = 0x5A5A5A5A;
+  for (auto [name, product] : products)
+    for (auto [operand, at] : places) {
+      Int8Vector bad_a = a, bad_b = b;
+      (operand == 'a' ? bad_a : bad_b)(at) = -128;
+      std::vector<std::int32_t> c(m * n, kUntouched);
+      const std::string element = std::string(1, operand) + "[" + std::to_string(at) + "]";
+      try {
+        product(as_span(bad_a), as_span(bad_b), c, m, n, depth);
+        ADD_FAILURE() << name << " accepted " << element << " = -128";
+      } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find(element), std::string::npos)
+            << name << ": \"" << e.what() << "\" does not name " << element;
+      }
+      EXPECT_EQ(std::count(c.begin(), c.end(), kUntouched), static_cast<std::ptrdiff_t>(c.size()))
+          << name << " wrote C before rejecting " << element;
+    }
+  // quantized_matmul's product goes through the same copies.
+  const std::vector<float> scale = {0.5f};
+  Int8Vector bad_b = b;
+  bad_b(3 * depth + 127) = -128;
+  std::vector<float> c(m * n, 7.0f);
+  EXPECT_THROW(
+      lab04::quantized_matmul({as_span(a), scale, m, depth}, {as_span(bad_b), scale, n, depth}, c),
+      std::invalid_argument);
+  EXPECT_EQ(std::count(c.begin(), c.end(), 7.0f), static_cast<std::ptrdiff_t>(c.size()));
+}
+
 TEST(Versions, EveryProductVersionReadsOnlyItsRows) {
-  // The kernels read A from a copy of one tile's rows, which ends with the tile's last row: a
-  // kernel that reads past it reads past the allocation (at the largest depth, a row of A past the
-  // copy lies far beyond it). Alone this checks the product; lab04.versions.memcheck runs it under
-  // valgrind, which flags such a read (GCC 12 made one of the portable kernel's, see
+  // The kernels read A from a copy padded to whole tiles, which ends with the last tile's last row:
+  // a kernel that reads past it reads past the allocation (at the largest depth, a row of A past
+  // the copy lies far beyond it). Alone this checks the product; lab04.versions.memcheck runs it
+  // under valgrind, which flags such a read (GCC 12 made one of the portable kernel's, see
   // int8_gemm.hpp).
   auto rng = workbook::testing::rng();
   const std::size_t m = 4, n = 16, depth = lab04::kMaxDepth;
