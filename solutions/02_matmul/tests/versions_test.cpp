@@ -64,6 +64,7 @@ TEST(Versions, V4RegisterBlockedIsCorrect) {
 
 // The reference with blocks far smaller than any cache's: every loop of the blocked product runs
 // several times (and ends in a partial block) even on these small shapes, whatever the machine.
+// A depth of 40 (or k = 33) packs A 16 steps at a time twice, then step by step (with AVX-512).
 TEST(Reference, CorrectWithSmallBlocks) {
   std::vector<MatmulShape> shapes = kShapes;
   shapes.push_back(MatmulShape::packed(50, 3 * kNR + 5, 70));
@@ -71,7 +72,7 @@ TEST(Reference, CorrectWithSmallBlocks) {
       {.m = 4 * kMR + 1, .n = 2 * kNR - 1, .k = 33, .lda = 40, .ldb = 2 * kNR, .ldc = 2 * kNR});
   for (const lab02::Blocks blocks :
        {lab02::Blocks{8, kMR, kNR}, lab02::Blocks{16, 3 * kMR, 2 * kNR},
-        lab02::Blocks{1, kMR, kNR}}) {
+        lab02::Blocks{40, 2 * kMR, kNR}, lab02::Blocks{1, kMR, kNR}}) {
     expect_correct([&](std::span<const float> a, std::span<const float> b, std::span<float> c,
                        const MatmulShape& s) { lab02::matmul_in_blocks(a, b, c, s, blocks); },
                    "the reference with small blocks", shapes);
