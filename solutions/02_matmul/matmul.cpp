@@ -70,11 +70,12 @@ void pack_b(const float* b, std::size_t ldb, std::size_t kc, std::size_t nc, flo
 // words are interleaved into the panel's order: step 0's three words, step 1's, ...
 static_assert(kMR == 6);
 struct PackAIndices {
-  // pair[h]: lane 2j + s takes step 8h + j of the pair's row s (the second source from lane 16 on).
+  // pair[h]: lane 2j + s takes step 8h + j of the pair's row s (indices 16 and up pick the second
+  // row).
   alignas(64) std::int32_t pair[2][16] = {};
   // Word l of output vector k (of 3 per 8 steps) is word t = 8k + l of those steps: step t / 3 of
   // pair t % 3. Pairs 0 and 1 come from two sources (word j of pair 1 is index 8 + j), pair 2 from
-  // a masked third permute.
+  // a masked third permute, which overwrites the lanes first_two leaves at 0.
   alignas(64) std::int64_t first_two[3][8] = {}, third[3][8] = {};
   __mmask8 third_lanes[3] = {};
   constexpr PackAIndices() {

@@ -113,9 +113,10 @@ std::int8_t pack_panel(const std::int8_t* x, std::size_t rows, std::size_t depth
   const std::size_t groups = groups_of(depth), whole = depth / kGroup;
   std::size_t first = 0;  // the first group left to the word-by-word loop below
   std::int8_t lowest = 0;
-#if defined(__AVX512F__)
+#if defined(__AVX512F__) && defined(__AVX512BW__)
   // Packing is a transposition of 4-byte words: 16 groups of 16 rows at a time, 64 bytes of each
-  // row loaded at once. Word by word, packing took 6% of a 1024^3 product (perf record).
+  // row loaded at once. Word by word, packing took 6% of a 1024^3 product (perf record). (The
+  // bytes' minimum, vpminsb on 64 bytes, needs AVX-512BW.)
   static_assert(R % 16 == 0);
   __m512i lowest_bytes = _mm512_setzero_si512();
   for (; first + 16 <= whole; first += 16)
@@ -381,11 +382,13 @@ std::size_t block_panels(std::size_t depth) {
   return std::max<std::size_t>(1, l2 / 2 / (Kernel::kCols * std::max<std::size_t>(depth, 1)));
 }
 
-// Prefetches slice `part` of `parts` of the bytes at `at` (whole lines, front to back) into the
-// L1 cache.
+// Prefetches slice `part` of `parts` of the lines that hold the bytes at `at` into the L1 cache.
 inline void prefetch_slice(const std::int8_t* at, std::size_t bytes, std::size_t part,
                            std::size_t parts) {
   constexpr std::size_t kLine = 64;
+  const std::size_t into_line = reinterpret_cast<std::uintptr_t>(at) % kLine;
+  at -= into_line;  // from the start of the first line, so that the last one is reached too
+  bytes += into_line;
   const std::size_t slice = (bytes + kLine * parts - 1) / (kLine * parts) * kLine;
   for (std::size_t k = part * slice; k < std::min(bytes, (part + 1) * slice); k += kLine)
     __builtin_prefetch(at + k, 0, 3);
@@ -445,7 +448,8 @@ struct IsStoreInt32<StoreInt32<kCols>> : std::true_type {};
 // of zeros added up to a whole tile. The kernel is exact only for bytes in [-127, 127] (the AVX2
 // kernel's |a|, the int32 sums up to kMaxDepth): the copies look for a -128 on their way, and if
 // one is there, multiply returns false before it writes anything. (A pass of its own over A and B
-// took 2-3% of the product: perf record, Xeon.)
+// took 2-3% of the product: perf record, Xeon.) The copies are kept per thread between calls: as
+// large as A and B themselves, padded, until the thread ends.
 //
 // B is used a block of panels at a time (block_panels). The tiles go across the block row by row:
 // kRows rows of A against every panel of the block, then the next kRows rows. So C is written
