@@ -501,11 +501,11 @@ template <class Kernel, class Store>
   const std::size_t block = block_panels<Kernel>(padded_depth);
   const std::size_t tile_a = R * padded_depth;  // bytes of A's copy per tile
   alignas(64) std::int32_t tile[R * C];
-  for (std::size_t p0 = 0; p0 < panels_b; p0 += block)
+  for (std::size_t p0 = 0; p0 < panels_b; p0 += block) {
+    const std::size_t p1 = std::min(panels_b, p0 + block);  // the block: panels p0 .. p1 - 1
     for (std::size_t row = 0; row < m; row += R) {
       const std::int8_t* pa = copy_a.data() + row * padded_depth;
       const std::size_t tile_rows = std::min(R, m - row);
-      const std::size_t p1 = std::min(panels_b, p0 + block);
       for (std::size_t p = p0; p < p1; ++p) {
         if (row + R < m) prefetch_slice(pa + tile_a, tile_a, p - p0, p1 - p0);
         const std::int8_t* pb = packed_b.data() + p * panel_b;
@@ -521,6 +521,7 @@ template <class Kernel, class Store>
         store(row, col, tile_rows, tile_cols, tile, correction.data() + col);
       }
     }
+  }
   return true;
 }
 
