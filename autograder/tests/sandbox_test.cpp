@@ -14,6 +14,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <stdexcept>
 #include <string>
 
 #include <arpa/inet.h>
@@ -37,6 +38,34 @@ using ::testing::Not;
 using namespace workbook::grade;
 namespace fs = std::filesystem;
 
+// A copy of the hostile program in a folder of its own that every user can reach: the build folder
+// may be under a folder only root can enter (a clone in /root or in `mktemp -d`), and a program run
+// without a jail runs from where it lies, as the sandbox user. Removed with the object.
+class ReachableProgram {
+ public:
+  ReachableProgram() {
+    std::string name = (fs::temp_directory_path() / "workbook-reachable-XXXXXX").string();
+    if (!mkdtemp(name.data())) throw std::runtime_error("mkdtemp: " + std::string(strerror(errno)));
+    dir_ = name;
+    fs::permissions(dir_, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                              fs::perms::others_read | fs::perms::others_exec);
+    path_ = dir_ / fs::path(WORKBOOK_HOSTILE_PROGRAM).filename();
+    fs::copy_file(WORKBOOK_HOSTILE_PROGRAM, path_, fs::copy_options::overwrite_existing);
+    fs::permissions(path_, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                               fs::perms::others_read | fs::perms::others_exec);
+  }
+  ~ReachableProgram() {
+    std::error_code ignored;
+    fs::remove_all(dir_, ignored);
+  }
+  ReachableProgram(const ReachableProgram&) = delete;
+  ReachableProgram& operator=(const ReachableProgram&) = delete;
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path dir_, path_;
+};
+
 class Sandbox : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -50,15 +79,16 @@ class Sandbox : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir); }
 
+  const ReachableProgram program;
+
   SandboxSpec spec(std::vector<std::string> args) {
     SandboxSpec s;
-    s.argv = {WORKBOOK_HOSTILE_PROGRAM};
+    s.argv = {program.path().string()};
     s.argv.insert(s.argv.end(), args.begin(), args.end());
     s.env = clean_environment({"MARKER=1"});
     s.cwd = (dir / "work").string();
     s.jail_dir = (dir / "jail").string();
-    s.mounts = {{fs::path(WORKBOOK_HOSTILE_PROGRAM).parent_path().string(), false},
-                {(dir / "work").string(), true}};
+    s.mounts = {{program.path().parent_path().string(), false}, {(dir / "work").string(), true}};
     s.slot = 7;  // a user of its own, away from the grading slots a self-test may use
     s.limits.wall_seconds = 5;
     return s;
@@ -389,8 +419,8 @@ bool user_namespaces_allowed() {
 }
 
 // The child of RunsWithoutNamespacesWhereTheJailCannotBeBuilt: masks `masked`, becomes nobody, and
-// exits 0 when a sandboxed run works and isolation() explains why it had no jail.
-[[noreturn]] void run_where_proc_is_masked(const char* masked) {
+// exits 0 when a sandboxed run of `program` works and isolation() explains why it had no jail.
+[[noreturn]] void run_where_proc_is_masked(const char* masked, const fs::path& program) {
   if (unshare(CLONE_NEWNS) != 0 ||
       mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0 ||
       mount("/dev/null", masked, nullptr, MS_BIND, nullptr) != 0 || setgroups(0, nullptr) != 0 ||
@@ -405,10 +435,10 @@ bool user_namespaces_allowed() {
   char jail[] = "/tmp/workbook-masked-proc-XXXXXX";
   if (!mkdtemp(jail)) _exit(1);
   SandboxSpec spec;
-  spec.argv = {WORKBOOK_HOSTILE_PROGRAM, "alloc", "1"};
+  spec.argv = {program.string(), "alloc", "1"};
   spec.env = clean_environment();
   spec.jail_dir = jail;
-  spec.mounts = {{fs::path(WORKBOOK_HOSTILE_PROGRAM).parent_path().string(), false}};
+  spec.mounts = {{program.parent_path().string(), false}};
   const RunResult r = run_sandboxed(spec);
   rmdir(jail);
   std::fprintf(stderr, "run: %s; jail %d; noted %d\n%s\n", r.describe().c_str(), i.mount_namespace,
@@ -438,7 +468,8 @@ TEST(Isolation, RunsWithoutNamespacesWhereTheJailCannotBeBuilt) {
     GTEST_SKIP() << "cannot make a mount namespace here";
   GTEST_FLAG_SET(death_test_style,
                  "threadsafe");  // a fresh process, in which isolation() probes again
-  EXPECT_EXIT(run_where_proc_is_masked(masked), ::testing::ExitedWithCode(0),
+  const ReachableProgram program;
+  EXPECT_EXIT(run_where_proc_is_masked(masked, program.path()), ::testing::ExitedWithCode(0),
               "run: exit code 0; jail 0");
 }
 
