@@ -1,5 +1,6 @@
 #include <workbook/cuda/check.hpp>
 
+#include <workbook/cuda/memcheck.hpp>
 #include <workbook/not_implemented.hpp>
 
 namespace workbook::cuda {
@@ -14,6 +15,12 @@ std::string message(cudaError_t code, const std::string& call, const char* file,
     case cudaErrorMisalignedAddress:
     case cudaErrorLaunchFailure:
     case cudaErrorIllegalInstruction:
+      // The harness's explanation (a re-run under compute-sanitizer, in a GPU test) comes first:
+      // the call that reports the fault is only the first one that waited for the GPU.
+      if (const std::string why = explain_kernel_fault(); !why.empty())
+        return why + "\n  (CUDA reported the fault, " + cudaGetErrorString(code) + " (" +
+               cudaGetErrorName(code) + "), to " + call + " at " + repository_path(file) + ":" +
+               std::to_string(line) + ", the first call that waited for the GPU.)";
       m += ". A kernel failed while it ran; the call that reports it is only the first one that "
            "waited "
            "for the GPU. Find the kernel and the line with compute-sanitizer: ctest -L sanitizer";
