@@ -2,6 +2,8 @@
 // every <<<grid, block, shared, stream>>> calls with its configuration just before the launch.
 #include <workbook/cuda/launches.hpp>
 
+#include <workbook/cuda/check.hpp>
+
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -60,6 +62,20 @@ std::vector<Launch> launches_since(std::size_t mark) {
   const std::size_t wanted = r.count > mark ? r.count - mark : 0;
   const std::size_t kept = std::min(wanted, r.last.size());
   return {r.last.end() - static_cast<std::ptrdiff_t>(kept), r.last.end()};
+}
+
+std::optional<Launch> last_launch() {
+  Record& r = record();
+  const std::lock_guard lock(r.mutex);
+  if (r.last.empty()) return std::nullopt;
+  return r.last.back();
+}
+
+std::vector<Launch> observe_launches(const std::function<void()>& work) {
+  const std::size_t mark = launch_count();
+  work();
+  WORKBOOK_CUDA_CHECK(cudaDeviceSynchronize());
+  return launches_since(mark);
 }
 
 }  // namespace workbook::cuda

@@ -29,9 +29,12 @@ std::string bytes(std::uint64_t n) {
 }
 
 std::string triple(const std::array<unsigned, 3>& v) {
-  if (v[1] == 0 && v[2] == 0) return std::to_string(v[0]);
-  return "(" + std::to_string(v[0]) + ", " + std::to_string(v[1]) + ", " + std::to_string(v[2]) +
-         ")";
+  std::ostringstream s;
+  if (v[1] == 0 && v[2] == 0)
+    s << v[0];
+  else
+    s << "(" << v[0] << ", " << v[1] << ", " << v[2] << ")";
+  return s.str();
 }
 
 // The generic meaning of a fault: what any kernel that makes it does wrong.

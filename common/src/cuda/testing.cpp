@@ -37,9 +37,7 @@ std::string rerun_under_memcheck() {
            "which would name the kernel, the line and the address, was not found. Install it "
            "(it comes with the CUDA Toolkit, in its bin folder next to nvcc; or set "
            "WORKBOOK_COMPUTE_SANITIZER to its path), then run this test again.";
-  std::optional<Launch> launch;
-  if (const std::size_t count = launch_count(); count > 0)
-    launch = launches_since(count - 1).front();
+  std::optional<Launch> launch = last_launch();
 
   char log[] = "/tmp/workbook-memcheck-XXXXXX";
   const int fd = mkstemp(log);
@@ -70,9 +68,10 @@ std::string rerun_under_memcheck() {
            "the state an earlier kernel left. Run ctest -L sanitizer (racecheck, synccheck).";
   // The launch observed last is the faulting kernel's only if the fault lies inside it.
   const MemoryFault& f = faults.front();
-  if (launch)
-    for (int k = 0; k < 3; ++k)
-      if (f.thread[k] >= launch->block[k] || f.block[k] >= launch->grid[k]) launch.reset();
+  bool inside = launch.has_value();
+  for (int k = 0; k < 3 && inside; ++k)
+    inside = f.thread[k] < launch->block[k] && f.block[k] < launch->grid[k];
+  if (!inside) launch.reset();
   return explain_faults(faults, launch) + " (Found by re-running this test: " + rerun + ".)";
 }
 

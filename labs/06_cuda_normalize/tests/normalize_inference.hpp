@@ -170,6 +170,41 @@ inline std::vector<Hypothesis> hypotheses(std::size_t cols, std::size_t block) {
                           return s;
                         }});
       }
+      // With the launch observed: any run of whole warps whose partials are left out (a tree that
+      // starts too low, a loop over too few warp totals). Runs a tree above already names are
+      // not repeated.
+      for (std::size_t first = 0; block != 0 && first < warps; ++first)
+        for (std::size_t end = first + 1; end <= warps; ++end) {
+          if (first == 0 && end == warps) continue;
+          std::vector<bool> lost(threads, false);
+          for (std::size_t t = first * 32; t < end * 32; ++t) lost[t] = true;
+          std::size_t kept_columns = 0;
+          for (std::size_t c = 0; c < cols; ++c) kept_columns += !lost[thread_of(c, threads, deal)];
+          if (kept_columns == cols || kept_columns == 0) continue;
+          std::ostringstream what;
+          what << "the partial sums of " << thread_ranges(lost) << " of each block of " << threads
+               << " never reaching the total";
+          if (std::any_of(list.begin(), list.end(),
+                          [&](const Hypothesis& h) { return h.what == what.str(); }))
+            continue;
+          std::ostringstream advice;
+          advice << "your mean is the sum of " << kept_columns << " of the row's " << cols
+                 << " elements divided by " << cols << dealt
+                 << ": the reduction leaves those warps' partial sums out. Check where the tree "
+                    "starts (half = blockDim.x / 2) and that the last step covers every warp's "
+                    "total (blockDim.x / 32 of them).";
+          list.push_back({what.str(), advice.str(), [=](std::span<const float> row) {
+                            Stats s;
+                            for (std::size_t c = 0; c < row.size(); ++c)
+                              if (!lost[thread_of(c, threads, deal)]) s.mean += row[c];
+                            s.mean /= n;
+                            for (std::size_t c = 0; c < row.size(); ++c)
+                              if (!lost[thread_of(c, threads, deal)])
+                                s.var += (row[c] - s.mean) * (row[c] - s.mean);
+                            s.var /= n;
+                            return s;
+                          }});
+        }
       // Welford's partial results merged without d^2 * na * nb / n: the right mean, and the
       // average spread within each thread's (or warp's) columns as the variance.
       for (bool by_warp : {false, true}) {

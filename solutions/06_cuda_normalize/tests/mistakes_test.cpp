@@ -399,6 +399,22 @@ TEST(NormalizeInference, AHalvingTreeOverTheWarpsTotals) {
       "your mean is the sum of 2752 of the row's 4096 elements divided by 4096");
 }
 
+TEST(NormalizeInference, PartialsOfWholeWarpsLeftOut) {
+  // 256 threads, a tree that starts at half = 64: threads 128-255 never reach s[0].
+  const std::size_t rows = 3, cols = 1000;
+  const Vector x = matrix(rows, cols, 0.5, 2.0);
+  const ObservedLaunch launch(256);
+  auto short_tree = [](std::vector<float> s) {
+    for (std::size_t half = 64; half > 0; half /= 2)
+      for (std::size_t t = 0; t < half; ++t) s[t] += s[t + half];
+    return s[0];
+  };
+  expect_inferred(
+      check(x, rows, cols, lab06::kEps, block_reduced(x, rows, cols, 256, short_tree)),
+      "the partial sums of threads 128-255 of each block of 256 never reaching the total",
+      "your mean is the sum of 512 of the row's 1000 elements divided by 1000");
+}
+
 TEST(NormalizeInference, EverySumCountedTwice) {
   auto doubled = [](const std::vector<float>& s) {
     float total = 0;

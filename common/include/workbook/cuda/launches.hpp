@@ -17,6 +17,8 @@
 
 #include <array>
 #include <cstddef>
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,5 +46,9 @@ struct Launch {
 std::size_t launch_count();
 /// The launches made after `mark` (launch_count() then), oldest first; at most the last 64.
 std::vector<Launch> launches_since(std::size_t mark);
+/// The last launch this process made, if any.
+std::optional<Launch> last_launch();
+/// Runs `work` (which launches kernels), waits for the GPU, and returns the launches it made.
+std::vector<Launch> observe_launches(const std::function<void()>& work);
 
 }  // namespace workbook::cuda
