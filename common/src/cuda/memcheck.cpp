@@ -110,12 +110,13 @@ std::vector<MemoryFault> parse_memcheck(std::string_view report) {
     MemoryFault& f = faults.back();
     if (f.kernel.empty() && std::regex_search(line, m, at)) {
       f.kernel = m[1];
+      // Internal linkage is no part of the name a student wrote; the parameter list is noise.
+      for (const std::string anonymous : {"(anonymous namespace)::", "<unnamed>::"})
+        for (std::size_t at = f.kernel.find(anonymous); at != std::string::npos;
+             at = f.kernel.find(anonymous))
+          f.kernel.erase(at, anonymous.size());
       if (const std::size_t paren = f.kernel.find('('); paren != std::string::npos)
         f.kernel.resize(paren);
-      const std::string anonymous = "(anonymous namespace)::";
-      for (std::size_t at = f.kernel.find(anonymous); at != std::string::npos;
-           at = f.kernel.find(anonymous))
-        f.kernel.erase(at, anonymous.size());
       if (m[2].matched) {
         f.file = m[2];
         f.line = std::stoi(m[3]);

@@ -176,8 +176,13 @@ inline std::vector<Hypothesis> hypotheses(std::size_t cols, std::size_t block) {
       for (std::size_t first = 0; block != 0 && first < warps; ++first)
         for (std::size_t end = first + 1; end <= warps; ++end) {
           if (first == 0 && end == warps) continue;
+          // Only threads that hold columns of this row width show in the output: the run is
+          // named by those (threads 128-255 lost, at 129 columns, show as thread 128 alone).
           std::vector<bool> lost(threads, false);
-          for (std::size_t t = first * 32; t < end * 32; ++t) lost[t] = true;
+          for (std::size_t c = 0; c < cols; ++c) {
+            const std::size_t t = thread_of(c, threads, deal);
+            lost[t] = t >= first * 32 && t < end * 32;
+          }
           std::size_t kept_columns = 0;
           for (std::size_t c = 0; c < cols; ++c) kept_columns += !lost[thread_of(c, threads, deal)];
           if (kept_columns == cols || kept_columns == 0) continue;
