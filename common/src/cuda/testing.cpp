@@ -61,11 +61,12 @@ std::string rerun_under_memcheck() {
   const std::string rerun = "compute-sanitizer --tool memcheck " + self +
                             " --gtest_filter=" + name + " with WORKBOOK_SEED=" + seed;
   if (faults.empty())
-    return "a kernel failed while it ran, but compute-sanitizer found no invalid access when it "
-           "re-ran this test (" +
+    return "a kernel failed while it ran, and compute-sanitizer's memcheck found no invalid "
+           "access when it re-ran this test (" +
            rerun +
-           "): the failure depends on timing (a race) or on "
-           "the state an earlier kernel left. Run ctest -L sanitizer (racecheck, synccheck).";
+           "): the failure did not happen again under it, so it is not an out-of-bounds or "
+           "misaligned access on these inputs. Run the test alone, and under the other tools "
+           "(ctest -L sanitizer: racecheck, synccheck).";
   // The launch observed last is the faulting kernel's only if the fault lies inside it.
   const MemoryFault& f = faults.front();
   bool inside = launch.has_value();
