@@ -64,9 +64,8 @@ std::string rerun_under_memcheck() {
     return "a kernel failed while it ran, and compute-sanitizer's memcheck found no invalid "
            "access when it re-ran this test (" +
            rerun +
-           "): the failure did not happen again under it, so it is not an out-of-bounds or "
-           "misaligned access on these inputs. Run the test alone, and under the other tools "
-           "(ctest -L sanitizer: racecheck, synccheck).";
+           "): the failure did not happen again under it. Run the test alone, and under the "
+           "other tools (ctest -L sanitizer: racecheck, synccheck).";
   // The launch observed last is the faulting kernel's only if the fault lies inside it.
   const MemoryFault& f = faults.front();
   bool inside = launch.has_value();
