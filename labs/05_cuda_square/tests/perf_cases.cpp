@@ -60,8 +60,12 @@ std::string far_below(const std::vector<cuda::Launch>& launches, std::size_t n, 
     return text + "That is " + std::to_string(threads) + " threads for " + std::to_string(n) +
            " elements, so a loop covers the rest: its step must be blockDim.x * gridDim.x (a "
            "grid-stride loop). A step of blockDim.x makes every block walk nearly the whole "
-           "array, " +
-           std::to_string(l.blocks()) + " times the bytes" + ncu + ".";
+           "array: up to " +
+           std::to_string(l.blocks()) +
+           " times the loads and stores the work needs. The L2 cache serves most of the "
+           "repeats, so the DRAM bytes of `lab05_perf --ncu " +
+           case_name +
+           "` can look right while the time is not: count the elements one thread visits.";
   return text +
          "One thread per element: neighbouring threads must take neighbouring elements (i = "
          "blockIdx.x * blockDim.x + threadIdx.x), or every load of a warp is a transaction of "
