@@ -27,7 +27,7 @@ std::string quoted(const std::string& s) {
 
 // A kernel of the running test faulted: run that test again, alone, with the same seed, under
 // compute-sanitizer's memcheck, and explain the first invalid access it reports.
-std::string rerun_under_memcheck() {
+std::string explain_by_memcheck() {
   const ::testing::TestInfo* test = ::testing::UnitTest::GetInstance()->current_test_info();
   if (test == nullptr) return "";
   const std::string name = std::string(test->test_suite_name()) + "." + test->name();
@@ -45,18 +45,22 @@ std::string rerun_under_memcheck() {
   close(fd);
   const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
   const std::string seed = std::to_string(base_seed());
-  const std::string command = std::string(kRerun) + "=1 WORKBOOK_SEED=" + seed + " timeout 300 " +
+  const std::string command = std::string(kRerun) + "=1 WORKBOOK_SEED=" + seed + " timeout 120 " +
                               quoted(sanitizer) + " --tool memcheck --print-limit 64 --log-file " +
                               quoted(log) + " " + quoted(self) + " " +
                               quoted("--gtest_filter=" + name) + " >/dev/null 2>&1";
   std::cout << "[ memcheck ] a kernel faulted: re-running " << name
             << " under compute-sanitizer to find the access" << std::endl;
-  const int status = std::system(command.c_str());
-  (void)status;  // the test fails there too; what counts is the report
+  const int status = std::system(command.c_str());  // the test fails there too: read the report
   std::ifstream in(log);
   std::stringstream report;
   report << in.rdbuf();
   std::remove(log);
+  if (report.str().empty())
+    return "a kernel failed while it ran, and compute-sanitizer could not re-run this test to find "
+           "the access (`" +
+           sanitizer + " --tool memcheck ...` ended with status " + std::to_string(status) +
+           " and wrote no report). Run ctest -L sanitizer.";
   std::vector<MemoryFault> faults = parse_memcheck(report.str());
   const std::string rerun = "compute-sanitizer --tool memcheck " + self +
                             " --gtest_filter=" + name + " with WORKBOOK_SEED=" + seed;
@@ -73,6 +77,15 @@ std::string rerun_under_memcheck() {
     inside = f.thread[k] < launch->block[k] && f.block[k] < launch->grid[k];
   if (!inside) launch.reset();
   return explain_faults(faults, launch) + " (Found by re-running this test: " + rerun + ".)";
+}
+
+// The hook itself: an explanation, or "" (the plain CUDA message) when the re-run cannot be made.
+std::string rerun_under_memcheck() {
+  try {
+    return explain_by_memcheck();
+  } catch (const std::exception&) {
+    return "";
+  }
 }
 
 }  // namespace

@@ -22,10 +22,9 @@ inline std::string meaning(const workbook::cuda::MemoryFault& f,
            "float4s, then the tail (or take the scalar path when x and y are not equally "
            "misaligned).";
   if (f.kind == Kind::out_of_bounds && f.space == "global")
-    return "In square the grid has more threads than elements (it is rounded up to whole "
-           "blocks): every thread whose index is n or more must do nothing, the float4 body "
-           "must stop at the last whole float4, and square_2d's threads must stop at rows and "
-           "cols.";
+    return "In square every thread whose index is n or more must do nothing (a grid rounded up "
+           "to whole blocks has some), the float4 body must stop at the last whole float4, and "
+           "square_2d's threads must stop at rows and cols.";
   return "";
 }
 
