@@ -5,16 +5,15 @@
 // skip.
 #include "normalize.hpp"
 #include "normalize_faults.hpp"
+#include "normalize_launch.hpp"
 #include "normalize_oracle.hpp"
 
-#include <workbook/cuda/launches.hpp>
 #include <workbook/cuda/memory.hpp>
 #include <workbook/tensor.hpp>
 #include <workbook/testing.hpp>
 
 #include <cmath>
 #include <limits>
-#include <optional>
 #include <vector>
 
 namespace {
@@ -22,15 +21,6 @@ namespace {
 // A kernel that faults is explained in this lab's terms (see normalize_faults.hpp).
 [[maybe_unused]] const bool fault_meaning_added =
     workbook::cuda::add_fault_meaning(lab06::faults::meaning);
-// A wrong output is read against the launch that wrote it, as the harness observed it (see
-// normalize_inference.hpp): blockDim.x of the last launch.
-[[maybe_unused]] const bool launch_observed = [] {
-  lab06::inference::observed_block_threads() = [] {
-    const std::optional<workbook::cuda::Launch> last = workbook::cuda::last_launch();
-    return last ? std::size_t{last->block[0]} : std::size_t{0};
-  };
-  return true;
-}();
 
 using workbook::as_span;
 using workbook::cuda::DeviceOutput;

@@ -6,6 +6,7 @@
 // reference's); the lab's bench times the handout's numbered versions in its place, on the same
 // inputs, which is where the handout's table comes from.
 #include "normalize.hpp"
+#include "normalize_launch.hpp"
 #include "normalize_oracle.hpp"
 
 #include <workbook/buffer.hpp>
