@@ -7,6 +7,7 @@
 // reference's); the lab's bench times the handout's numbered versions in its place, on the same
 // inputs, which is where the handout's table comes from.
 #include "square.hpp"
+#include "square_launch.hpp"
 #include "square_oracle.hpp"
 
 #include <workbook/buffer.hpp>

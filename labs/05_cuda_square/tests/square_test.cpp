@@ -3,6 +3,7 @@
 // whose row padding must stay untouched. Each TEST is its own ctest test; without a GPU they skip.
 #include "square.hpp"
 #include "square_faults.hpp"
+#include "square_launch.hpp"
 #include "square_oracle.hpp"
 
 #include <workbook/cuda/memory.hpp>
