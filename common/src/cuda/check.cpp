@@ -1,10 +1,23 @@
 #include <workbook/cuda/check.hpp>
 
-#include <workbook/cuda/memcheck.hpp>
 #include <workbook/not_implemented.hpp>
+
+#include <mutex>
+#include <optional>
 
 namespace workbook::cuda {
 namespace {
+
+struct FaultHook {
+  std::mutex mutex;
+  std::function<std::string()> explain;
+  std::optional<std::string> answer;
+};
+
+FaultHook& fault_hook() {
+  static FaultHook h;
+  return h;
+}
 
 std::string message(cudaError_t code, const std::string& call, const char* file, int line) {
   std::string m = "CUDA error at " + repository_path(file) + ":" + std::to_string(line) + ": " +
@@ -43,6 +56,21 @@ std::string message(cudaError_t code, const std::string& call, const char* file,
 }
 
 }  // namespace
+
+void explain_kernel_faults_with(std::function<std::string()> explain) {
+  FaultHook& h = fault_hook();
+  const std::lock_guard lock(h.mutex);
+  h.explain = std::move(explain);
+  h.answer.reset();
+}
+
+std::string explain_kernel_fault() {
+  FaultHook& h = fault_hook();
+  const std::lock_guard lock(h.mutex);
+  if (!h.explain) return "";
+  if (!h.answer) h.answer = h.explain();
+  return *h.answer;
+}
 
 Error::Error(cudaError_t code, const std::string& call, const char* file, int line)
     : std::runtime_error(message(code, call, file, line)), code_(code) {}

@@ -6,7 +6,6 @@
 
 #include <cstdlib>
 #include <filesystem>
-#include <mutex>
 #include <regex>
 #include <sstream>
 
@@ -217,33 +216,6 @@ std::string find_compute_sanitizer() {
     if (!p.empty() && fs::is_regular_file(p, ec)) return p.string();
   }
   return "";
-}
-
-namespace {
-struct Hook {
-  std::mutex mutex;
-  std::function<std::string()> explain;
-  std::optional<std::string> answer;
-};
-Hook& hook() {
-  static Hook h;
-  return h;
-}
-}  // namespace
-
-void explain_kernel_faults_with(std::function<std::string()> explain) {
-  Hook& h = hook();
-  const std::lock_guard lock(h.mutex);
-  h.explain = std::move(explain);
-  h.answer.reset();
-}
-
-std::string explain_kernel_fault() {
-  Hook& h = hook();
-  const std::lock_guard lock(h.mutex);
-  if (!h.explain) return "";
-  if (!h.answer) h.answer = h.explain();
-  return *h.answer;
 }
 
 }  // namespace workbook::cuda

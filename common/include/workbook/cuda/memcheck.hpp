@@ -6,8 +6,8 @@
 /// When a kernel faults (cudaErrorIllegalAddress, cudaErrorMisalignedAddress, ...), CUDA only says
 /// that some kernel did. A GPU test executable (workbook::cuda_testing_main) then re-runs the
 /// failing test, alone and with the same seed, under `compute-sanitizer --tool memcheck`, and the
-/// first message of the failure becomes the explanation (see explain_kernel_fault in check.hpp's
-/// Error). A lab adds what a fault means for its kernels with add_fault_meaning.
+/// first message of the failure becomes the explanation (see explain_kernel_faults_with in
+/// check.hpp). A lab adds what a fault means for its kernels with add_fault_meaning.
 
 #include <workbook/cuda/launches.hpp>
 
@@ -63,12 +63,5 @@ std::string explain_faults(const std::vector<MemoryFault>& faults,
 /// Where compute-sanitizer is: $WORKBOOK_COMPUTE_SANITIZER, the one found with the CUDA Toolkit at
 /// configure time, the PATH, /usr/local/cuda/bin; "" when none.
 std::string find_compute_sanitizer();
-
-/// The harness's hook behind cuda::Error: what to say about a kernel that faulted (empty: no
-/// hook, or nothing to add). Installed by GPU test executables.
-void explain_kernel_faults_with(std::function<std::string()> explain);
-/// The installed hook's answer, computed once per process (a fault breaks the CUDA context, so
-/// every later error is the same one); "" without a hook.
-std::string explain_kernel_fault();
 
 }  // namespace workbook::cuda
