@@ -3,6 +3,7 @@
 #include <workbook/cuda/ceilings.hpp>
 #include <workbook/cuda/check.hpp>
 #include <workbook/cuda/device.hpp>
+#include <workbook/cuda/launches.hpp>
 #include <workbook/cuda/memory.hpp>
 #include <workbook/cuda/timer.hpp>
 
@@ -96,6 +97,19 @@ TEST(DeviceOutput, CatchesUnwrittenElementsAndWritesPastTheEnd) {
   y.poison();
   EXPECT_TRUE(y.fetch().damage().intact());
   EXPECT_TRUE(y.host().is_poison(0));
+}
+
+TEST(Launches, EveryLaunchIsRecordedAsMade) {
+  cuda::DeviceOutput<float> y(1000);
+  const std::vector<cuda::Launch> launches =
+      cuda::observe_launches([&] { workbook_test::fill(y.data(), 1000, 1.0f); });
+  ASSERT_EQ(launches.size(), 1u);
+  EXPECT_EQ(launches[0].grid, (std::array<unsigned, 3>{4, 1, 1}));
+  EXPECT_EQ(launches[0].block, (std::array<unsigned, 3>{256, 1, 1}));
+  EXPECT_EQ(launches[0].describe(), "a grid of 4 blocks of 256 threads");
+  EXPECT_TRUE(launches[0].one_dimensional());
+  ASSERT_TRUE(cuda::last_launch().has_value());
+  EXPECT_EQ(cuda::last_launch()->grid[0], 4u);
 }
 
 TEST(CudaCheck, ABadLaunchNamesTheKernel) {

@@ -2,6 +2,7 @@
 // messages of failed CUDA calls, the device query on a machine without a GPU, and the GPU roofs.
 #include <workbook/cuda/check.hpp>
 #include <workbook/cuda/device.hpp>
+#include <workbook/cuda/memcheck.hpp>
 #include <workbook/internal/cuda/ncu.hpp>
 #include <workbook/report.hpp>
 #include <workbook/roofline.hpp>
@@ -167,6 +168,87 @@ TEST(GpuRoofline, ThePlotShowsTheGpusRoofsOnly) {
   EXPECT_THAT(svg, HasSubstr("FMA peak, 132 SMs 60000.0 GFLOP/s"));
   EXPECT_THAT(svg, HasSubstr("measured on this GPU"));
   EXPECT_THAT(svg, ::testing::Not(HasSubstr("1 core")));
+}
+
+// compute-sanitizer 13's memcheck reports, as recorded on an H200 (a write past the end of 1000
+// floats by a grid of 4 x 256 threads; a shared array of 256 floats written by 512 threads), and a
+// misaligned float4 load.
+const char* kPastTheEnd =
+    "========= COMPUTE-SANITIZER\n"
+    "========= Invalid __global__ write of size 4 bytes\n"
+    "=========     at lab05::(anonymous namespace)::square_kernel(const float *, float *, "
+    "unsigned long)+0xc0 in /src/labs/05_cuda_square/square.cu:23\n"
+    "=========     by thread (232,0,0) in block (3,0,0)\n"
+    "=========     Access to 0x7ff630804fa0 is out of bounds\n"
+    "=========     and is 1 bytes after the nearest allocation at 0x7ff630804000 of size 4,000 "
+    "bytes\n"
+    "=========     Saved host backtrace up to driver entry point at kernel launch time\n"
+    "=========         Host Frame: main [0x8b8d] in probe\n"
+    "========= \n";
+const char* kSharedOverrun =
+    "========= Invalid __shared__ write of size 4 bytes\n"
+    "=========     at shared_over(const float *, float *)+0xe0 in probe.cu:27\n"
+    "=========     by thread (256,0,0) in block (0,0,0)\n"
+    "=========     Access to 0x800 is out of bounds\n"
+    "========= \n"
+    "========= Invalid __shared__ write of size 4 bytes\n"
+    "=========     at shared_over(const float *, float *)+0xe0 in probe.cu:27\n"
+    "=========     by thread (257,0,0) in block (0,0,0)\n"
+    "=========     Access to 0x804 is out of bounds\n";
+const char* kMisaligned =
+    "========= Invalid __global__ read of size 16 bytes\n"
+    "=========     at normalize_rows(const float *, float *, unsigned long, float)+0x1a0 in "
+    "normalize.cu:30\n"
+    "=========     by thread (1,0,0) in block (1,0,0)\n"
+    "=========     Address 0x7f0000000214 is misaligned\n"
+    "=========     and is inside the nearest allocation at 0x7f0000000000 of size 4,096 bytes\n";
+
+TEST(Memcheck, ReadsEveryFieldOfAnInvalidAccess) {
+  const std::vector<workbook::cuda::MemoryFault> faults =
+      workbook::cuda::parse_memcheck(kPastTheEnd);
+  ASSERT_EQ(faults.size(), 1u);
+  const workbook::cuda::MemoryFault& f = faults[0];
+  EXPECT_EQ(f.kind, workbook::cuda::MemoryFault::Kind::out_of_bounds);
+  EXPECT_EQ(f.space, "global");
+  EXPECT_EQ(f.access, "write");
+  EXPECT_EQ(f.size, 4u);
+  EXPECT_EQ(f.kernel, "lab05::square_kernel");
+  EXPECT_EQ(f.line, 23);
+  EXPECT_EQ(f.thread, (std::array<unsigned, 3>{232, 0, 0}));
+  EXPECT_EQ(f.block, (std::array<unsigned, 3>{3, 0, 0}));
+  EXPECT_EQ(f.allocation_size, 4000u);
+  EXPECT_EQ(f.offset(), 4000);
+}
+
+TEST(Memcheck, ExplainsWhereTheAccessFellAgainstItsAllocation) {
+  const workbook::cuda::Launch launch{{4, 1, 1}, {256, 1, 1}, 0};
+  const std::string past =
+      workbook::cuda::explain_faults(workbook::cuda::parse_memcheck(kPastTheEnd), launch);
+  EXPECT_THAT(past,
+              HasSubstr("your kernel lab05::square_kernel at labs/05_cuda_square/square.cu:23 "
+                        "made an invalid 4-byte write of global memory"));
+  EXPECT_THAT(past, HasSubstr("the launch was a grid of 4 blocks of 256 threads"));
+  EXPECT_THAT(past, HasSubstr("just past the end of an allocation of 4000 bytes (element 1000 of "
+                              "an array of 1000 elements"));
+  const std::string misaligned =
+      workbook::cuda::explain_faults(workbook::cuda::parse_memcheck(kMisaligned), std::nullopt);
+  EXPECT_THAT(misaligned, HasSubstr("invalid 16-byte read"));
+  EXPECT_THAT(misaligned, HasSubstr("4 bytes past a 16-byte boundary (byte 532 of an allocation"));
+  EXPECT_THAT(misaligned, HasSubstr("float4 load or store: 16-byte aligned"));
+}
+
+TEST(Memcheck, ASharedArrayOverrunIsMeasuredByTheThreadsThatFault) {
+  const workbook::cuda::Launch launch{{1, 1, 1}, {512, 1, 1}, 0};
+  const std::string text =
+      workbook::cuda::explain_faults(workbook::cuda::parse_memcheck(kSharedOverrun), launch);
+  EXPECT_THAT(text, HasSubstr("threads 256 and up of the block fault, each one element further: a "
+                              "shared array indexed by threadIdx.x that holds 256 elements of 4 "
+                              "bytes, in blocks of 512 threads"));
+}
+
+TEST(Memcheck, AReportWithoutFaultsExplainsNothing) {
+  EXPECT_TRUE(workbook::cuda::parse_memcheck("========= ERROR SUMMARY: 0 errors\n").empty());
+  EXPECT_EQ(workbook::cuda::explain_faults({}, std::nullopt), "");
 }
 
 }  // namespace

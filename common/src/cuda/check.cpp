@@ -2,8 +2,22 @@
 
 #include <workbook/not_implemented.hpp>
 
+#include <mutex>
+#include <optional>
+
 namespace workbook::cuda {
 namespace {
+
+struct FaultHook {
+  std::mutex mutex;
+  std::function<std::string()> explain;
+  std::optional<std::string> answer;
+};
+
+FaultHook& fault_hook() {
+  static FaultHook h;
+  return h;
+}
 
 std::string message(cudaError_t code, const std::string& call, const char* file, int line) {
   std::string m = "CUDA error at " + repository_path(file) + ":" + std::to_string(line) + ": " +
@@ -14,6 +28,12 @@ std::string message(cudaError_t code, const std::string& call, const char* file,
     case cudaErrorMisalignedAddress:
     case cudaErrorLaunchFailure:
     case cudaErrorIllegalInstruction:
+      // The harness's explanation (a re-run under compute-sanitizer, in a GPU test) comes first:
+      // the call that reports the fault is only the first one that waited for the GPU.
+      if (const std::string why = explain_kernel_fault(); !why.empty())
+        return why + "\n  (CUDA reported the fault, " + cudaGetErrorString(code) + " (" +
+               cudaGetErrorName(code) + "), to " + call + " at " + repository_path(file) + ":" +
+               std::to_string(line) + ", the first call that waited for the GPU.)";
       m += ". A kernel failed while it ran; the call that reports it is only the first one that "
            "waited "
            "for the GPU. Find the kernel and the line with compute-sanitizer: ctest -L sanitizer";
@@ -36,6 +56,21 @@ std::string message(cudaError_t code, const std::string& call, const char* file,
 }
 
 }  // namespace
+
+void explain_kernel_faults_with(std::function<std::string()> explain) {
+  FaultHook& h = fault_hook();
+  const std::lock_guard lock(h.mutex);
+  h.explain = std::move(explain);
+  h.answer.reset();
+}
+
+std::string explain_kernel_fault() {
+  FaultHook& h = fault_hook();
+  const std::lock_guard lock(h.mutex);
+  if (!h.explain) return "";
+  if (!h.answer) h.answer = h.explain();
+  return *h.answer;
+}
 
 Error::Error(cudaError_t code, const std::string& call, const char* file, int line)
     : std::runtime_error(message(code, call, file, line)), code_(code) {}

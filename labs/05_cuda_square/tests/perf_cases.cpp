@@ -7,35 +7,78 @@
 // reference's); the lab's bench times the handout's numbered versions in its place, on the same
 // inputs, which is where the handout's table comes from.
 #include "square.hpp"
+#include "square_launch.hpp"
 #include "square_oracle.hpp"
 
 #include <workbook/buffer.hpp>
 #include <workbook/cuda/device.hpp>
+#include <workbook/cuda/launches.hpp>
 #include <workbook/cuda/memory.hpp>
 #include <workbook/cuda/perf.hpp>
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 namespace {
 
 namespace cuda = workbook::cuda;
 
+// The advice for a kernel far below the roof, from the launches it made (observed by the harness,
+// see workbook/cuda/launches.hpp): it speaks only of the shape the kernel has. `n` elements;
+// `strided_2d`: rows of a padded matrix, where the order of the indices decides coalescing.
+std::string far_below(const std::vector<cuda::Launch>& launches, std::size_t n, bool strided_2d,
+                      const std::string& case_name) {
+  const std::string ncu = " (`lab05_perf --ncu " + case_name +
+                          "` shows the DRAM bytes moved against the 8 per element counted)";
+  if (launches.empty())
+    return "Far below the bandwidth roof. Check that the 32 threads of a warp read 32 "
+           "neighbouring floats (coalescing) and that each element is read and written once" +
+           ncu + ".";
+  const cuda::Launch& l = launches.back();
+  std::string text = "Far below the bandwidth roof. Your kernel ran as " + l.describe() +
+                     (launches.size() > 1 ? " (the last of " + std::to_string(launches.size()) +
+                                                " launches per call)"
+                                          : "") +
+                     ". ";
+  if (!l.one_dimensional()) {
+    if (l.block[0] < 32)
+      return text + "With blocks " + std::to_string(l.block[0]) + " threads wide, a warp spans " +
+             std::to_string(32 / std::max(1u, l.block[0])) +
+             " rows, so its loads fall in that many rows" +
+             (strided_2d ? " (ld floats apart)" : "") +
+             ": make blockDim.x at least 32, the column from threadIdx.x, so that a warp reads "
+             "32 neighbouring floats of one row" +
+             (strided_2d ? "." : ", or make the index 1-D: the matrix is contiguous.");
+    return text +
+           "The 32 threads of a warp must read 32 neighbouring floats of one row: the column "
+           "from threadIdx.x (col = blockIdx.x * blockDim.x + threadIdx.x), the row from .y; "
+           "with the row from threadIdx.x every load of a warp is a transaction of its own" +
+           ncu + ".";
+  }
+  const std::size_t threads = l.blocks() * l.threads_per_block();
+  if (threads < n)
+    return text + "That is " + std::to_string(threads) + " threads for " + std::to_string(n) +
+           " elements, so a loop covers the rest: its step must be blockDim.x * gridDim.x (a "
+           "grid-stride loop). A step of blockDim.x makes every block walk nearly the whole "
+           "array: up to " +
+           std::to_string(l.blocks()) +
+           " times the loads and stores the work needs. The L2 cache serves most of the "
+           "repeats, so the DRAM bytes of `lab05_perf --ncu " +
+           case_name +
+           "` can look right while the time is not: count the elements one thread visits.";
+  return text +
+         "One thread per element: neighbouring threads must take neighbouring elements (i = "
+         "blockIdx.x * blockDim.x + threadIdx.x), or every load of a warp is a transaction of "
+         "its own" +
+         ncu + ".";
+}
+
 // Hints, from the furthest to the nearest: what usually stands between a square kernel and the
-// copy roof. Thresholds are fractions of the roofline (the measured device copy bandwidth). Far
-// below it the access is uncoalesced; in the strided 2-D case the cure is the order of the indices.
-void hints(workbook::perf::Case& perf, bool strided_2d = false) {
-  if (strided_2d)
-    perf.hint(0.5,
-              "Far below the bandwidth roof: uncoalesced access. The 32 threads of a warp must "
-              "read 32 neighbouring floats of one row: the column from threadIdx.x (col = "
-              "blockIdx.x * blockDim.x + threadIdx.x), the row from blockIdx.y. With the row from "
-              "threadIdx.x each thread of a warp reads another row, ld floats away, and every load "
-              "is a memory transaction of its own.");
-  else
-    perf.hint(0.5,
-              "Far below the bandwidth roof. With 16 x 16 blocks over a matrix (the seed's kernel) "
-              "half of each warp's loads fall in another row; make the index 1-D so that the 32 "
-              "threads of a warp read 32 neighbouring floats (coalescing).");
+// copy roof. Thresholds are fractions of the roofline (the measured device copy bandwidth).
+void hints(workbook::perf::Case& perf, const std::vector<cuda::Launch>& launches, std::size_t n,
+           bool strided_2d = false) {
+  perf.hint(0.5, far_below(launches, n, strided_2d, perf.name()));
   perf.hint(0.85,
             "Coalesced, but each thread moves 4 bytes at a time and the GPU has too few loads in "
             "flight to cover memory's latency. Load float4 (16 bytes per thread), and let each "
@@ -59,10 +102,11 @@ void square_matrix(workbook::perf::Case& perf, std::size_t rows, std::size_t col
   cuda::DeviceOutput<float> y(n);
   const auto square = perf.timed(lab05::square);
   auto launch = [&] { square(dx.data(), y.data(), n); };
+  const std::vector<cuda::Launch> launches = cuda::observe_launches(launch);
   perf.describe("square", "square of " + std::to_string(rows) + " x " + std::to_string(cols) +
                               " floats (" + about + ")");
   perf.work({.ops = double(n), .bytes = 8.0 * double(n)});
-  hints(perf);
+  hints(perf, launches, n);
   perf.measure(cuda::gpu_kernel(
       launch, [&] { y.poison(); }, [&] { return lab05::oracle::check_square(x, y.fetch()); },
       cuda::output_of(y, lab05::oracle::tolerance())));
@@ -94,9 +138,10 @@ void square_2d_strided(workbook::perf::Case& perf) {
   cuda::DeviceOutput<float> y(size);
   const auto square_2d = perf.timed(lab05::square_2d);
   auto launch = [&] { square_2d(dx.data(), ld, y.data(), ld, rows, cols); };
+  const std::vector<cuda::Launch> launches = cuda::observe_launches(launch);
   perf.describe("square_2d", "square_2d of 4096 x 4000 floats in rows of 4096");
   perf.work({.ops = double(rows * cols), .bytes = 8.0 * double(rows * cols)});
-  hints(perf, true);
+  hints(perf, launches, rows * cols, true);
   // The whole buffer, padding included: there both outputs still hold the poison.
   perf.measure(cuda::gpu_kernel(
       launch, [&] { y.poison(); },

@@ -3,6 +3,7 @@
 // with. Shared by the correctness tests and the perf cases. A failing check names the mistake from
 // square_mistakes.hpp that the output matches, else a pattern in CUDA's terms (grid, blocks,
 // threads).
+#include "square_inference.hpp"
 #include "square_mistakes.hpp"
 
 #include <workbook/check.hpp>
@@ -10,6 +11,7 @@
 #include <cstddef>
 #include <functional>
 #include <span>
+#include <vector>
 
 namespace lab05::oracle {
 
@@ -32,7 +34,15 @@ inline workbook::CheckResult check_square(std::span<const float> x,
                                      {.where = where("square"),
                                       .tolerance = tolerance(),
                                       .inputs = {workbook::column("x", x)},
-                                      .mistakes = [x] { return mistakes::square(x); },
+                                      .mistakes =
+                                          [x, &y] {
+                                            // Last: the observation by threads and blocks.
+                                            std::vector<workbook::Mistake> list =
+                                                mistakes::square(x);
+                                            for (workbook::Mistake& m : inference::by_launch(x, y))
+                                              list.push_back(std::move(m));
+                                            return list;
+                                          },
                                       .run_again = std::move(run_again)});
 }
 

@@ -2,6 +2,8 @@
 // on misaligned starts, in place, at length zero, on huge and special values, and on a 2-D matrix
 // whose row padding must stay untouched. Each TEST is its own ctest test; without a GPU they skip.
 #include "square.hpp"
+#include "square_faults.hpp"
+#include "square_launch.hpp"
 #include "square_oracle.hpp"
 
 #include <workbook/cuda/memory.hpp>
@@ -14,6 +16,10 @@
 #include <vector>
 
 namespace {
+
+// A kernel that faults is explained in this lab's terms (see square_faults.hpp).
+[[maybe_unused]] const bool fault_meaning_added =
+    workbook::cuda::add_fault_meaning(lab05::faults::meaning);
 
 using workbook::as_span;
 using workbook::cuda::DeviceOutput;

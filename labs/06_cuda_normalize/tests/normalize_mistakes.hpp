@@ -7,6 +7,8 @@
 // on the order of float32 operations (the sum-of-squares variance), on which rows share a block
 // (a NaN that spreads), or on how far the grid reached: their answer is the wrong formula's
 // answer nearest to what the kernel wrote, when one exists, and the exact answer otherwise.
+#include "normalize_inference.hpp"
+
 #include <workbook/buffer.hpp>
 #include <workbook/check.hpp>
 
@@ -227,8 +229,11 @@ inline std::vector<workbook::Mistake> normalize_mistakes(const Failure& f) {
                   "- mean) * rsqrtf(var + eps).",
                   [=](std::size_t i) { return x[i] / std::sqrt(row(i).var + eps); }});
   // Sums divided by the number of threads of a block (or a warp) instead of by cols.
+  // With the launch observed, only its block size and a warp are candidates: a row of 1024 whose
+  // sums are counted twice is the same output as one divided by 512.
+  const std::size_t observed = inference::block_threads();
   for (std::size_t threads : {32, 64, 128, 256, 512, 1024}) {
-    if (threads == cols) continue;
+    if (threads == cols || (observed != 0 && threads != observed && threads != 32)) continue;
     auto scaled = std::make_shared<std::vector<Moments>>(rows);
     for (std::size_t r = 0; r < rows; ++r) {
       Moments& s = (*scaled)[r];
@@ -306,6 +311,10 @@ inline std::vector<workbook::Mistake> normalize_mistakes(const Failure& f) {
         x, eps, [all](std::size_t) { return all; }));
   }
 
+  // A reduction that combines the threads' partial results with the wrong weights (partials lost
+  // or counted twice, a merge without its delta term), simulated for every block size.
+  for (Mistake& e : inference::reductions(x, rows, cols, eps, *f.y)) list.push_back(std::move(e));
+
   // Recognised from the output: a NaN that reached other rows, columns or rows never written.
   bool any_nan = false;
   for (const Moments& s : *m) any_nan = any_nan || !std::isfinite(s.mean);
@@ -359,6 +368,8 @@ inline std::vector<workbook::Mistake> normalize_mistakes(const Failure& f) {
          [=](std::size_t i) { return i >= covered ? nan : normalized(x[i], row(i), eps); }});
   }
   list.push_back(detail::sum_of_squares(f, m));
+  // Last: when nothing above matched but each row is still y = (x - m') / s', what was observed.
+  for (Mistake& e : inference::observed(x, rows, cols, eps, *f.y)) list.push_back(std::move(e));
   return list;
 }
 

@@ -4,6 +4,8 @@
 // in its row, misaligned and in-place buffers. Each TEST is its own ctest test; without a GPU they
 // skip.
 #include "normalize.hpp"
+#include "normalize_faults.hpp"
+#include "normalize_launch.hpp"
 #include "normalize_oracle.hpp"
 
 #include <workbook/cuda/memory.hpp>
@@ -15,6 +17,10 @@
 #include <vector>
 
 namespace {
+
+// A kernel that faults is explained in this lab's terms (see normalize_faults.hpp).
+[[maybe_unused]] const bool fault_meaning_added =
+    workbook::cuda::add_fault_meaning(lab06::faults::meaning);
 
 using workbook::as_span;
 using workbook::cuda::DeviceOutput;

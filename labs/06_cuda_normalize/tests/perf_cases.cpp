@@ -6,13 +6,16 @@
 // reference's); the lab's bench times the handout's numbered versions in its place, on the same
 // inputs, which is where the handout's table comes from.
 #include "normalize.hpp"
+#include "normalize_launch.hpp"
 #include "normalize_oracle.hpp"
 
 #include <workbook/buffer.hpp>
 #include <workbook/cuda/device.hpp>
+#include <workbook/cuda/launches.hpp>
 #include <workbook/cuda/memory.hpp>
 #include <workbook/cuda/perf.hpp>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -37,26 +40,40 @@ void normalize_case(workbook::perf::Case& perf, std::size_t rows, std::size_t co
   perf.describe("normalize", "normalize " + std::to_string(rows) + " x " + std::to_string(cols) +
                                  " (" + about + ")");
   perf.work({.ops = 6.0 * double(n), .bytes = 8.0 * double(n)});
-  // Lowest first. One thread per row (an estimate, not a measurement: a few percent of the roof at
-  // 16384 x 1024, where 16384 threads, 4 warps per SM, each load touching 32 sectors, cannot keep
-  // memory busy) is told apart only where the reference reaches the roof, the 64 MiB cases and
-  // up: at 1024 x 128 the reference itself is at 7%, launch latency. Then the unfused or
+  // Lowest first, and from the launches normalize made (observed by the harness, see
+  // workbook/cuda/launches.hpp), so that a hint never speaks of a shape the kernel does not have.
+  // One thread per row is told apart only where the reference reaches the roof, the 64 MiB cases
+  // and up: at 1024 x 128 the reference itself is at 7%, launch latency. Then the unfused or
   // uncoalesced kernels of step 1 (the three kernels: 28-33%).
-  if (n >= (std::size_t{1} << 24))
+  const std::vector<cuda::Launch> launches = cuda::observe_launches(launch);
+  std::size_t threads = 0;
+  for (const cuda::Launch& l : launches)
+    threads = std::max(threads, l.blocks() * l.threads_per_block());
+  const std::string ran =
+      launches.empty() ? std::string("")
+                       : "Your normalize ran " +
+                             (launches.size() == 1 ? "one kernel, " + launches[0].describe()
+                                                   : std::to_string(launches.size()) +
+                                                         " kernels per call, the widest " +
+                                                         std::to_string(threads) + " threads") +
+                             ". ";
+  if (n >= (std::size_t{1} << 24) && !launches.empty() && threads < 2 * rows)
     perf.hint(0.15,
-              "Very far below the bandwidth roof: one thread per row? Then the 32 threads of a "
-              "warp read 32 different rows, cols * 4 bytes apart, so every load touches 32 "
-              "separate 32-byte sectors (uncoalesced), and rows threads are too few to keep "
-              "memory busy. Give each row a block (or a warp) whose threads read consecutive "
-              "columns, c = threadIdx.x; c += blockDim.x: a warp's load is then 128 contiguous "
-              "bytes.");
-  perf.hint(
-      0.35,
-      "Far below the bandwidth roof: are you running several kernels (mean, variance, normalize), "
-      "each reading all of x? Fuse them: one block per row computes both statistics and "
-      "normalizes. If you already do, check that neighbouring threads read neighbouring columns: "
-      "a thread that takes a contiguous chunk of the row (columns t * cols / threads onwards) "
-      "makes every warp load uncoalesced; step by blockDim.x instead.");
+              "Very far below the bandwidth roof. " + ran +
+                  "That is about one thread per row: the 32 threads of a warp read 32 different "
+                  "rows, cols * 4 bytes apart, so every load touches 32 separate 32-byte sectors "
+                  "(uncoalesced), and rows threads are too few to keep memory busy. Give each row "
+                  "a block (or a warp) whose threads read consecutive columns, c = threadIdx.x; c "
+                  "+= blockDim.x: a warp's load is then 128 contiguous bytes.");
+  if (launches.size() > 1)
+    perf.hint(0.35, "Far below the bandwidth roof. " + ran +
+                        "Each kernel reads all of x again: fuse them, one block (or warp) per row "
+                        "computing both statistics and normalizing.");
+  else
+    perf.hint(0.35, "Far below the bandwidth roof. " + ran +
+                        "Check that neighbouring threads read neighbouring columns: a thread that "
+                        "takes a contiguous chunk of the row (columns t * cols / threads onwards) "
+                        "makes every warp load uncoalesced; step by blockDim.x instead.");
   perf.hint(0.7,
             "Fused, but x is still read two or three times (once per pass over the row), or the "
             "reductions wait on __syncthreads: keep the row in registers (float4 loads, each "

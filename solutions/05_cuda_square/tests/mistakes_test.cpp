@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <regex>
 #include <span>
 #include <string>
@@ -376,6 +377,57 @@ TEST(Square2dGeneric, NoMistakeMatchesAnUnrelatedFailure) {
   EXPECT_EQ(r.mistake, "") << r.report();
   EXPECT_NE(r.diagnosis.find("1 element of 6400 are wrong, in row 5 only"), std::string::npos)
       << r.report();
+}
+
+// The launch a GPU test would have observed, for the lifetime of the object.
+struct ObservedLaunch {
+  ObservedLaunch(std::size_t blocks, std::size_t threads) {
+    lab05::inference::observed_launch() = [=] {
+      return std::optional<lab05::inference::Grid1d>({blocks, threads});
+    };
+  }
+  ~ObservedLaunch() { lab05::inference::observed_launch() = nullptr; }
+};
+
+TEST(SquareByLaunch, TheWrongElementsOfSomeThreadsOfEveryBlock) {
+  // 4 blocks of 256; warp 1 of each block skips its element (a condition on threadIdx.x / 32).
+  const std::size_t n = 1000, threads = 256;
+  const std::vector<float> x = inputs(n);
+  GuardedBuffer<float> y(n);
+  launch(ceil_div(n, threads), threads, [&](std::size_t b, std::size_t t) {
+    const std::size_t i = b * threads + t;
+    if (i < n && t / 32 != 1) y[i] = x[i] * x[i];
+  });
+  const ObservedLaunch observed(4, 256);
+  expect_named(x, y,
+               "the elements of threads 32-63 (warp 1) of each block of 256 wrong, and every "
+               "other element right");
+}
+
+TEST(SquareByLaunch, TheWrongElementsOfSomeBlocks) {
+  // A grid-stride loop over 4 blocks of 128; block 2 doubles instead of squaring.
+  const std::size_t n = 4099, threads = 128, blocks = 4;
+  const std::vector<float> x = inputs(n);
+  GuardedBuffer<float> y(n);
+  launch(blocks, threads, [&](std::size_t b, std::size_t t) {
+    for (std::size_t i = b * threads + t; i < n; i += blocks * threads)
+      y[i] = b == 2 ? x[i] + x[i] : x[i] * x[i];
+  });
+  const ObservedLaunch observed(blocks, threads);
+  expect_named(x, y, "the elements of block 2 of the 4 wrong, and every other element right");
+}
+
+TEST(SquareByLaunch, NoLaunchObservedNoObservation) {
+  const std::size_t n = 1000, threads = 256;
+  const std::vector<float> x = inputs(n);
+  GuardedBuffer<float> y(n);
+  launch(ceil_div(n, threads), threads, [&](std::size_t b, std::size_t t) {
+    const std::size_t i = b * threads + t;
+    if (i < n && t / 32 != 1) y[i] = x[i] * x[i];
+  });
+  const CheckResult result = lab05::oracle::check_square(x, y);
+  ASSERT_FALSE(result.ok);
+  EXPECT_EQ(result.diagnosis.find("of each block"), std::string::npos) << result.report();
 }
 
 }  // namespace

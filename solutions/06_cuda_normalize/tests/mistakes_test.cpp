@@ -328,4 +328,161 @@ TEST(NormalizeMistakes, AWrongElementWithNoKnownCauseIsNotGivenOne) {
   EXPECT_THAT(result.diagnosis, testing::HasSubstr("compute-sanitizer --tool racecheck"));
 }
 
+// The reductions of normalize_inference.hpp: a block of `threads` threads, thread t summing
+// columns t, t + threads, ... in float32, then `combine` turning the partials into the total.
+template <class Combine>
+GuardedBuffer<float> block_reduced(const Vector& x, std::size_t rows, std::size_t cols,
+                                   std::size_t threads, Combine combine) {
+  GuardedBuffer<float> y(rows * cols);
+  for (std::size_t r = 0; r < rows; ++r) {
+    const float* v = x.data() + r * cols;
+    std::vector<float> partial(threads, 0.0f);
+    for (std::size_t c = 0; c < cols; ++c) partial[c % threads] += v[c];
+    const float mean = combine(partial) / float(cols);
+    std::fill(partial.begin(), partial.end(), 0.0f);
+    for (std::size_t c = 0; c < cols; ++c) partial[c % threads] += (v[c] - mean) * (v[c] - mean);
+    const float var = combine(partial) / float(cols);
+    for (std::size_t c = 0; c < cols; ++c)
+      y[r * cols + c] = (v[c] - mean) / std::sqrt(var + lab06::kEps);
+  }
+  return y;
+}
+
+// The launch a GPU test would have observed (blockDim.x), for the lifetime of the object.
+struct ObservedLaunch {
+  explicit ObservedLaunch(std::size_t threads) {
+    lab06::inference::observed_block_threads() = [threads] { return threads; };
+  }
+  ~ObservedLaunch() { lab06::inference::observed_block_threads() = nullptr; }
+};
+
+// The name of the mistake a failing check gives, and its report.
+void expect_inferred(const CheckResult& result, const std::string& what,
+                     const std::string& detail) {
+  expect_named(result, what);
+  EXPECT_THAT(result.report(), testing::HasSubstr(detail));
+}
+
+TEST(NormalizeInference, AHalvingTreeOverThreadsThatAreNotAPowerOfTwo) {
+  // 192 threads: 192, 96, ..., 6, 3, 1: the third of the partials left at 3 never reaches s[0].
+  const std::size_t rows = 3, cols = 1000;
+  const Vector x = matrix(rows, cols, 0.5, 2.0);
+  const ObservedLaunch launch(192);
+  auto tree = [](std::vector<float> s) {
+    for (std::size_t half = s.size() / 2; half > 0; half /= 2)
+      for (std::size_t t = 0; t < half; ++t) s[t] += s[t + half];
+    return s[0];
+  };
+  expect_inferred(
+      check(x, rows, cols, lab06::kEps, block_reduced(x, rows, cols, 192, tree)),
+      "the partial sums of threads 2, 5, 8, ..., 191 (every 3rd) of each block of 192 never "
+      "reaching the total",
+      "a halving tree over 192 threads (192, 96, 48, 24, 12, 6, 3, 1)");
+}
+
+TEST(NormalizeInference, AHalvingTreeOverTheWarpsTotals) {
+  // 192 threads = 6 warps: warp totals, then 6, 3, 1: warps 2 and 5 are lost.
+  const std::size_t rows = 4, cols = 4096;
+  const Vector x = matrix(rows, cols, 0.5, 2.0);
+  const ObservedLaunch launch(192);
+  auto warps_tree = [](std::vector<float> s) {
+    std::vector<float> warp(s.size() / 32, 0.0f);
+    for (std::size_t t = 0; t < s.size(); ++t) warp[t / 32] += s[t];
+    for (std::size_t half = warp.size() / 2; half > 0; half /= 2)
+      for (std::size_t t = 0; t < half; ++t) warp[t] += warp[t + half];
+    return warp[0];
+  };
+  expect_inferred(
+      check(x, rows, cols, lab06::kEps, block_reduced(x, rows, cols, 192, warps_tree)),
+      "the partial sums of threads 64-95 and 160-191 of each block of 192 never reaching the "
+      "total",
+      "your mean is the sum of 2752 of the row's 4096 elements divided by 4096");
+}
+
+TEST(NormalizeInference, PartialsOfWholeWarpsLeftOut) {
+  // 256 threads, a tree that starts at half = 64: threads 128-255 never reach s[0].
+  const std::size_t rows = 3, cols = 1000;
+  const Vector x = matrix(rows, cols, 0.5, 2.0);
+  const ObservedLaunch launch(256);
+  auto short_tree = [](std::vector<float> s) {
+    for (std::size_t half = 64; half > 0; half /= 2)
+      for (std::size_t t = 0; t < half; ++t) s[t] += s[t + half];
+    return s[0];
+  };
+  expect_inferred(
+      check(x, rows, cols, lab06::kEps, block_reduced(x, rows, cols, 256, short_tree)),
+      "the partial sums of threads 128-255 of each block of 256 never reaching the total",
+      "your mean is the sum of 512 of the row's 1000 elements divided by 1000");
+}
+
+TEST(NormalizeInference, EverySumCountedTwice) {
+  auto doubled = [](const std::vector<float>& s) {
+    float total = 0;
+    for (float v : s) total += v + v;  // a shuffle from offset 32: each lane adds itself first
+    return total;
+  };
+  const char* what =
+      "every sum counted twice (your mean is exactly 2x the row's, and your variance twice the "
+      "spread about it)";
+  for (std::size_t cols : {1, 1000}) {
+    const Vector x = matrix(5, cols, 0.5, 2.0);
+    expect_named(check(x, 5, cols, lab06::kEps, block_reduced(x, 5, cols, 256, doubled)), what);
+  }
+  // At 1024 columns that is also the sums divided by 512: the launch observed (256 threads) says
+  // which.
+  const Vector x = matrix(5, 1024, 0.5, 2.0);
+  const ObservedLaunch launch(256);
+  expect_named(check(x, 5, 1024, lab06::kEps, block_reduced(x, 5, 1024, 256, doubled)), what);
+}
+
+TEST(NormalizeInference, WelfordMergedWithoutItsDeltaTerm) {
+  // Each of 128 threads a running (count, mean, M2) over its columns; merged without d^2 na nb / n.
+  const std::size_t rows = 3, cols = 1000, threads = 128;
+  const Vector x = matrix(rows, cols, 0.5, 2.0);
+  GuardedBuffer<float> y(rows * cols);
+  for (std::size_t r = 0; r < rows; ++r) {
+    const float* v = x.data() + r * cols;
+    float count = 0, mean = 0, m2 = 0;
+    for (std::size_t t = 0; t < threads; ++t) {
+      float n = 0, m = 0, q = 0;
+      for (std::size_t c = t; c < cols; c += threads) {
+        n += 1;
+        const float d = v[c] - m;
+        m += d / n;
+        q += d * (v[c] - m);
+      }
+      if (n == 0) continue;
+      const float total = count + n;
+      mean += (m - mean) * (n / total);
+      m2 += q;  // the term d * d * count * n / total is missing
+      count = total;
+    }
+    for (std::size_t c = 0; c < cols; ++c)
+      y[r * cols + c] = (v[c] - mean) / std::sqrt(m2 / float(cols) + lab06::kEps);
+  }
+  expect_inferred(check(x, rows, cols, lab06::kEps, y),
+                  "the variance without the spread between the partial means (Welford's merge "
+                  "without its delta term)",
+                  "within each thread's columns (blocks of 128 threads)");
+}
+
+TEST(NormalizeInference, OtherStatisticsAreReportedAsObserved) {
+  // A mean 0.9x the row's and the right variance: no known reduction gives that; say what it is.
+  const std::size_t rows = 4, cols = 512;
+  const Vector x = matrix(rows, cols, 3.0, 1.0);
+  GuardedBuffer<float> y(rows * cols);
+  for (std::size_t r = 0; r < rows; ++r) {
+    const float* v = x.data() + r * cols;
+    double sum = 0, squares = 0;
+    for (std::size_t c = 0; c < cols; ++c) sum += v[c];
+    const double mean = sum / double(cols);
+    for (std::size_t c = 0; c < cols; ++c) squares += (v[c] - mean) * (v[c] - mean);
+    const double s = std::sqrt(squares / double(cols) + lab06::kEps);
+    for (std::size_t c = 0; c < cols; ++c) y[r * cols + c] = float((v[c] - 0.9 * mean) / s);
+  }
+  expect_inferred(check(x, rows, cols, lab06::kEps, y),
+                  "rows normalized with statistics other than their own",
+                  "in every row m' is 0.9x the row's mean");
+}
+
 }  // namespace

@@ -15,6 +15,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <functional>
 #include <stdexcept>
 #include <string>
 
@@ -32,6 +33,15 @@ class Error : public std::runtime_error {
  private:
   cudaError_t code_;
 };
+
+/// The harness's hook for a kernel that faulted (cudaErrorIllegalAddress,
+/// cudaErrorMisalignedAddress, cudaErrorLaunchFailure, cudaErrorIllegalInstruction): what Error's
+/// message says first (empty: nothing to add). GPU test executables install a re-run under
+/// compute-sanitizer (cuda/memcheck.hpp).
+void explain_kernel_faults_with(std::function<std::string()> explain);
+/// The installed hook's answer, computed once per process (a fault breaks the CUDA context, so
+/// every later error is the same one); "" without a hook.
+std::string explain_kernel_fault();
 
 /// Throws Error(code, call, file, line); the macros below call it.
 [[noreturn]] void throw_error(cudaError_t code, const char* call, const char* file, int line);
