@@ -5,6 +5,7 @@
 // the reference's); the lab's bench times the handout's numbered versions in its place, on the
 // same inputs, which is where the handout's table comes from.
 #include "vector_ops.hpp"
+#include "vector_ops_hints.hpp"
 #include "vector_ops_oracle.hpp"
 
 #include <workbook/buffer.hpp>
@@ -15,7 +16,6 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <cstdio>
 #include <span>
 #include <string>
 #include <vector>
@@ -64,12 +64,6 @@ double best_seconds(Call call) {
   return best;
 }
 
-std::string num(double v) {
-  char text[32];
-  std::snprintf(text, sizeof text, v < 10 ? "%.2f" : "%.0f", v);
-  return text;
-}
-
 // out[i] = f(i) one element at a time: the compiler fence keeps it from vectorising the loop. (f
 // captures its inputs' addresses by value: the fence then holds back nothing but the vectorising.)
 template <class F>
@@ -89,10 +83,10 @@ void ordinary_stores(std::span<float> out, BatchAt batch_at, F f) {
   for (; i < out.size(); ++i) out[i] = f(i);
 }
 
-// The hint of a streaming elementwise kernel (under 85% of the bandwidth roof), from evidence:
-// `kernel(n, calls)` runs the submission `calls` times on the first n elements of its inputs;
-// `scalar(n)` and `ordinary(n)` the two loops of known shape on the same n elements; `bytes` per
-// element; `n` the case's size.
+// Measures the evidence for a streaming kernel's hint (lab01::hints::streaming):
+// `kernel(n, calls)` runs the submission `calls` times on the first n elements of its inputs,
+// `scalar(n)` and `ordinary(n)` the two loops of known shape on the same elements; `bytes` per
+// element, `n` the case's size. From memory only when the loop is vectorised.
 template <class Kernel, class Scalar, class Ordinary>
 std::string streaming_hint(const std::string& function, Kernel kernel, Scalar scalar,
                            Ordinary ordinary, double bytes, std::size_t n) {
@@ -103,32 +97,14 @@ std::string streaming_hint(const std::string& function, Kernel kernel, Scalar sc
                            }) /
                            64;
   const double per_ns = double(kInCache) / yours_l1 / 1e9;
-  const std::string in_l1 = "On " + std::to_string(kInCache) + " floats in L1 your " + function +
-                            " does " + num(per_ns) + " elements per ns, a scalar loop timed " +
-                            "beside it " + num(double(kInCache) / scalar_l1 / 1e9);
-  if (yours_l1 > scalar_l1 / 2)
-    return in_l1 +
-           ": about as fast, so the loop works one element at a time (not vectorised, or a call "
-           "or a branch per element). Load and store whole batches (Batch::load_unaligned, "
-           "store_unaligned) and keep the scalar loop for the tail only.";
+  const double scalar_per_ns = double(kInCache) / scalar_l1 / 1e9;
+  if (!lab01::hints::vectorised(per_ns, scalar_per_ns))
+    return lab01::hints::streaming(function, kInCache, per_ns, scalar_per_ns, 0, 0);
   // From memory: as fast as ordinary stores, or faster (it writes around the cache already)?
   const double yours = best_seconds([&] { kernel(n, 1); });
   const double plain = best_seconds([&] { ordinary(n); });
-  const std::string from_memory = in_l1 + " (vectorised: " + num(scalar_l1 / yours_l1) +
-                                  "x). From memory it moves " + num(bytes * n / yours / 1e9) +
-                                  " GB/s, a vectorised loop with ordinary stores " +
-                                  num(bytes * n / plain / 1e9) + " GB/s";
-  if (yours > plain / 1.1)
-    return from_memory +
-           ": no faster, so each store still reads its cache line from memory first "
-           "(read-for-ownership), a third more traffic than the bytes counted. Streaming stores "
-           "(workbook::store_streaming, on an aligned output address) write around the cache; "
-           "compare the probe's two copy figures.";
-  return from_memory +
-         ": faster, so it writes around the cache already. What is left is the stream itself: "
-         "one pass in order, streaming stores from the first aligned address on (the elements "
-         "before it one by one), one fence at the end and not one per store, and nothing else "
-         "running on the machine (see the probe's copy figure).";
+  return lab01::hints::streaming(function, kInCache, per_ns, scalar_per_ns,
+                                 bytes * double(n) / yours / 1e9, bytes * double(n) / plain / 1e9);
 }
 
 // Times relu on n uniform floats, `calls` calls per timed run (the caller describes the case);
@@ -236,10 +212,8 @@ WORKBOOK_PERF_CASE(squared_difference);
 
 using Reduction = float (*)(std::span<const float>, std::span<const float>);
 
-// The hint of a reduction in L1 (under 85% of its roof), from evidence: the submission beside a
-// scalar loop and a vectorised loop with one accumulator, on the same inputs. The two loops of
-// known shape sum products; a Euclidean distance adds a subtraction per element, so its ratios to
-// them are, if anything, lower.
+// Measures the evidence for a reduction's hint (lab01::hints::reduction): the submission, a scalar
+// sum and a vectorised sum with one accumulator, on the same inputs in L1.
 template <class Call>
 std::string reduction_hint(const std::string& function, Call yours_call, std::span<const float> a,
                            std::span<const float> b) {
@@ -259,26 +233,9 @@ std::string reduction_hint(const std::string& function, Call yours_call, std::sp
     for (; i < a.size(); ++i) s += a[i] * b[i];
     sink = s;
   });
-  const double per_ns = double(a.size()) / yours / 1e9;
-  const std::string measured =
-      "On these " + std::to_string(a.size()) + " floats your " + function + " does " + num(per_ns) +
-      " elements per ns; beside it, a scalar loop does " + num(double(a.size()) / scalar / 1e9) +
-      " and a vectorised loop with one accumulator " +
-      num(double(a.size()) / one_accumulator / 1e9);
-  if (yours > scalar / 2)
-    return measured +
-           ": yours is about as fast as the scalar loop, so it adds one element at a time (a "
-           "float32 sum in order is never vectorised by the compiler). Use xsimd::fma on whole "
-           "batches.";
-  if (yours > one_accumulator / 1.3)
-    return measured +
-           ": yours is about as fast as one accumulator, whose every FMA waits for the previous "
-           "one (4 cycles or so) while the core could start one per cycle. Keep 4 independent "
-           "accumulators and add them together at the end.";
-  return measured +
-         ": yours is faster than both, so it keeps several FMAs in flight already. What is left "
-         "is the loop around them: two loads per FMA is the L1's limit, so check that each "
-         "element is loaded once, and that the lanes are reduced once, after the loop.";
+  const double n = double(a.size());
+  return lab01::hints::reduction(function, a.size(), n / yours / 1e9, n / scalar / 1e9,
+                                 n / one_accumulator / 1e9);
 }
 
 // A reduction of two vectors that stay in L1: bound by the core, not by memory. Its roof is the L1

@@ -16,6 +16,7 @@
 // of a network layer: a product reuses each number of A and B a thousand times, so where the first
 // use finds it changes a call's time by a few percent at most. What is measured is the arithmetic.
 #include "matmul.hpp"
+#include "matmul_hints.hpp"
 #include "matmul_oracle.hpp"
 
 #include <workbook/buffer.hpp>
@@ -23,7 +24,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
 #include <optional>
 #include <span>
 #include <string>
@@ -42,7 +42,7 @@ using workbook::AlignedVector;
 // inputs, and, when it beats that loop, its speed at the case's own size. What these show decides
 // the advice, so that a kernel is never told to do what it already does (a blocked i-k-j kernel
 // whose blocks thrash is not told to reorder its loops).
-constexpr std::size_t kInCache = 128;  // 3 x 64 KiB: A, B and C stay in the L2 cache
+using lab02::hints::kInCache;
 
 // The plain i-k-j loop: the innermost loop runs along rows of B and C, and the compiler vectorises
 // it. The yardstick of step 2.
@@ -76,53 +76,6 @@ double gflops(const MatmulShape& s, Call call) {
   return 2.0 * double(s.m) * double(s.n) * double(s.k) / best / 1e9;
 }
 
-std::string num(double v) {
-  char text[32];
-  std::snprintf(text, sizeof text, v < 10 ? "%.2f" : "%.0f", v);
-  return text;
-}
-
-// The advice for this submission, from its speed in cache, the plain i-k-j loop's, and its speed at
-// the case's size (0 when not measured). `shape` names the case's size, `leftovers` adds what its
-// sizes add (primes).
-std::string evidence_hint(double in_cache, double ikj, double at_size, const std::string& shape,
-                          const std::string& leftovers) {
-  const std::string measured = "On a " + std::to_string(kInCache) + "^3 product that stays in " +
-                               "the L2 cache your matmul runs at " + num(in_cache) +
-                               " GFLOP/s, the plain i-k-j loop at " + num(ikj) + " GFLOP/s";
-  if (in_cache < 0.6 * ikj)
-    return measured +
-           ": the caches are not what holds it back, its innermost loop is. The i-k-j order "
-           "runs that loop along a row of B and of C, and the compiler vectorises it (step 2). "
-           "A loop down a column of B, one scalar sum that waits for each addition, or a loop the "
-           "compiler could not vectorise (-fopt-info-vec-missed says why) is slower.";
-  if (in_cache < 1.6 * ikj)
-    return measured +
-           ": about as fast. Vectorised like it, perhaps, but each FMA loads a batch of C and "
-           "stores it back, so moving C binds long before the FMA units do. Register blocking "
-           "(step 4): keep a tile of C, 6 rows x 4 batches with AVX-512, in Batch accumulators "
-           "while p runs, broadcasting A(i, p); store the tile once at the end.";
-  if (at_size > 0 && at_size < 0.7 * in_cache)
-    return measured + " (" + num(in_cache / ikj) + "x): the micro-kernel is good. At " + shape +
-           " it runs at " + num(at_size) + " GFLOP/s, " +
-           std::to_string(int(100 * at_size / in_cache + 0.5)) +
-           "% of that: once the matrices leave the caches, your blocks thrash. A kc x nc block of "
-           "B must stay in the L2 and an mc x kc block of A in the L1 while the tiles walk them "
-           "(step 3), read from contiguous packed panels (step 5); check your block sizes against "
-           "the handout's." +
-           leftovers;
-  return measured + " (" + num(in_cache / ikj) + "x)" +
-         (at_size > 0 ? ", and at " + shape + " it keeps " +
-                            std::to_string(int(100 * at_size / in_cache + 0.5)) +
-                            "% of that speed: the blocking works"
-                      : std::string()) +
-         ". What is left is the micro-kernel: the whole tile of C in registers (objdump -d "
-         "lab02_perf: no loads or stores of accumulators inside the p loop), at least 8 "
-         "independent accumulators (2 FMA units x 4 cycles), and packed, zero-padded panels read "
-         "front to back so that the last tiles run the same kernel (step 5)." +
-         leftovers;
-}
-
 // Measures the evidence for `matmul` (yours in your worker) and adds the hint it supports, for a
 // kernel under 85% of the FMA peak (the reference reaches 87-91%).
 template <class Matmul>
@@ -136,10 +89,11 @@ void add_hint(workbook::perf::Case& perf, const Matmul& matmul, const MatmulShap
   const double in_cache = gflops(small, [&] { matmul(sa, sb, sc, small); });
   const double ikj = gflops(small, [&] { plain_ikj(sa, sb, sc, small); });
   // At the case's size only for a kernel well past i-k-j: a naive one would take seconds a call.
-  const double at_size = in_cache >= 1.6 * ikj ? gflops(s, [&] { matmul(a, b, c, s); }) : 0;
+  const double at_size =
+      in_cache >= lab02::hints::kPastIkj * ikj ? gflops(s, [&] { matmul(a, b, c, s); }) : 0;
   const std::string shape =
       std::to_string(s.m) + " x " + std::to_string(s.n) + " x " + std::to_string(s.k);
-  perf.hint(0.85, evidence_hint(in_cache, ikj, at_size, shape, leftovers));
+  perf.hint(0.85, lab02::hints::advice(in_cache, ikj, at_size, shape, leftovers));
 }
 
 #if defined(LAB02_HAVE_OPENBLAS)
