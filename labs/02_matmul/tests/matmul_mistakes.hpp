@@ -277,6 +277,53 @@ inline std::vector<Entry> catalogue(const Inputs& in) {
                       running(true, false), running(true, true)});
   }
 
+  // Register tiles: the tile's offset left out of an operand's index (every tile of rows reads
+  // the first rows of A, every tile of columns the first columns of B), or the tile's
+  // accumulators not reset between tiles along a row of C.
+  if (in.want_scale.size() == in.want.size()) {
+    const auto from = [in](auto source) -> Entry {
+      return {"", "", [in, source](std::size_t i) { return in.want[source(i)]; },
+              [in, source](std::size_t i) { return in.want_scale[source(i)]; }};
+    };
+    for (std::size_t rows : {2, 3, 4, 5, 6, 8, 12, 14, 16}) {
+      if (rows >= s.m) break;
+      Entry e = from([n = s.n, rows](std::size_t i) { return i / n % rows * n + i % n; });
+      e.what = "row i of C computed from row i % " + std::to_string(rows) + " of A (tiles of " +
+               std::to_string(rows) + " rows that all read the first)";
+      e.advice =
+          "the tile's first row i0 is left out of A's index: a tile of rows must read "
+          "A(i0 + r, p), a[(i0 + r) * lda + p], not A(r, p).";
+      list.push_back(std::move(e));
+    }
+    for (std::size_t cols : {4, 8, 16, 32, 48, 64}) {
+      if (cols >= s.n) break;
+      Entry e = from([n = s.n, cols](std::size_t i) { return i / n * n + i % n % cols; });
+      e.what = "column j of C computed from column j % " + std::to_string(cols) +
+               " of B (tiles of " + std::to_string(cols) + " columns that all read the first)";
+      e.advice =
+          "the tile's first column j0 is left out of B's index: a tile of columns must "
+          "read B(p, j0 + c), b[p * ldb + j0 + c], not B(p, c).";
+      list.push_back(std::move(e));
+    }
+    for (std::size_t cols : {4, 8, 16, 32, 48, 64}) {
+      if (2 * cols > s.n) break;
+      const auto carried = [in, n = s.n, cols](bool magnitudes) {
+        return [in, n, cols, magnitudes](std::size_t i) {
+          double sum = 0;  // this column and the same column of every tile before it in the row
+          for (std::size_t e = i / n * n + i % n % cols; e <= i; e += cols)
+            sum += magnitudes ? in.want_scale[e] : in.want[e];
+          return sum;
+        };
+      };
+      list.push_back(
+          {"each tile of " + std::to_string(cols) +
+               " columns plus the tiles before it in its row (accumulators not reset)",
+           "the tile's accumulators carry over from one tile to the next: set them to zero at the "
+           "start of every tile (inside the loop over tiles), not once before it.",
+           carried(false), carried(true)});
+    }
+  }
+
   if (s.k > 0 && s.k < detail::block_sizes().back())
     list.push_back(
         {"zero in every element of C (k = " + std::to_string(s.k) + ", less than one block of k)",

@@ -217,4 +217,30 @@ TEST(MatmulMistakes, EdgeTileStoredWithWholeBatches) {
       << r;
 }
 
+// Register tiles: a tile's offset left out of A's or B's index, and accumulators carried from one
+// tile to the next.
+TEST(MatmulMistakes, TileOffsetsAndAccumulators) {
+  const MatmulShape s = MatmulShape::packed(12, 32, 9);
+  Case rows(s), cols(s), carried(s);
+  rows.store_sums(
+      0, 9, [&](std::size_t i, std::size_t j, std::size_t p) { return rows.right()(i % 4, j, p); });
+  EXPECT_EQ(rows.check().mistake,
+            "row i of C computed from row i % 4 of A (tiles of 4 rows that all read the first)");
+  cols.store_sums(
+      0, 9, [&](std::size_t i, std::size_t j, std::size_t p) { return cols.right()(i, j % 8, p); });
+  EXPECT_EQ(cols.check().mistake,
+            "column j of C computed from column j % 8 of B (tiles of 8 columns that all read the "
+            "first)");
+  for (std::size_t i = 0; i < 12; ++i) {
+    float acc[8] = {};
+    for (std::size_t j0 = 0; j0 < 32; j0 += 8)
+      for (std::size_t c = 0; c < 8; ++c) {
+        for (std::size_t p = 0; p < 9; ++p) acc[c] += carried.right()(i, j0 + c, p);
+        carried.c[i * 32 + j0 + c] = acc[c];
+      }
+  }
+  EXPECT_EQ(carried.check().mistake,
+            "each tile of 8 columns plus the tiles before it in its row (accumulators not reset)");
+}
+
 }  // namespace
