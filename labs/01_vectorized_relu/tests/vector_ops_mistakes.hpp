@@ -73,7 +73,14 @@ inline std::vector<Mistake> elementwise_loop(std::size_t n,
          "stopped. Keep one index i for both loops (declared before the SIMD loop), so that the "
          "tail runs for (; i < n; ++i) out[i] = f(in[i]).",
          [=](std::size_t i) { return right(i < full ? i : i - full); }});
-    if (full >= tail)
+    // Told apart from a tail never written only where an element of the tail's result differs
+    // from the first elements' (ReLU gives 0 for both when both inputs are negative).
+    bool distinct = false;
+    for (std::size_t j = 0; j < tail && full >= tail; ++j) {
+      const double moved = right(full + j), kept = right(j);
+      distinct = distinct || (moved != kept && !(std::isnan(moved) && std::isnan(kept)));
+    }
+    if (distinct)
       list.push_back(
           {"the tail's results stored at the start of the output, out[j] for element " +
                std::to_string(full) + " + j",

@@ -256,4 +256,18 @@ TEST(Lab01Mistakes, SumLoop) {
   }
 }
 
+// A tail never written is not "stored at the start" when the start's right values are the same
+// as the tail's would be (ReLU of two negative inputs: 0 and 0).
+TEST(Lab01Mistakes, MissingTailIsNotATailStoredAtTheStart) {
+  const std::size_t n = kLanes + 1;
+  std::vector<float> x(n, 1.0f);
+  x[0] = -1.0f;
+  x[kLanes] = -2.0f;
+  GuardedBuffer<float> y(n);
+  for (std::size_t i = 0; i < kLanes; ++i) y[i] = x[i] <= 0 ? 0.0f : x[i];
+  const workbook::CheckResult r = lab01::oracle::check_relu(x, y);
+  EXPECT_FALSE(r.ok);
+  EXPECT_EQ(r.mistake, "") << r;
+}
+
 }  // namespace
