@@ -195,6 +195,12 @@ inline std::vector<Entry> catalogue(const Inputs& in) {
   // overwriting C instead of adding to it. The block size is unknown: every usual one is tried,
   // each distinct cut once.
   std::set<std::size_t> cuts, starts;
+  // A cut that is itself a usual block size: the first block may be the only full one.
+  const auto first_block_is_the_cut = [](std::size_t cut) {
+    for (std::size_t block : detail::block_sizes())
+      if (block == cut) return true;
+    return false;
+  };
   for (std::size_t block : detail::block_sizes()) {
     const std::size_t cut = s.k / block * block;
     if (cut > 0 && cut < s.k && cuts.insert(cut).second)
@@ -203,7 +209,14 @@ inline std::vector<Entry> catalogue(const Inputs& in) {
           "each sum stopped at p = " + std::to_string(cut) +
               ", the end of the last full block of k = " + std::to_string(s.k),
           "the last block of k is partial (k is no multiple of your block size) and your loop "
-          "over blocks skips it: loop while p0 < k and end each block at min(p0 + block, k).",
+          "over blocks skips it: loop while p0 < k and end each block at min(p0 + block, k)." +
+              std::string(first_block_is_the_cut(cut)
+                              ? " (Here the first block is the only full one, so a loop over p "
+                                "that runs to the block size, p < " +
+                                    std::to_string(cut) +
+                                    ", instead of to p0 + block gives the same C: end it at "
+                                    "min(p0 + block, k).)"
+                              : ""),
           0, cut, a_ip, b_pj));
   }
   for (std::size_t block : detail::block_sizes()) {
@@ -223,7 +236,8 @@ inline std::vector<Entry> catalogue(const Inputs& in) {
   // replaced C, and the partial one was skipped).
   std::set<std::size_t> firsts;
   for (std::size_t block : detail::block_sizes())
-    if (block < s.k && firsts.insert(block).second)
+    // (With k < 2 * block this is also the last full block, named above with both causes.)
+    if (2 * block <= s.k && firsts.insert(block).second)
       list.push_back(sum_of_products(
           in,
           "only the products from p = 0 to " + std::to_string(block - 1) +
