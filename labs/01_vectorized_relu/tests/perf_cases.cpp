@@ -5,12 +5,17 @@
 // the reference's); the lab's bench times the handout's numbered versions in its place, on the
 // same inputs, which is where the handout's table comes from.
 #include "vector_ops.hpp"
+#include "vector_ops_hints.hpp"
 #include "vector_ops_oracle.hpp"
 
 #include <workbook/buffer.hpp>
 #include <workbook/perf.hpp>
 
+#include <xsimd/xsimd.hpp>
+
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <span>
 #include <string>
 #include <vector>
@@ -33,12 +38,102 @@ constexpr std::size_t kBinary = std::size_t{32} << 20;  // 32 Mi floats: 3 array
 constexpr std::size_t kInCache = 4096;
 constexpr int kCallsPerRun = 512;
 
-// Times relu on n uniform floats, `calls` calls per timed run (the caller describes the case).
-void measure_relu(workbook::perf::Case& perf, std::size_t n, int calls) {
+// --- Evidence for the hints ----------------------------------------------------------------------
+// A hint says what was measured on this submission, beside loops of known shape timed on the same
+// inputs in the same process: a scalar loop (one element at a time), a vectorised loop with
+// ordinary stores, a vectorised sum with one accumulator. What those comparisons show decides the
+// advice, so that a kernel is never asked to do what it already does ("is the loop vectorised?" of
+// a vectorised loop).
+
+using Batch = xsimd::batch<float>;
+
+// Seconds per call of `call`: the fastest of a few calls after a first, untimed one (about 20 ms
+// in all, at least 2 calls).
+template <class Call>
+double best_seconds(Call call) {
+  using Clock = std::chrono::steady_clock;
+  call();
+  double best = 1e30, spent = 0;
+  for (int r = 0; r < 100 && (r < 2 || spent < 0.02); ++r) {
+    const auto t0 = Clock::now();
+    call();
+    const double t = std::chrono::duration<double>(Clock::now() - t0).count();
+    best = std::min(best, t);
+    spent += t;
+  }
+  return best;
+}
+
+// out[i] = f(i) one element at a time: the compiler fence keeps it from vectorising the loop. (f
+// captures its inputs' addresses by value: the fence then holds back nothing but the vectorising.)
+template <class F>
+void scalar_loop(std::span<float> out, F f) {
+  float* const y = out.data();
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    y[i] = f(i);
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+  }
+}
+
+// out[i] = f(i) in whole batches with ordinary stores, then a scalar tail.
+template <class BatchAt, class F>
+void ordinary_stores(std::span<float> out, BatchAt batch_at, F f) {
+  std::size_t i = 0;
+  for (; i + Batch::size <= out.size(); i += Batch::size) batch_at(i).store_unaligned(&out[i]);
+  for (; i < out.size(); ++i) out[i] = f(i);
+}
+
+// Measures the evidence for a streaming kernel's hint (lab01::hints::streaming):
+// `kernel(n, calls)` runs the submission `calls` times on the first n elements of its inputs,
+// `scalar(n)` and `ordinary(n)` the two loops of known shape on the same elements; `bytes` per
+// element, `n` the case's size. From memory only when the loop is vectorised.
+template <class Kernel, class Scalar, class Ordinary>
+std::string streaming_hint(const std::string& function, Kernel kernel, Scalar scalar,
+                           Ordinary ordinary, double bytes, std::size_t n) {
+  // In L1, where memory does not bind: is the loop any faster than one element at a time?
+  const double yours_l1 = best_seconds([&] { kernel(kInCache, 64); }) / 64;
+  const double scalar_l1 = best_seconds([&] {
+                             for (int c = 0; c < 64; ++c) scalar(kInCache);
+                           }) /
+                           64;
+  const double per_ns = double(kInCache) / yours_l1 / 1e9;
+  const double scalar_per_ns = double(kInCache) / scalar_l1 / 1e9;
+  if (!lab01::hints::vectorised(per_ns, scalar_per_ns))
+    return lab01::hints::streaming(function, kInCache, per_ns, scalar_per_ns, 0, 0);
+  // From memory: as fast as ordinary stores, or faster (it writes around the cache already)?
+  const double yours = best_seconds([&] { kernel(n, 1); });
+  const double plain = best_seconds([&] { ordinary(n); });
+  return lab01::hints::streaming(function, kInCache, per_ns, scalar_per_ns,
+                                 bytes * double(n) / yours / 1e9, bytes * double(n) / plain / 1e9);
+}
+
+// Times relu on n uniform floats, `calls` calls per timed run (the caller describes the case);
+// with `hint`, first gathers the evidence for the hint (see streaming_hint).
+void measure_relu(workbook::perf::Case& perf, std::size_t n, int calls, bool hint = false) {
   AlignedVector<float> x(n);
   workbook::fill_uniform(x, perf.rng());
   GuardedBuffer<float> y(n);
   const auto relu = perf.timed(lab01::relu);
+  if (hint) {
+    const std::span<const float> xs(x);
+    auto f = [x = xs.data()](std::size_t i) { return x[i] <= 0.0f ? 0.0f : x[i]; };
+    perf.hint(0.85, streaming_hint(
+                        "relu",
+                        [&](std::size_t m, int c) {
+                          for (int r = 0; r < c; ++r) relu(xs.first(m), y.span().first(m));
+                        },
+                        [&](std::size_t m) { scalar_loop(y.span().first(m), f); },
+                        [&](std::size_t m) {
+                          ordinary_stores(
+                              y.span().first(m),
+                              [&](std::size_t i) {
+                                const Batch v = Batch::load_unaligned(&xs[i]);
+                                return xsimd::select(v <= Batch(0.0f), Batch(0.0f), v);
+                              },
+                              f);
+                        },
+                        8.0, n));
+  }
   perf.measure({.run =
                     [&] {
                       for (int i = 0; i < calls; ++i) relu(x, y.span());
@@ -52,17 +147,7 @@ void relu(workbook::perf::Case& perf) {
   perf.describe("relu", "ReLU of 64 Mi floats (256 MiB in, 256 MiB out)");
   // One max per element; each element read once (4 B) and written once (4 B).
   perf.work({.ops = double(kStream), .bytes = 8.0 * kStream});
-  perf.hint(0.55,
-            "Far from the bandwidth roof: is the loop vectorised? Load and store whole "
-            "batches (Batch::load_unaligned, store_unaligned) and keep the scalar loop for the "
-            "tail only.");
-  perf.hint(
-      0.85,
-      "Vectorised, but each store first reads its cache line from memory (read-for-ownership): "
-      "a third more traffic than the 8 bytes per element counted. Streaming stores "
-      "(workbook::store_streaming, on an aligned output address) write around the cache; "
-      "compare the probe's two copy figures.");
-  measure_relu(perf, kStream, 1);
+  measure_relu(perf, kStream, 1, true);
 }
 WORKBOOK_PERF_CASE(relu);
 
@@ -88,11 +173,25 @@ void binary(workbook::perf::Case& perf, BinaryKernel function, Binary op, double
   perf.describe(lab01::oracle::name(op),
                 std::string(lab01::oracle::name(op)) + " of 32 Mi floats (two arrays in, one out)");
   perf.work({.ops = ops_per_element * kBinary, .bytes = 12.0 * kBinary, .traffic = Traffic::triad});
-  perf.hint(0.55, "Far from the bandwidth roof: vectorise the loop, whole batches at a time.");
-  perf.hint(
-      0.85,
-      "Close, but ordinary stores read each output line before writing it: try streaming stores "
-      "(see relu). The roof here is the triad kernel's bandwidth (two streams in, one out).");
+  const std::span<const float> as(a), bs(b);
+  auto f = [op, x = as.data(), y = bs.data()](std::size_t i) {
+    return op == Binary::add        ? x[i] + y[i]
+           : op == Binary::multiply ? x[i] * y[i]
+                                    : (x[i] - y[i]) * (x[i] - y[i]);
+  };
+  auto batch_at = [&](std::size_t i) {
+    const Batch x = Batch::load_unaligned(&as[i]), y = Batch::load_unaligned(&bs[i]);
+    return op == Binary::add ? x + y : op == Binary::multiply ? x * y : (x - y) * (x - y);
+  };
+  perf.hint(0.85, streaming_hint(
+                      lab01::oracle::name(op),
+                      [&](std::size_t m, int c) {
+                        for (int r = 0; r < c; ++r)
+                          kernel(as.first(m), bs.first(m), out.span().first(m));
+                      },
+                      [&](std::size_t m) { scalar_loop(out.span().first(m), f); },
+                      [&](std::size_t m) { ordinary_stores(out.span().first(m), batch_at, f); },
+                      12.0, kBinary));
   perf.measure({.run = [&] { kernel(a, b, out.span()); },
                 .poison = [&] { out.poison(); },
                 .verify = [&] { return lab01::oracle::check_binary(op, a, b, out); },
@@ -113,6 +212,32 @@ WORKBOOK_PERF_CASE(squared_difference);
 
 using Reduction = float (*)(std::span<const float>, std::span<const float>);
 
+// Measures the evidence for a reduction's hint (lab01::hints::reduction): the submission, a scalar
+// sum and a vectorised sum with one accumulator, on the same inputs in L1.
+template <class Call>
+std::string reduction_hint(const std::string& function, Call yours_call, std::span<const float> a,
+                           std::span<const float> b) {
+  volatile float sink = 0;  // keeps each result, so that no call is optimised away
+  const double yours = best_seconds([&] { sink = yours_call(); });
+  const double scalar = best_seconds([&] {
+    float s = 0;
+    for (std::size_t i = 0; i < a.size(); ++i) s += a[i] * b[i];  // in order: not vectorised
+    sink = s;
+  });
+  const double one_accumulator = best_seconds([&] {
+    Batch acc(0.0f);
+    std::size_t i = 0;
+    for (; i + Batch::size <= a.size(); i += Batch::size)
+      acc = xsimd::fma(Batch::load_unaligned(&a[i]), Batch::load_unaligned(&b[i]), acc);
+    float s = xsimd::hadd(acc);
+    for (; i < a.size(); ++i) s += a[i] * b[i];
+    sink = s;
+  });
+  const double n = double(a.size());
+  return lab01::hints::reduction(function, a.size(), n / yours / 1e9, n / scalar / 1e9,
+                                 n / one_accumulator / 1e9);
+}
+
 // A reduction of two vectors that stay in L1: bound by the core, not by memory. Its roof is the L1
 // load rate (two loads per FMA), which a single accumulator cannot reach, because each FMA waits
 // for the previous one's result.
@@ -128,11 +253,8 @@ void reduction(workbook::perf::Case& perf, Reduction function, double ops_per_el
   perf.work({.ops = ops_per_element * kInCache * kCallsPerRun,
              .bytes = 8.0 * kInCache * kCallsPerRun,
              .traffic = Traffic::l1});
-  perf.hint(0.2, "Far below the roof: is the loop vectorised? Use xsimd::fma on whole batches.");
-  perf.hint(0.6,
-            "Vectorised, but one accumulator makes every FMA wait for the previous one (4 cycles "
-            "or so): the core could start one per cycle. Keep 4 independent accumulators "
-            "and add them together at the end.");
+  perf.hint(0.85, reduction_hint(
+                      perf.function(), [&] { return kernel(a, b); }, a, b));
   perf.measure({.run =
                     [&] {
                       for (int i = 0; i < kCallsPerRun; ++i) result = kernel(a, b);

@@ -57,6 +57,91 @@ inline std::vector<Mistake> relu(std::span<const float> x) {
   };
 }
 
+// --- the loop of any elementwise kernel ----------------------------------------------------------
+
+/// The mistakes of the loop itself, in any elementwise kernel: where the scalar tail reads or
+/// writes, and a step that is not the batch's width. `right(i)` is element i of the right output.
+inline std::vector<Mistake> elementwise_loop(std::size_t n,
+                                             std::function<double(std::size_t)> right) {
+  const std::size_t tail = n % kLanes, full = n - tail;
+  std::vector<Mistake> list;
+  if (tail > 0 && full > 0) {
+    list.push_back(
+        {"the tail computed from the first " + std::to_string(tail) + " inputs: out[" +
+             std::to_string(full) + " + j] from element j",
+         "the scalar tail restarts its input index at 0: it must go on where the SIMD loop "
+         "stopped. Keep one index i for both loops (declared before the SIMD loop), so that the "
+         "tail runs for (; i < n; ++i) out[i] = f(in[i]).",
+         [=](std::size_t i) { return right(i < full ? i : i - full); }});
+    // Told apart from a tail never written only where an element of the tail's result differs
+    // from the first elements' (ReLU gives 0 for both when both inputs are negative).
+    bool distinct = false;
+    for (std::size_t j = 0; j < tail && full >= tail; ++j) {
+      const double moved = right(full + j), kept = right(j);
+      distinct = distinct || (moved != kept && !(std::isnan(moved) && std::isnan(kept)));
+    }
+    if (distinct)
+      list.push_back(
+          {"the tail's results stored at the start of the output, out[j] for element " +
+               std::to_string(full) + " + j",
+           "the scalar tail restarts its output index at 0: the last " + std::to_string(tail) +
+               " element(s) are never written and the first ones are overwritten. Keep one index i "
+               "for both loops, so that the tail runs for (; i < n; ++i) out[i] = f(in[i]).",
+           [=](std::size_t i) {
+             return i < tail ? right(full + i) : (i < full ? right(i) : kNaN);
+           }});
+  }
+  // A step larger than the batch (a lane count hard-coded for wider registers, or a loop unrolled
+  // by two that stores one batch): each step leaves elements unwritten.
+  for (std::size_t step : {2 * kLanes, 4 * kLanes}) {
+    const std::size_t stepped = n / step * step;
+    if (stepped == 0) continue;
+    list.push_back(
+        {"one batch stored for every " + std::to_string(step) + " elements: the loop steps by " +
+             std::to_string(step) + ", a batch holds " + std::to_string(kLanes),
+         "elements " + std::to_string(kLanes) + " to " + std::to_string(step - 1) +
+             " of each step are never written. Step by Batch::size (" + std::to_string(kLanes) +
+             " in this build), not by a number written in the code, or store one batch for each " +
+             std::to_string(kLanes) + " elements of the step.",
+         [=](std::size_t i) { return i < stepped && i % step >= kLanes ? kNaN : right(i); }});
+  }
+  return list;
+}
+
+/// What an output written past its end says about the SIMD loop, when the overrun is the one a
+/// loop of whole batches leaves: "" when it is not. `after` elements past the end were written,
+/// contiguously from the first.
+inline std::string past_the_end(std::size_t n, std::size_t after) {
+  // Whole batches while i < n, no tail: the last batch starts below n and ends past it.
+  const bool whole_batches = n % kLanes != 0 && after == kLanes - n % kLanes;
+  // A loop that steps by `step` < kLanes (a lane count hard-coded for narrower registers) while
+  // each batch stores kLanes: its last batch starts at the last multiple of step with
+  // i + step <= n.
+  std::size_t step = 0;
+  for (std::size_t s : {std::size_t{4}, std::size_t{8}}) {
+    if (s >= kLanes || n < s) continue;
+    const std::size_t last = (n - s) / s * s;
+    if (step == 0 && last + kLanes > n && after == last + kLanes - n) step = s;
+  }
+  const std::string lanes = std::to_string(kLanes);
+  const std::string fix =
+      " Step by Batch::size, run the SIMD loop while i + Batch::size <= n, and finish the rest "
+      "one by one.";
+  if (whole_batches && step > 0)
+    return " The overrun is what a batch of " + lanes + " stored where only " +
+           std::to_string(n % kLanes) + " elements were left writes: a SIMD loop that runs while " +
+           "i < n, or one that steps by a lane count of " + std::to_string(step) +
+           " written in the code (this build's Batch::size is " + lanes + ")." + fix;
+  if (whole_batches)
+    return " The overrun is the rest of the last batch (" + std::to_string(n - n % kLanes) + " + " +
+           lanes + " > n = " + std::to_string(n) + "): the SIMD loop runs while i < n." + fix;
+  if (step > 0)
+    return " The overrun is what a loop that steps by a lane count of " + std::to_string(step) +
+           " written in the code leaves when each batch stores " + lanes +
+           " (this build's Batch::size)." + fix;
+  return "";
+}
+
 // --- add, multiply, squared_difference
 // -------------------------------------------------------------
 
@@ -103,7 +188,7 @@ inline std::vector<Mistake> sum_loop(std::size_t n, std::function<double(std::si
     return s;
   };
   const std::size_t full = n - n % kLanes;  // where the scalar tail starts
-  return {
+  std::vector<Mistake> list = {
       {"the tail's " + terms + " each counted " + std::to_string(kLanes) + " times (Batch::size)",
        "`acc += a[i] * b[i]` with a Batch acc adds the float to every lane of acc, so the "
        "reduction counts it once per lane. Reduce the lanes first (xsimd::hadd), then add the "
@@ -130,6 +215,56 @@ inline std::vector<Mistake> sum_loop(std::size_t n, std::function<double(std::si
        "the sum is overwritten by each term (= instead of +=): add each term to it.",
        [=](std::size_t) { return finish(n == 0 ? 0.0 : rounded(n - 1)); }},
   };
+  if (full > 0)
+    list.push_back({"the sum with the whole batches' " + terms +
+                        " counted twice: the tail loop restarted at 0",
+                    "the scalar tail must go on where the SIMD loop stopped, at i = n - n % "
+                    "Batch::size; starting it at 0 adds every term of the whole batches again. "
+                    "Keep one index for both loops.",
+                    [=](std::size_t) {
+                      float tail = 0;  // the scalar loop, from 0 to n, in float32
+                      for (std::size_t i = 0; i < n; ++i) tail += rounded(i);
+                      return finish(sum(0, full) + tail);
+                    }});
+  if (full > 0 && n > full)
+    list.push_back({"the first " + std::to_string(n - full) + " " + terms +
+                        " in place of the tail's: the tail loop indexed from 0",
+                    "the scalar tail runs n % Batch::size times but reads elements 0, 1, ... "
+                    "instead of the last ones: index it from where the SIMD loop stopped.",
+                    [=](std::size_t) { return finish(sum(0, full) + sum(0, n - full)); }});
+  // Lanes summed by hand up to a number written in the code, smaller than this build's batch.
+  for (std::size_t width : {std::size_t{4}, std::size_t{8}}) {
+    if (width >= kLanes || full == 0) continue;
+    list.push_back({"lanes 0 to " + std::to_string(width - 1) + " of the accumulator's " +
+                        std::to_string(kLanes) + ", without the others",
+                    "the lanes are summed up to " + std::to_string(width) +
+                        ", a lane count written in the code, while this build's Batch::size is " +
+                        std::to_string(kLanes) +
+                        ". Reduce the accumulator with xsimd::hadd(acc) (or loop to "
+                        "Batch::size).",
+                    [=](std::size_t) {
+                      double s = sum(full, n);
+                      for (std::size_t i = 0; i < full; ++i)
+                        if (i % kLanes < width) s += term(i);
+                      return finish(s);
+                    }});
+  }
+  // One batch for every two: a loop that steps by twice the batch (a lane count hard-coded for
+  // wider registers) and adds one batch per step.
+  if (n >= 2 * kLanes) {
+    const std::size_t stepped = n / (2 * kLanes) * (2 * kLanes);
+    list.push_back({"every other batch of " + terms + " left out: the loop steps by " +
+                        std::to_string(2 * kLanes) + ", a batch holds " + std::to_string(kLanes),
+                    "Step by Batch::size (" + std::to_string(kLanes) +
+                        " in this build), not by a number written in the code.",
+                    [=](std::size_t) {
+                      double s = sum(stepped, n);
+                      for (std::size_t i = 0; i < stepped; ++i)
+                        if (i % (2 * kLanes) < kLanes) s += term(i);
+                      return finish(s);
+                    }});
+  }
+  return list;
 }
 
 inline std::vector<Mistake> dot(std::span<const float> a, std::span<const float> b) {

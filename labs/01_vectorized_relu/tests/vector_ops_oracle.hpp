@@ -8,7 +8,9 @@
 #include <workbook/check.hpp>
 
 #include <cmath>
+#include <functional>
 #include <span>
+#include <utility>
 #include <vector>
 
 namespace lab01::oracle {
@@ -23,13 +25,38 @@ inline double relu(double x) {
 }
 
 /// relu selects an input value or zero: the result must be exact.
+/// The kernel's own mistakes, then those of any elementwise loop (mistakes::elementwise_loop).
+inline std::vector<workbook::Mistake> with_loop_mistakes(std::vector<workbook::Mistake> list,
+                                                         std::size_t n,
+                                                         std::function<double(std::size_t)> right) {
+  for (workbook::Mistake& m : mistakes::elementwise_loop(n, std::move(right)))
+    list.push_back(std::move(m));
+  return list;
+}
+
+/// Adds to a failed check of an elementwise output what a write past its end says about the loop.
+inline workbook::CheckResult explain_overrun(workbook::CheckResult r,
+                                             const workbook::GuardedBuffer<float>& out) {
+  const workbook::GuardDamage d = out.damage();
+  if (!r.ok && r.wrong == 0 && d.after > 0 && d.first_after == 0)
+    r.diagnosis += mistakes::past_the_end(out.size(), d.after);
+  return r;
+}
+
 inline workbook::CheckResult check_relu(std::span<const float> x,
                                         const workbook::GuardedBuffer<float>& y) {
-  return workbook::check_elementwise(y, [x](std::size_t i) { return relu(x[i]); },
-                                     {.where = where("relu"),
-                                      .tolerance = workbook::Tolerance::exact(),
-                                      .inputs = {workbook::column("x", x)},
-                                      .mistakes = [x] { return mistakes::relu(x); }});
+  return explain_overrun(
+      workbook::check_elementwise(y, [x](std::size_t i) { return relu(x[i]); },
+                                  {.where = where("relu"),
+                                   .tolerance = workbook::Tolerance::exact(),
+                                   .inputs = {workbook::column("x", x)},
+                                   .mistakes =
+                                       [x] {
+                                         return with_loop_mistakes(
+                                             mistakes::relu(x), x.size(),
+                                             [x](std::size_t i) { return relu(x[i]); });
+                                       }}),
+      y);
 }
 
 enum class Binary { add, multiply, squared_difference };
@@ -68,22 +95,29 @@ inline workbook::Tolerance tolerance(Binary op) {
 inline workbook::CheckResult check_binary(Binary op, std::span<const float> a,
                                           std::span<const float> b,
                                           const workbook::GuardedBuffer<float>& out) {
-  return workbook::check_elementwise(
-      out, [=](std::size_t i) { return apply(op, a[i], b[i]); },
-      {.where = where(name(op)),
-       .tolerance = tolerance(op),
-       .inputs = {workbook::column("a", a), workbook::column("b", b)},
-       .mistakes = [=] {
-         switch (op) {
-           case Binary::add:
-             return mistakes::add(a, b);
-           case Binary::multiply:
-             return mistakes::multiply(a, b);
-           case Binary::squared_difference:
-             return mistakes::squared_difference(a, b);
-         }
-         return std::vector<workbook::Mistake>{};
-       }});
+  const auto right = [=](std::size_t i) { return apply(op, a[i], b[i]); };
+  return explain_overrun(
+      workbook::check_elementwise(out, right,
+                                  {.where = where(name(op)),
+                                   .tolerance = tolerance(op),
+                                   .inputs = {workbook::column("a", a), workbook::column("b", b)},
+                                   .mistakes =
+                                       [=] {
+                                         std::vector<workbook::Mistake> own;
+                                         switch (op) {
+                                           case Binary::add:
+                                             own = mistakes::add(a, b);
+                                             break;
+                                           case Binary::multiply:
+                                             own = mistakes::multiply(a, b);
+                                             break;
+                                           case Binary::squared_difference:
+                                             own = mistakes::squared_difference(a, b);
+                                             break;
+                                         }
+                                         return with_loop_mistakes(std::move(own), a.size(), right);
+                                       }}),
+      out);
 }
 
 /// A float32 dot product: each product rounds once (or not at all, with FMA), then n terms are

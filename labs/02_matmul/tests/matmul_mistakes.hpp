@@ -11,9 +11,11 @@
 #include <cstddef>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <set>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace lab02::mistakes {
@@ -23,8 +25,12 @@ namespace lab02::mistakes {
 struct Inputs {
   std::span<const float> a, b;
   MatmulShape shape;
-  std::span<const double> want;     ///< the right C, row-major, n columns (the oracle's)
-  std::span<const float> c_before;  ///< C's buffer before the call (ldc apart), or empty
+  std::span<const double> want;        ///< the right C, row-major, n columns (the oracle's)
+  std::span<const double> want_scale;  ///< sum over p of |a_ip| |b_pj|, per element (the oracle's)
+  std::span<const float> c_before;     ///< C's buffer before the call (ldc apart), or empty
+  /// Element i of the C the kernel wrote (row-major, n columns), NaN where it was never written;
+  /// empty: every entry is kept (see catalogue).
+  std::function<double(std::size_t)> got;
 };
 
 /// Each entry gives, besides its answer, what the rounding error of its float32 evaluation scales
@@ -64,6 +70,24 @@ Entry sum_of_products(const Inputs& in, std::string what, std::string advice, st
 // Block sizes a loop over k is usually blocked by: the mistakes of blocking are tried with each.
 inline std::vector<std::size_t> block_sizes() {
   return {4, 8, 16, 32, 64, 96, 128, 192, 256, 384, 512, 1024};
+}
+
+// Does C match the entry on every element, within the rounding of the entry's own float32 sum
+// (gamma_(k+1) times the sum of its own |terms|)? The shared check allows the right answer's bound
+// as well, which at large k is wider than a wrong answer of small terms (a C of zeros would pass
+// for "only the last product"): a mistake is named only when it reproduces the values themselves.
+inline bool reproduces(const Entry& e, const std::function<double(std::size_t)>& got,
+                       std::size_t elements, std::size_t k) {
+  const double gamma = workbook::gamma_float(static_cast<double>(k + 1));
+  for (std::size_t i = 0; i < elements; ++i) {
+    const double want = e.answer(i), g = got(i);
+    if (std::isnan(want) != std::isnan(g)) return false;
+    if (std::isnan(want)) continue;
+    const double scale = e.scale ? e.scale(i) : std::fabs(want);
+    if (!(std::fabs(g - want) <= 2 * gamma * scale + std::numeric_limits<float>::denorm_min()))
+      return false;
+  }
+  return true;
 }
 
 }  // namespace detail
@@ -134,20 +158,31 @@ inline std::vector<Entry> catalogue(const Inputs& in) {
          "indices where you store into C (and in the loops over a tile).",
          [want, s](std::size_t i) { return want(i % s.n * s.n + i / s.n); },
          [right_scale, s](std::size_t i) { return right_scale(i % s.n * s.n + i / s.n); }});
-  if (s.lda != s.k)
+  // The rows of A or B stepped by another of the shape's numbers than their own ld (k or n without
+  // padding, or the ld of another matrix): each distinct wrong step once.
+  const std::vector<std::pair<std::string, std::size_t>> steps = {
+      {"k", s.k}, {"n", s.n}, {"lda", s.lda}, {"ldb", s.ldb}, {"ldc", s.ldc}};
+  std::set<std::size_t> a_steps{s.lda}, b_steps{s.ldb};
+  for (const auto& [name, step] : steps) {
+    if (!a_steps.insert(step).second) continue;
     list.push_back(sum_of_products(
-        in, "A * B with the rows of A read k apart instead of lda",
-        "row i of A starts at a[i * lda], not a[i * k]: lda = " + std::to_string(s.lda) +
-            " here, and the elements between k and lda are padding (the tests put NaN there). "
-            "Step between rows by lda.",
-        0, s.k, [s](std::size_t i, std::size_t p) { return i * s.k + p; }, b_pj));
-  if (s.ldb != s.n)
+        in, "A * B with the rows of A read " + name + " apart instead of lda",
+        "row i of A starts at a[i * lda]: lda = " + std::to_string(s.lda) +
+            " here, and you stepped by " + name + " = " + std::to_string(step) +
+            ". The elements between k and lda are padding (the tests put NaN there). Step between "
+            "rows of A by lda.",
+        0, s.k, [step](std::size_t i, std::size_t p) { return i * step + p; }, b_pj));
+  }
+  for (const auto& [name, step] : steps) {
+    if (!b_steps.insert(step).second) continue;
     list.push_back(sum_of_products(
-        in, "A * B with the rows of B read n apart instead of ldb",
-        "row p of B starts at b[p * ldb], not b[p * n]: ldb = " + std::to_string(s.ldb) +
-            " here, and the elements between n and ldb are padding (the tests put NaN there). "
-            "Step between rows by ldb.",
-        0, s.k, a_ip, [s](std::size_t p, std::size_t j) { return p * s.n + j; }));
+        in, "A * B with the rows of B read " + name + " apart instead of ldb",
+        "row p of B starts at b[p * ldb]: ldb = " + std::to_string(s.ldb) +
+            " here, and you stepped by " + name + " = " + std::to_string(step) +
+            ". The elements between n and ldb are padding (the tests put NaN there). Step between "
+            "rows of B by ldb.",
+        0, s.k, a_ip, [step](std::size_t p, std::size_t j) { return p * step + j; }));
+  }
   if (s.n != s.k)
     list.push_back(sum_of_products(
         in, "A * B with the loop over p running to n instead of k",
@@ -160,6 +195,12 @@ inline std::vector<Entry> catalogue(const Inputs& in) {
   // overwriting C instead of adding to it. The block size is unknown: every usual one is tried,
   // each distinct cut once.
   std::set<std::size_t> cuts, starts;
+  // A cut that is itself a usual block size: the first block may be the only full one.
+  const auto first_block_is_the_cut = [](std::size_t cut) {
+    for (std::size_t block : detail::block_sizes())
+      if (block == cut) return true;
+    return false;
+  };
   for (std::size_t block : detail::block_sizes()) {
     const std::size_t cut = s.k / block * block;
     if (cut > 0 && cut < s.k && cuts.insert(cut).second)
@@ -168,7 +209,14 @@ inline std::vector<Entry> catalogue(const Inputs& in) {
           "each sum stopped at p = " + std::to_string(cut) +
               ", the end of the last full block of k = " + std::to_string(s.k),
           "the last block of k is partial (k is no multiple of your block size) and your loop "
-          "over blocks skips it: loop while p0 < k and end each block at min(p0 + block, k).",
+          "over blocks skips it: loop while p0 < k and end each block at min(p0 + block, k)." +
+              std::string(first_block_is_the_cut(cut)
+                              ? " (Here the first block is the only full one, so a loop over p "
+                                "that runs to the block size, p < " +
+                                    std::to_string(cut) +
+                                    ", instead of to p0 + block gives the same C: end it at "
+                                    "min(p0 + block, k).)"
+                              : ""),
           0, cut, a_ip, b_pj));
   }
   for (std::size_t block : detail::block_sizes()) {
@@ -183,6 +231,113 @@ inline std::vector<Entry> catalogue(const Inputs& in) {
           "(load, add, store).",
           start, s.k, a_ip, b_pj));
   }
+  // Only one block of k: the loop over p bounded by the block size (p < kc instead of p < p0 + kc),
+  // so that every block after the first adds nothing; or the last full block alone (each block
+  // replaced C, and the partial one was skipped).
+  std::set<std::size_t> firsts;
+  for (std::size_t block : detail::block_sizes())
+    // (With k < 2 * block this is also the last full block, named above with both causes.)
+    if (2 * block <= s.k && firsts.insert(block).second)
+      list.push_back(sum_of_products(
+          in,
+          "only the products from p = 0 to " + std::to_string(block - 1) +
+              ", the first block of k (k = " + std::to_string(s.k) + ")",
+          "the blocks of k after the first add nothing: the loop over p inside a block runs to "
+          "the block size (p < " +
+              std::to_string(block) +
+              ") instead of to the end of the block (p < min(p0 + block, k)). Offset both bounds "
+              "by the block's start p0.",
+          0, block, a_ip, b_pj));
+  for (std::size_t block : detail::block_sizes()) {
+    const std::size_t end = s.k / block * block;
+    if (end > block && end < s.k)
+      list.push_back(sum_of_products(
+          in,
+          "only the products from p = " + std::to_string(end - block) + " to " +
+              std::to_string(end - 1) + ", the last full block of k (blocks of " +
+              std::to_string(block) + ", k = " + std::to_string(s.k) + ")",
+          "each block of k replaced C instead of adding to it, and the last, partial block was "
+          "skipped. Zero C once before the first block and add each block's sums to it; loop "
+          "while p0 < k and end each block at min(p0 + block, k).",
+          end - block, end, a_ip, b_pj));
+  }
+
+  // A sum declared outside the loop over j (or over i and j) and never reset: each element of C
+  // carries the sums of the elements before it in its row (or in the whole matrix).
+  if (s.n >= 2 && in.want_scale.size() == in.want.size()) {
+    // Prefix sums of C and of its scales, in row-major order; a row's running sum is the
+    // difference of two of them.
+    auto prefix = std::make_shared<std::vector<double>>(2 * (in.want.size() + 1), 0.0);
+    for (std::size_t e = 0; e < in.want.size(); ++e) {
+      (*prefix)[2 * e + 2] = (*prefix)[2 * e] + in.want[e];
+      (*prefix)[2 * e + 3] = (*prefix)[2 * e + 1] + in.want_scale[e];
+    }
+    const auto running = [prefix, n = s.n](bool across_rows, bool magnitudes) {
+      return [prefix, n, across_rows, magnitudes](std::size_t i) {
+        const std::size_t first = across_rows ? 0 : i / n * n;
+        return (*prefix)[2 * (i + 1) + magnitudes] - (*prefix)[2 * first + magnitudes];
+      };
+    };
+    list.push_back({"each element plus the ones before it in its row (a running sum)",
+                    "the sum is not reset for each element of C: it is declared (or set to 0) "
+                    "outside the loop over j, so C(i, j) holds C(i, 0) + ... + C(i, j). Start "
+                    "each element's sum at 0, inside the loop over j.",
+                    running(false, false), running(false, true)});
+    if (s.m >= 2)
+      list.push_back({"each element plus every one before it in C (a running sum over the matrix)",
+                      "the sum is set to 0 once, before the loops over i and j, and never reset, "
+                      "so each element of C holds the sum of all the elements before it. Start "
+                      "each element's sum at 0, inside the loop over j.",
+                      running(true, false), running(true, true)});
+  }
+
+  // Register tiles: the tile's offset left out of an operand's index (every tile of rows reads
+  // the first rows of A, every tile of columns the first columns of B), or the tile's
+  // accumulators not reset between tiles along a row of C.
+  if (in.want_scale.size() == in.want.size()) {
+    const auto from = [in](auto source) -> Entry {
+      return {"", "", [in, source](std::size_t i) { return in.want[source(i)]; },
+              [in, source](std::size_t i) { return in.want_scale[source(i)]; }};
+    };
+    for (std::size_t rows : {2, 3, 4, 5, 6, 8, 12, 14, 16}) {
+      if (rows >= s.m) break;
+      Entry e = from([n = s.n, rows](std::size_t i) { return i / n % rows * n + i % n; });
+      e.what = "row i of C computed from row i % " + std::to_string(rows) + " of A (tiles of " +
+               std::to_string(rows) + " rows that all read the first)";
+      e.advice =
+          "the tile's first row i0 is left out of A's index: a tile of rows must read "
+          "A(i0 + r, p), a[(i0 + r) * lda + p], not A(r, p).";
+      list.push_back(std::move(e));
+    }
+    for (std::size_t cols : {4, 8, 16, 32, 48, 64}) {
+      if (cols >= s.n) break;
+      Entry e = from([n = s.n, cols](std::size_t i) { return i / n * n + i % n % cols; });
+      e.what = "column j of C computed from column j % " + std::to_string(cols) +
+               " of B (tiles of " + std::to_string(cols) + " columns that all read the first)";
+      e.advice =
+          "the tile's first column j0 is left out of B's index: a tile of columns must "
+          "read B(p, j0 + c), b[p * ldb + j0 + c], not B(p, c).";
+      list.push_back(std::move(e));
+    }
+    for (std::size_t cols : {4, 8, 16, 32, 48, 64}) {
+      if (2 * cols > s.n) break;
+      const auto carried = [in, n = s.n, cols](bool magnitudes) {
+        return [in, n, cols, magnitudes](std::size_t i) {
+          double sum = 0;  // this column and the same column of every tile before it in the row
+          for (std::size_t e = i / n * n + i % n % cols; e <= i; e += cols)
+            sum += magnitudes ? in.want_scale[e] : in.want[e];
+          return sum;
+        };
+      };
+      list.push_back(
+          {"each tile of " + std::to_string(cols) +
+               " columns plus the tiles before it in its row (accumulators not reset)",
+           "the tile's accumulators carry over from one tile to the next: set them to zero at the "
+           "start of every tile (inside the loop over tiles), not once before it.",
+           carried(false), carried(true)});
+    }
+  }
+
   if (s.k > 0 && s.k < detail::block_sizes().back())
     list.push_back(
         {"zero in every element of C (k = " + std::to_string(s.k) + ", less than one block of k)",
@@ -192,6 +347,12 @@ inline std::vector<Entry> catalogue(const Inputs& in) {
              " is smaller than your block, and a loop over full blocks only skips "
              "it. Loop while p0 < k and end each block at min(p0 + block, k).",
          [](std::size_t) { return 0.0; }, [](std::size_t) { return 0.0; }});
+
+  // Keep only the entries that reproduce C itself (see detail::reproduces).
+  if (in.got) {
+    std::erase_if(list,
+                  [&](const Entry& e) { return !detail::reproduces(e, in.got, s.m * s.n, s.k); });
+  }
   return list;
 }
 

@@ -108,6 +108,39 @@ inline std::string matmul_note(const Product& want, const workbook::GuardedBuffe
   return note.str();
 }
 
+/// What a write past the edge of C says about the kernel: a tile at the right edge of C stored with
+/// whole SIMD batches. Its writes end at the batch boundary after column n - 1, in every row: in
+/// the padding when ldc > n, past the end of the buffer in the last row. "" when the writes end
+/// elsewhere.
+inline std::string edge_tile_note(const workbook::GuardedBuffer<float>& c, const MatmulShape& s) {
+  if (s.m == 0 || s.n == 0) return "";
+  // How far past column n - 1 the writes reach: in row 0's padding, or past the end of the last
+  // row (a contiguous run from the end, counted by the canaries).
+  std::size_t reach = 0;
+  if (s.m > 1 && s.ldc > s.n) {
+    while (s.n + reach < s.ldc && !c.is_poison(s.n + reach)) ++reach;
+    if (s.n + reach == s.ldc) return "";  // the whole padding: rows stepped by n (see the check)
+  } else {
+    const workbook::GuardDamage d = c.damage();
+    if (d.after == 0 || d.first_after != 0) return "";
+    reach = d.after;
+  }
+  const std::size_t end = s.n + reach;
+  std::size_t batch = 0;
+  for (std::size_t w : {4, 8, 16, 32, 64})  // the smallest batch that ends there
+    if (batch == 0 && end % w == 0 && reach < w) batch = w;
+  if (batch == 0 || reach == 0) return "";
+  std::ostringstream note;
+  note << " Each row of C was written " << reach << " element" << (reach == 1 ? "" : "s")
+       << " past its last column, up to column " << end - 1 << " (n = " << s.n << ", " << end
+       << " a multiple of " << batch << "): the tile at the right edge of C stores whole SIMD "
+       << "batches although only " << s.n % batch << " of " << batch
+       << " columns of its last batch are in C. Store the edge tile's last batch element by "
+          "element (or with a mask), or compute the tile into a local array and copy the "
+          "columns that exist.";
+  return note.str();
+}
+
 /// Compares C with the oracle, element by element. Each element of C is a float32 dot product of
 /// length k, computed in any order, with or without FMA: its error is at most gamma_k times
 /// sum_p |a_ip| |b_pj| (Higham, Accuracy and Stability of Numerical Algorithms, eq. 3.5), the bound
@@ -127,10 +160,21 @@ inline workbook::CheckResult check(const Product& want, const workbook::GuardedB
        .scale = [&](std::size_t i) { return want.scale[i]; },
        .mistakes =
            [&] {
-             return mistakes::catalogue(
-                 {.a = want.a, .b = want.b, .shape = s, .want = want.value, .c_before = c_before});
+             return mistakes::catalogue({.a = want.a,
+                                         .b = want.b,
+                                         .shape = s,
+                                         .want = want.value,
+                                         .want_scale = want.scale,
+                                         .c_before = c_before,
+                                         .got = [&](std::size_t i) -> double {
+                                           const float v = c[i / s.n * s.ldc + i % s.n];
+                                           return workbook::Poison<float>::is_value(v)
+                                                      ? mistakes::detail::kNaN
+                                                      : v;
+                                         }});
            }});
   if (!r.ok && r.wrong > 0) r.diagnosis += matmul_note(want, c, s);
+  if (!r.ok && r.wrong == 0) r.diagnosis += edge_tile_note(c, s);
   return r;
 }
 

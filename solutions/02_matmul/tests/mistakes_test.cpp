@@ -143,4 +143,104 @@ TEST(MatmulMistakes, NoFullBlockOfK) {
   EXPECT_EQ(t.check().mistake, "zero in every element of C (k = 17, less than one block of k)");
 }
 
+// A C of zeros is no "last product" and no block of k, whatever k: at k = 20000 the right answer's
+// bound is wider than one product, so only the wrong answer's own rounding may decide.
+TEST(MatmulMistakes, ZerosMatchNoSumOfProducts) {
+  Case t(MatmulShape::packed(4, 5, 20000));
+  t.store_sums(0, 0, t.right());
+  const workbook::CheckResult r = t.check();
+  EXPECT_FALSE(r.ok);
+  EXPECT_EQ(r.mistake, "") << r;
+}
+
+// Blocks of k that each re-zero C: C holds the last block's products, not the last product.
+TEST(MatmulMistakes, LastBlockOfKIsNotTheLastProduct) {
+  Case t(MatmulShape::packed(6, 5, 5000));
+  t.store_sums(4992, 5000, t.right());  // blocks of 128 (or 64, 32, ...: the same start)
+  EXPECT_EQ(t.check().mistake, "only the products from p = 4992 to k = 5000, the last block of k");
+}
+
+TEST(MatmulMistakes, OnlyTheFirstBlockOfK) {
+  Case t(MatmulShape::packed(6, 5, 613));
+  t.store_sums(0, 256, t.right());
+  EXPECT_EQ(t.check().mistake,
+            "only the products from p = 0 to 255, the first block of k (k = 613)");
+}
+
+TEST(MatmulMistakes, OnlyTheLastFullBlockOfK) {
+  Case t(MatmulShape::packed(6, 5, 613));
+  t.store_sums(256, 512, t.right());
+  EXPECT_EQ(t.check().mistake,
+            "only the products from p = 256 to 511, the last full block of k (blocks of 256, k = "
+            "613)");
+}
+
+TEST(MatmulMistakes, RowsOfBReadLdcApart) {
+  Case t({.m = 5, .n = 7, .k = 3, .lda = 4, .ldb = 9, .ldc = 8});
+  t.store_sums(0, 3, [&](std::size_t i, std::size_t j, std::size_t p) {
+    return t.a_at(i * 4 + p) * t.b_at(p * 8 + j);
+  });
+  EXPECT_EQ(t.check().mistake, "A * B with the rows of B read ldc apart instead of ldb");
+}
+
+TEST(MatmulMistakes, RunningSums) {
+  Case t(MatmulShape::packed(6, 7, 9));
+  float row = 0, all = 0;
+  Case u(MatmulShape::packed(6, 7, 9));
+  for (std::size_t i = 0; i < 6; ++i, row = 0)
+    for (std::size_t j = 0; j < 7; ++j)
+      for (std::size_t p = 0; p <= 9; ++p) {
+        if (p == 9) {
+          t.c[i * 7 + j] = row;
+          u.c[i * 7 + j] = all;
+          break;
+        }
+        row += t.right()(i, j, p);
+        all += u.right()(i, j, p);
+      }
+  EXPECT_EQ(t.check().mistake, "each element plus the ones before it in its row (a running sum)");
+  EXPECT_EQ(u.check().mistake,
+            "each element plus every one before it in C (a running sum over the matrix)");
+}
+
+// A tile at the right edge stored with whole batches of 16: the padding after column n - 1 is
+// written up to the next multiple of 16, and the note says so.
+TEST(MatmulMistakes, EdgeTileStoredWithWholeBatches) {
+  Case t({.m = 3, .n = 13, .k = 4, .lda = 4, .ldb = 13, .ldc = 20});
+  t.store_sums(0, 4, t.right());
+  for (std::size_t i = 0; i < 3; ++i)
+    for (std::size_t j = 13; j < 16; ++j) t.c[i * 20 + j] = 1.0f;
+  const workbook::CheckResult r = t.check();
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.diagnosis.find("written 3 elements past its last column, up to column 15"),
+            std::string::npos)
+      << r;
+}
+
+// Register tiles: a tile's offset left out of A's or B's index, and accumulators carried from one
+// tile to the next.
+TEST(MatmulMistakes, TileOffsetsAndAccumulators) {
+  const MatmulShape s = MatmulShape::packed(12, 32, 9);
+  Case rows(s), cols(s), carried(s);
+  rows.store_sums(
+      0, 9, [&](std::size_t i, std::size_t j, std::size_t p) { return rows.right()(i % 4, j, p); });
+  EXPECT_EQ(rows.check().mistake,
+            "row i of C computed from row i % 4 of A (tiles of 4 rows that all read the first)");
+  cols.store_sums(
+      0, 9, [&](std::size_t i, std::size_t j, std::size_t p) { return cols.right()(i, j % 8, p); });
+  EXPECT_EQ(cols.check().mistake,
+            "column j of C computed from column j % 8 of B (tiles of 8 columns that all read the "
+            "first)");
+  for (std::size_t i = 0; i < 12; ++i) {
+    float acc[8] = {};
+    for (std::size_t j0 = 0; j0 < 32; j0 += 8)
+      for (std::size_t c = 0; c < 8; ++c) {
+        for (std::size_t p = 0; p < 9; ++p) acc[c] += carried.right()(i, j0 + c, p);
+        carried.c[i * 32 + j0 + c] = acc[c];
+      }
+  }
+  EXPECT_EQ(carried.check().mistake,
+            "each tile of 8 columns plus the tiles before it in its row (accumulators not reset)");
+}
+
 }  // namespace

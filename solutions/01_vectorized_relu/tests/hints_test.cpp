@@ -1,0 +1,49 @@
+// Lab 01's perf hints (labs/01_vectorized_relu/tests/vector_ops_hints.hpp) on controlled
+// evidence: each kind of kernel gets the advice its timings support, and none is asked to do what
+// it already does.
+#include "vector_ops_hints.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace {
+
+bool says(const std::string& text, const std::string& what) {
+  return text.find(what) != std::string::npos;
+}
+
+TEST(Lab01Hints, ScalarLoopIsToldToVectorise) {
+  const std::string hint = lab01::hints::streaming("add", 4096, 2.94, 2.96, 0, 0);
+  EXPECT_TRUE(says(hint, "one element at a time")) << hint;
+  EXPECT_FALSE(says(hint, "Streaming stores")) << hint;
+}
+
+// The case: a vectorised relu with ordinary stores is told about its stores, and never
+// asked whether its loop is vectorised.
+TEST(Lab01Hints, VectorisedLoopWithOrdinaryStoresIsToldToStream) {
+  const std::string hint = lab01::hints::streaming("relu", 4096, 30, 2.1, 4.32, 4.30);
+  EXPECT_TRUE(says(hint, "Streaming stores")) << hint;
+  EXPECT_FALSE(says(hint, "one element at a time")) << hint;
+  EXPECT_FALSE(says(hint, "vectorised?")) << hint;
+}
+
+TEST(Lab01Hints, StreamingKernelIsToldNeither) {
+  const std::string hint = lab01::hints::streaming("relu", 4096, 23, 2.3, 6.2, 4.1);
+  EXPECT_TRUE(says(hint, "writes around the cache already")) << hint;
+  EXPECT_FALSE(says(hint, "Streaming stores (")) << hint;
+  EXPECT_FALSE(says(hint, "one element at a time")) << hint;
+}
+
+TEST(Lab01Hints, Reductions) {
+  const std::string scalar = lab01::hints::reduction("dot", 4096, 0.9, 0.9, 11);
+  EXPECT_TRUE(says(scalar, "Use xsimd::fma")) << scalar;
+  const std::string one = lab01::hints::reduction("dot", 4096, 12, 0.96, 12);
+  EXPECT_TRUE(says(one, "Keep 4 independent accumulators")) << one;
+  EXPECT_FALSE(says(one, "Use xsimd::fma")) << one;
+  const std::string several = lab01::hints::reduction("dot", 4096, 32, 0.9, 11);
+  EXPECT_TRUE(says(several, "several FMAs in flight already")) << several;
+  EXPECT_FALSE(says(several, "Keep 4")) << several;
+}
+
+}  // namespace
