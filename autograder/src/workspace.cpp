@@ -45,6 +45,7 @@ SandboxSpec base_spec(const Context& c, const Rubric& rubric, double wall) {
   s.limits.processes = rubric.processes;
   s.limits.file_bytes = rubric.file_bytes;
   s.limits.output_keep_bytes = rubric.output_keep_bytes;
+  s.cgroup = c.cgroup;
   s.mounts.push_back({c.ws.tmp().string(), true});
   return s;
 }
