@@ -757,11 +757,10 @@ const Isolation& isolation() {
     const unsigned layers = r.ok() ? r.layers : 0;
     probed_layers = layers;
     i.cgroup = cgroup_support().version;
-    if (i.cgroup == 0 || !cgroup_support().note.empty())
-      i.notes.push_back("cgroup: " + cgroup_support().note +
-                        (i.cgroup == 0 ? "; a grade's processes are not limited together, and "
-                                         "leftovers are killed by namespace, group and user only."
-                                       : ""));
+    if (i.cgroup == 0)
+      i.notes.push_back("no cgroup: " + cgroup_support().note +
+                        "; a grade's processes are not limited together, and leftovers are killed "
+                        "by namespace, group and user only.");
     if (i.root) {
       // The work folder under a quota: a size-limited tmpfs mounted on it (Workspace).
       char quota_dir[] = "/tmp/workbook-quota-probe-XXXXXX";

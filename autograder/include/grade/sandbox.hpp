@@ -116,8 +116,10 @@ struct Isolation {
   bool work_quota = false;         ///< the work folder can be a size-limited tmpfs (root)
   uid_t uid_base = 0;              ///< the sandbox user of slot k is uid_base + k (root only)
   std::vector<std::string> notes;  ///< what is missing and what that means
+  /// As root, a cgroup per grade and a quota on the work folder belong to it too.
   bool complete() const {
-    return (root || user_namespace) && mount_namespace && pid_namespace && net_namespace;
+    return (root || user_namespace) && mount_namespace && pid_namespace && net_namespace &&
+           (!root || (cgroup != 0 && work_quota));
   }
   nlohmann::json to_json() const;
 };
