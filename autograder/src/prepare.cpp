@@ -12,6 +12,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <regex>
 #include <sstream>
 #include <stdexcept>
@@ -594,8 +595,6 @@ Cache prepare(const PrepareOptions& o, std::ostream& log) {
   if (!fs::exists(trusted / "labs") || !fs::exists(trusted / "common"))
     throw std::runtime_error(trusted.string() +
                              " is not a perf-workbook tree (no labs/ or common/)");
-  CacheLock lock(root, true);
-
   // The key: what the trusted build depends on. Same key, same cache.
   std::vector<std::string> skip = kNotSources;
   const std::string tree_hash = hash_tree(trusted, skip);
@@ -604,19 +603,30 @@ Cache prepare(const PrepareOptions& o, std::ostream& log) {
   for (const std::string& n : o.labs) wanted += n + ",";
   const std::string key =
       hash_hex(std::to_string(kFormat) + tree_hash + overlay_hash + wanted + build_identity());
-  if (!o.force && fs::exists(root / "recipes.json")) {
+  auto up_to_date = [&] {
+    if (o.force || !fs::exists(root / "recipes.json")) return false;
     try {
       const json j = read_json(root / "recipes.json");
       // A cache whose build failed somewhere is never "up to date": the next prepare tries again.
-      if (j.value("format", 0) == kFormat && j.value("key", "") == key &&
-          j.value("complete", false)) {
-        log << "grading cache " << root.string() << " is up to date (trusted tree " << tree_hash
-            << ")\n";
-        return Cache::load(root);
-      }
+      return j.value("format", 0) == kFormat && j.value("key", "") == key &&
+             j.value("complete", false);
     } catch (const std::exception&) {
+      return false;
+    }
+  };
+  {
+    // Reading whether it is up to date takes a shared lock, as a grade does: a `grade` that
+    // prepares first does not wait for the grades running on the cache (they hold it shared).
+    std::optional<CacheLock> shared;
+    if (fs::exists(root)) shared.emplace(root, false);
+    if (up_to_date()) {
+      log << "grading cache " << root.string() << " is up to date (trusted tree " << tree_hash
+          << ")\n";
+      return Cache::load(root);
     }
   }
+  CacheLock lock(root, true);
+  if (up_to_date()) return Cache::load(root);  // prepared meanwhile by another process
   log << "preparing the grading cache in " << root.string() << " from " << trusted.string() << "\n";
   fs::remove(root / "recipes.json");
   const fs::path src = root / "src";

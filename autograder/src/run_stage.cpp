@@ -121,9 +121,21 @@ void run_visible(Context& c, const LabRecipe& lab, const Rubric& rubric, std::ve
   // A GPU lab's tests one at a time: they time kernels of known length, and share the GPU's memory.
   const int jobs = c.parallel_ok && !lab.gpu ? std::max(1, c.options.jobs) : 1;
   const fs::path exe = c.ws.bin(lab.name()) / "tests";
+  const std::set<std::string> too_slow = hidden_timeouts(items);
   std::vector<std::size_t> todo;
-  for (std::size_t i = 0; i < items.size(); ++i)
-    if (items[i].source == Source::visible) todo.push_back(i);
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    Item& item = items[i];
+    if (item.source != Source::visible) continue;
+    if (too_slow.count(item.function)) {
+      item.status = ItemStatus::failed;
+      item.output = "Not run: " + item.function +
+                    " did not return in time in its hidden tests (see them), which guard this "
+                    "test's points; it counts 0 until they pass. Edit " +
+                    lab.edit() + ".";
+      continue;
+    }
+    todo.push_back(i);
+  }
   std::vector<std::pair<std::size_t, TestRun>> running;
   std::size_t next = 0;
   while (next < todo.size() || !running.empty()) {
@@ -181,6 +193,14 @@ void run_visible(Context& c, const LabRecipe& lab, const Rubric& rubric, std::ve
       it = running.erase(it);
     }
   }
+}
+
+std::set<std::string> hidden_timeouts(const std::vector<Item>& items) {
+  std::set<std::string> out;
+  for (const Item& i : items)
+    if (i.source == Source::hidden && i.gate && i.details.value("timed_out", false))
+      out.insert(i.function);
+  return out;
 }
 
 // --- Hidden tests: the sealed checker (trusted) calls the student's worker in the sandbox
@@ -294,6 +314,10 @@ void run_hidden(Context& c, const LabRecipe& lab, const Rubric& rubric, std::vec
       continue;
     }
     item.status = found->second.first;
+    // The sealed checker's own words for a call that did not return by its deadline.
+    if (item.status == ItemStatus::failed &&
+        found->second.second.find(" did not return within ") != std::string::npos)
+      item.details["timed_out"] = true;
     if (item.status == ItemStatus::failed) {
       // The checker's own file paths mean nothing to a student; the message says what to fix.
       std::string text = student_paths(found->second.second, c.ws, c.cache);

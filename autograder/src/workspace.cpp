@@ -60,7 +60,13 @@ PhaseLock::PhaseLock(const fs::path& cache, bool exclusive) {
   };
   // Writer preference: whoever waits at the gate blocks newcomers until it has the lock.
   take(gate_, LOCK_EX);
-  take(lock_, exclusive ? LOCK_EX : LOCK_SH);
+  if (!exclusive) {
+    take(lock_, LOCK_SH);
+  } else {
+    const auto until = Clock::now() + std::chrono::duration<double>(kPhaseWaitSeconds);
+    while (!(alone_ = flock(lock_, LOCK_EX | LOCK_NB) == 0) && Clock::now() < until)
+      usleep(50000);
+  }
   flock(gate_, LOCK_UN);
 }
 
