@@ -214,18 +214,38 @@ int check_expectations(const GradeResult& r, const json& e, const std::vector<st
         problems.push_back("a flag says \"" + unwanted + "\": " + f);
   }
   // What a student's process printed stays text in every Markdown output (report.md, Gradescope's
-  // and PrairieLearn's): none of these may appear there.
+  // and PrairieLearn's): "markdown_not_contains" may not appear outside their code blocks (where
+  // Markdown shows text as it is), "outputs_not_contain" nowhere in them.
   std::vector<std::string> markdown = {markdown_report(r),
                                        gradescope_results(r).value("output", "")};
   for (const json& t : items_of(gradescope_results(r), "tests"))
     markdown.push_back(t.value("output", ""));
   for (const json& t : items_of(prairielearn_results(r), "tests"))
     markdown.push_back(t.value("output", ""));
-  for (const json& text : items_of(e, "markdown_not_contains")) {
-    const std::string unwanted = text.get<std::string>();
-    if (std::any_of(markdown.begin(), markdown.end(),
-                    [&](const std::string& m) { return m.find(unwanted) != std::string::npos; }))
-      problems.push_back("a Markdown output contains " + json(valid_text(unwanted)).dump());
+  auto outside_code = [](const std::string& md) {
+    std::string out;
+    bool code = false;
+    std::istringstream in(md);
+    for (std::string line; std::getline(in, line);) {
+      const std::size_t lead = line.find_first_not_of(' ');
+      if (lead != std::string::npos && line.compare(lead, 3, "```") == 0) {
+        code = !code;
+        continue;
+      }
+      if (!code) out += "\n" + line;
+    }
+    return out;
+  };
+  for (const auto& [key, anywhere] :
+       {std::pair{"markdown_not_contains", false}, std::pair{"outputs_not_contain", true}}) {
+    for (const json& text : items_of(e, key)) {
+      const std::string unwanted = text.get<std::string>();
+      if (std::any_of(markdown.begin(), markdown.end(), [&](const std::string& m) {
+            return (anywhere ? m : outside_code(m)).find(unwanted) != std::string::npos;
+          }))
+        problems.push_back("a Markdown output contains " + json(valid_text(unwanted)).dump() +
+                           (anywhere ? "" : " outside its code blocks"));
+    }
   }
   if (e.contains("max_seconds") && r.seconds > e["max_seconds"].get<double>())
     problems.push_back("the grade took " + workbook::format_fixed(r.seconds, 0) + " s, more than " +

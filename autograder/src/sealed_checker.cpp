@@ -168,9 +168,10 @@ std::string Worker::ended(const std::string& doing) {
   } catch (const grade::EnvironmentError& e) {
     machine_failed(e);
   }
-  output_ = r.output_with_note();
+  output_ = grade::valid_text(r.output_with_note());
   dead_ = "the worker running your code " + r.describe() + " while " + doing;
-  if (!r.output.empty()) dead_ += ". It printed:\n" + r.output.substr(0, 2000);
+  // Valid text: GoogleTest's report of this failure is JSON the grader must be able to read.
+  if (!r.output.empty()) dead_ += ". It printed:\n" + grade::valid_text(r.output.substr(0, 2000));
   return dead_;
 }
 

@@ -64,8 +64,7 @@ PhaseLock::PhaseLock(const fs::path& cache, bool exclusive) {
     take(lock_, LOCK_SH);
   } else {
     const auto until = Clock::now() + std::chrono::duration<double>(kPhaseWaitSeconds);
-    while (!(alone_ = flock(lock_, LOCK_EX | LOCK_NB) == 0) && Clock::now() < until)
-      usleep(50000);
+    while (!(alone_ = flock(lock_, LOCK_EX | LOCK_NB) == 0) && Clock::now() < until) usleep(50000);
   }
   flock(gate_, LOCK_UN);
 }
