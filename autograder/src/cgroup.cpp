@@ -16,6 +16,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -303,7 +304,7 @@ void cgroup_remove(const std::string& path) {
   }
 }
 
-GradeScope::GradeScope(const GradeLimits& limits) {
+GradeScope::GradeScope(const GradeLimits& limits, const std::string& mounted_work) {
   if (cgroup_support().version == 0) return;
   path_ = "grade-" + random_hex(8);
   cgroup_create(path_);
@@ -330,6 +331,11 @@ GradeScope::GradeScope(const GradeLimits& limits) {
       if (getppid() != grader) break;                         // the grader is gone
     }
     cgroup_remove(path_);
+    // The grader is gone: nobody else will unmount its work folder (a tmpfs holds memory).
+    if (getppid() != grader && !mounted_work.empty()) {
+      umount2(mounted_work.c_str(), MNT_DETACH);
+      rmdir(mounted_work.c_str());
+    }
     _exit(0);
   }
   close(pipe_fds[0]);

@@ -196,11 +196,11 @@ GradeResult grade(const GradeOptions& o, std::ostream& log) {
   // The grade's cgroup (memory, processes, CPU of every process at once; killed whole at the end,
   // or by its reaper when the grader is killed) and its files under a quota, where the machine
   // has them (isolation(): then they are required).
-  GradeScope scope(o.limits);
   Workspace ws(o.work.empty()
                    ? fs::temp_directory_path() / ("workbook-grade-" + std::to_string(geteuid()))
                    : o.work,
                o.slot, o.keep_work, isolation().work_quota ? o.limits.work_bytes : 0);
+  GradeScope scope(o.limits, ws.mounted && !ws.keep ? ws.root.string() : "");
   Context c{o, *cache, ws, log, result.seed};
   c.cgroup = scope.cgroup();
   // Parallel tests share the sandbox user; without a pid namespace leftovers are killed by user id,

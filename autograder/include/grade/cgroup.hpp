@@ -59,10 +59,11 @@ void cgroup_remove(const std::string& path);
 
 /// One grade's cgroup, with its limits, and a reaper: a small process of its own (a fork of the
 /// grader, in no process group of the grader's) that kills the cgroup whole when the grader ends,
-/// however it ends (SIGKILL included). Does nothing where cgroup_support() found none.
+/// however it ends (SIGKILL included), then unmounts the grade's work folder (`mounted_work`, its
+/// tmpfs; "" for none). Does nothing where cgroup_support() found none.
 class GradeScope {
  public:
-  explicit GradeScope(const GradeLimits& limits);
+  explicit GradeScope(const GradeLimits& limits, const std::string& mounted_work = "");
   ~GradeScope();  ///< kills what is left in the cgroup and removes it
   GradeScope(const GradeScope&) = delete;
   GradeScope& operator=(const GradeScope&) = delete;
