@@ -102,7 +102,11 @@ Mounts find_mounts() {
   return m;
 }
 
-// The grader's own cgroup in each hierarchy: "" for v2, the controller for v1.
+// Where a v2 cgroup's own processes go so that it can hand controllers down (probe()).
+constexpr const char* kLeaf = "workbook-leaf";
+
+// The grader's own cgroup in each hierarchy: "" for v2, the controller for v1. A process in our
+// leaf (a checker started after the probe moved the grader there) belongs to its parent.
 std::string own_path(const std::string& controller) {
   std::ifstream in("/proc/self/cgroup");
   for (std::string line; std::getline(in, line);) {
@@ -110,8 +114,14 @@ std::string own_path(const std::string& controller) {
     if (a == std::string::npos || b == std::string::npos) continue;
     const std::string list = line.substr(a + 1, b - a - 1);
     if ((controller.empty() && line.substr(0, a) == "0" && list.empty()) ||
-        (!controller.empty() && has(words(list, ','), controller)))
-      return line.substr(b + 1) == "/" ? "" : line.substr(b + 1);
+        (!controller.empty() && has(words(list, ','), controller))) {
+      std::string path = line.substr(b + 1);
+      const std::string leaf = std::string("/") + kLeaf;
+      if (path.size() >= leaf.size() &&
+          path.compare(path.size() - leaf.size(), leaf.size(), leaf) == 0)
+        path.resize(path.size() - leaf.size());
+      return path == "/" ? "" : path;
+    }
   }
   return "";
 }
@@ -139,9 +149,23 @@ CgroupSupport probe() {
       const std::string ours = own + "/workbook";
       mkdir(ours.c_str(), 0755);
       // Controllers are handed down through cgroup.subtree_control at each level. A non-root
-      // cgroup that has processes of its own cannot do that ("no internal processes").
-      if (!write_file(own + "/cgroup.subtree_control", "+memory +pids +cpu") ||
-          !write_file(ours + "/cgroup.subtree_control", "+memory +pids +cpu")) {
+      // cgroup that has processes of its own cannot do that ("no internal processes"): as a
+      // delegated cgroup's owner does (systemd's advice, and container runtimes'), its processes
+      // move to a leaf of their own first, "workbook-leaf" (same limits: they stay below).
+      bool handed = write_file(own + "/cgroup.subtree_control", "+memory +pids +cpu");
+      if (!handed && errno == EBUSY) {
+        const std::string leaf = own + "/" + kLeaf;
+        mkdir(leaf.c_str(), 0755);
+        for (int round = 0; round < 3 && !handed; ++round) {
+          for (const std::string& pid : words(read_file(own + "/cgroup.procs"), '\n'))
+            write_file(leaf + "/cgroup.procs", pid);
+          handed = write_file(own + "/cgroup.subtree_control", "+memory +pids +cpu");
+        }
+        if (handed)
+          s.note = "cgroup v2: the processes of " + own + " were moved to " + leaf +
+                   " so that it can hand controllers down";
+      }
+      if (!handed || !write_file(ours + "/cgroup.subtree_control", "+memory +pids +cpu")) {
         s.note = "cgroup v2 at " + m.v2 + " offers memory, pids and cpu, but " + own +
                  " cannot hand them down (" + std::strerror(errno) +
                  "; a cgroup with processes of its own cannot): run the grader in a delegated "
@@ -321,6 +345,11 @@ GradeScope::GradeScope(const GradeLimits& limits, const std::string& mounted_wor
     setsid();
     for (int s : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE}) std::signal(s, SIG_IGN);
     close(pipe_fds[1]);
+    // Nothing of the grader's held open (a caller waiting for the end of its output would wait
+    // for the reaper too).
+    const int null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+    for (int fd = 0; fd < 3 && null_fd >= 0; ++fd) dup2(null_fd, fd);
+    if (null_fd > 2) close(null_fd);
     close_range(3, static_cast<unsigned>(pipe_fds[0]) - 1, 0);
     close_range(static_cast<unsigned>(pipe_fds[0]) + 1, ~0u, 0);
     for (;;) {
