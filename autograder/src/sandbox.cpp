@@ -329,7 +329,7 @@ void close_all_except(std::vector<int> keep) {
   if (layers & kMount) build_jail(plan, layers & kPid, error_fd);
   const pid_t self = getpid();
   const pid_t program = fork();
-  if (program < 0) die(error_fd, "fork", errno);
+  if (program < 0) die(error_fd, "fork", errno, false);  // the grade's own process limit
   if (program == 0) exec_program(plan, layers, out_fd, error_fd, self);
   close(out_fd);
   close(error_fd);
