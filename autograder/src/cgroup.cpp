@@ -16,6 +16,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -126,6 +127,63 @@ std::string own_path(const std::string& controller) {
   return "";
 }
 
+void apply_limits(const CgroupSupport& s, const std::vector<std::string>& dirs,
+                  const GradeLimits& l);
+
+// Whether a grade's limits can be set here (a parent's smaller CPU quota refuses ours, say): found
+// once, so that doctor says it, rather than every grade failing.
+CgroupSupport limits_settable(CgroupSupport s) {
+  const std::string probe = "probe-" + std::to_string(getpid());
+  std::vector<std::string> dirs;
+  for (const std::string& r : s.roots) {
+    dirs.push_back(r + "/" + probe);
+    mkdir(dirs.back().c_str(), 0755);
+  }
+  try {
+    apply_limits(s, dirs, GradeLimits{});
+  } catch (const std::exception& e) {
+    s.version = 0;
+    s.note = std::string("the grade's limits cannot be set: ") + e.what();
+  }
+  for (const std::string& d : dirs) rmdir(d.c_str());
+  if (s.version == 0) s.roots.clear();
+  return s;
+}
+
+}  // namespace
+
+double cpus_of_this_process() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
+  return static_cast<double>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
+}
+
+namespace {
+
+void apply_limits(const CgroupSupport& s, const std::vector<std::string>& dirs,
+                  const GradeLimits& l) {
+  if (dirs.empty()) return;
+  const double cpus = l.cpus > 0 ? l.cpus : cpus_of_this_process();
+  const long period = 100000;
+  const long quota = static_cast<long>(cpus * static_cast<double>(period));
+  auto set = [](const std::string& file, const std::string& value) {
+    if (!write_file(file, value))
+      throw EnvironmentError("cannot set " + file + " to " + value + ": " + std::strerror(errno));
+  };
+  if (s.version == 2) {
+    set(dirs[0] + "/memory.max", std::to_string(l.memory_bytes));
+    if (access((dirs[0] + "/memory.swap.max").c_str(), F_OK) == 0)
+      set(dirs[0] + "/memory.swap.max", "0");
+    set(dirs[0] + "/pids.max", std::to_string(l.processes));
+    set(dirs[0] + "/cpu.max", std::to_string(quota) + " " + std::to_string(period));
+  } else {
+    set(dirs[0] + "/memory.limit_in_bytes", std::to_string(l.memory_bytes));
+    set(dirs[1] + "/pids.max", std::to_string(l.processes));
+    set(dirs[2] + "/cpu.cfs_period_us", std::to_string(period));
+    set(dirs[2] + "/cpu.cfs_quota_us", std::to_string(quota));
+  }
+}
+
 CgroupSupport probe() {
   CgroupSupport s;
   if (geteuid() != 0) {
@@ -174,7 +232,7 @@ CgroupSupport probe() {
         s.version = 2;
         s.roots = {ours};
         s.freezer = access((ours + "/cgroup.freeze").c_str(), F_OK) == 0;
-        return s;
+        return limits_settable(s);
       }
     }
   }
@@ -203,7 +261,7 @@ CgroupSupport probe() {
   s.version = 1;
   s.freezer = !v1_freezer.empty();
   if (!s.freezer) s.note = "no freezer controller: a tree is killed without being stopped first";
-  return s;
+  return limits_settable(s);
 }
 
 // The folder of `path` in each hierarchy.
@@ -258,29 +316,7 @@ void cgroup_create(const std::string& path) {
 }
 
 void cgroup_limit(const std::string& path, const GradeLimits& l) {
-  const CgroupSupport& s = cgroup_support();
-  const std::vector<std::string> dirs = folders(path);
-  if (dirs.empty()) return;
-  double cpus = l.cpus;
-  if (cpus <= 0) cpus = static_cast<double>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
-  const long period = 100000;
-  const long quota = static_cast<long>(cpus * static_cast<double>(period));
-  auto set = [](const std::string& file, const std::string& value) {
-    if (!write_file(file, value))
-      throw EnvironmentError("cannot set " + file + " to " + value + ": " + std::strerror(errno));
-  };
-  if (s.version == 2) {
-    set(dirs[0] + "/memory.max", std::to_string(l.memory_bytes));
-    if (access((dirs[0] + "/memory.swap.max").c_str(), F_OK) == 0)
-      set(dirs[0] + "/memory.swap.max", "0");
-    set(dirs[0] + "/pids.max", std::to_string(l.processes));
-    set(dirs[0] + "/cpu.max", std::to_string(quota) + " " + std::to_string(period));
-  } else {
-    set(dirs[0] + "/memory.limit_in_bytes", std::to_string(l.memory_bytes));
-    set(dirs[1] + "/pids.max", std::to_string(l.processes));
-    set(dirs[2] + "/cpu.cfs_period_us", std::to_string(period));
-    set(dirs[2] + "/cpu.cfs_quota_us", std::to_string(quota));
-  }
+  apply_limits(cgroup_support(), folders(path), l);
 }
 
 std::vector<std::string> cgroup_procs_files(const std::string& path) {

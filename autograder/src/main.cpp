@@ -629,7 +629,7 @@ int main(int argc, char** argv) {
       report["grade_limits"] = {
           {"memory_mib", l.memory_bytes >> 20},
           {"processes", l.processes},
-          {"cpus", l.cpus > 0 ? l.cpus : static_cast<double>(sysconf(_SC_NPROCESSORS_ONLN))},
+          {"cpus", l.cpus > 0 ? l.cpus : cpus_of_this_process()},
           {"work_mib", l.work_bytes >> 20},
           {"applied", isolation().cgroup != 0 ? "per grade, by its cgroup" : "not (no cgroup)"},
           {"work_quota", isolation().work_quota ? "a tmpfs on the work folder" : "none"}};

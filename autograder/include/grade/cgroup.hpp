@@ -38,6 +38,10 @@ struct CgroupSupport {
   nlohmann::json to_json() const;
 };
 
+/// The CPUs this process may run on (a Slurm task's or a container's, not the whole machine's): a
+/// grade's CPU limit unless GradeLimits::cpus says otherwise.
+double cpus_of_this_process();
+
 /// Found once per process (and our folders created): the grader's own cgroup in /proc/self/cgroup,
 /// the mounts in /proc/self/mountinfo.
 const CgroupSupport& cgroup_support();
