@@ -119,7 +119,7 @@ void add_grading(CLI::App* c, Options& a) {
                 "processes and threads of a whole grade at once (default 512)")
       ->check(CLI::PositiveNumber);
   c->add_option("--grade-cpus", g.limits.cpus,
-                "CPUs a whole grade may keep busy (default: every CPU of the machine)")
+                "CPUs a whole grade may keep busy (default: the CPUs the grader may run on)")
       ->check(CLI::PositiveNumber);
   c->add_option_function<std::uint64_t>(
        "--work-mib", [&g](std::uint64_t v) { g.limits.work_bytes = v << 20; },
