@@ -10,6 +10,7 @@
 // sealed checker (no student code in it), and the perf driver's clock.
 #include <grade/grade.hpp>
 
+#include <grade/cgroup.hpp>
 #include <grade/report.hpp>
 #include <grade/sandbox.hpp>
 
@@ -107,12 +108,38 @@ LabResult grade_lab(Context& c, const LabRecipe& lab, bool submitted, const std:
   build.output = "Built: " + lab.edit() + " compiled and linked with the lab's tests.";
   {
     PhaseLock shared(c.cache.root, false);
-    run_visible(c, lab, rubric, items, start);
+    // Hidden first: a function whose calls time out there is not run again in every visible test.
     run_hidden(c, lab, rubric, items, start);
+    run_visible(c, lab, rubric, items, start);
   }
   const Gates gates = apply_gates(items);
   run_perf(c, lab, rubric, items, result, gates.not_timed, start);
   return finish();
+}
+
+// The machine failed one of the lab's runs: nothing of the lab is the student's, every item is
+// left out of the score (not a zero), and the exit code says so (kExitLabsNotGraded).
+LabResult environment_failure(const LabRecipe& lab, const Rubric& rubric, const std::string& what) {
+  LabResult result;
+  result.number = lab.number;
+  result.folder = lab.folder;
+  result.title = rubric.title;
+  result.status = LabStatus::environment_error;
+  result.notes.push_back("environment error (the grader's machine, not the submission): " + what);
+  Item build;
+  build.lab = lab.number;
+  build.test = "build";
+  std::vector<Item> items = all_items(lab, rubric);
+  for (Item& i : items) {
+    i.status = ItemStatus::skipped;
+    i.details["grader"] = true;
+    i.output = "Not graded: the grader's machine failed (" + what +
+               "). Not your code: this lab is graded again once the machine is fixed.";
+  }
+  build.status = ItemStatus::skipped;
+  build.output = items.empty() ? "Not graded." : items.front().output;
+  total_lab(result, std::move(items), build, lab, rubric);
+  return result;
 }
 
 }  // namespace
@@ -127,7 +154,13 @@ int sandbox_exec(const std::vector<std::string>& args) {
   for (int fd : j.value("pass_fds", std::vector<int>{3, 4}))
     spec.pass_fds.push_back(fcntl(fd, F_DUPFD_CLOEXEC, 10));
   for (int fd : {3, 4}) close(fd);
-  const RunResult r = run_sandboxed(spec);
+  RunResult r;
+  try {
+    r = run_sandboxed(spec);
+  } catch (const EnvironmentError& e) {
+    std::cerr << "workbook-grade sandbox-exec: " << e.what() << "\n";
+    return kEnvironmentErrorExit;
+  }
   if (j.contains("log")) {
     std::ofstream log(j["log"].get<std::string>(), std::ios::app);
     log << "--- " << r.describe() << " (" << r.output_bytes << " bytes of output)\n"
@@ -160,11 +193,16 @@ GradeResult grade(const GradeOptions& o, std::ostream& log) {
   if (!isolation().complete())
     for (const std::string& n : isolation().notes) result.warnings.push_back("isolation: " + n);
 
+  // The grade's cgroup (memory, processes, CPU of every process at once; killed whole at the end,
+  // or by its reaper when the grader is killed) and its files under a quota, where the machine
+  // has them (isolation(): then they are required).
   Workspace ws(o.work.empty()
                    ? fs::temp_directory_path() / ("workbook-grade-" + std::to_string(geteuid()))
                    : o.work,
-               o.slot, o.keep_work);
+               o.slot, o.keep_work, isolation().work_quota ? o.limits.work_bytes : 0);
+  GradeScope scope(o.limits, ws.mounted && !ws.keep ? ws.root.string() : "");
   Context c{o, *cache, ws, log, result.seed};
+  c.cgroup = scope.cgroup();
   // Parallel tests share the sandbox user; without a pid namespace leftovers are killed by user id,
   // which would hit the other test too.
   c.parallel_ok = isolation().pid_namespace || !isolation().root;
@@ -188,7 +226,13 @@ GradeResult grade(const GradeOptions& o, std::ostream& log) {
     const Rubric lab_rubric = lab.available ? cache->rubric(lab) : Rubric::default_for(n);
     LabIntake taken = take_lab_files(c, root, lab, lab_rubric, name_count);
     result.files.insert(result.files.end(), taken.files.begin(), taken.files.end());
-    LabResult lr = grade_lab(c, lab, taken.submitted, taken.missing);
+    LabResult lr;
+    try {
+      lr = grade_lab(c, lab, taken.submitted, taken.missing);
+    } catch (const EnvironmentError& e) {
+      lr = environment_failure(lab, lab_rubric, e.what());
+      log << "  " << lab.name() << ": ENVIRONMENT ERROR: " << e.what() << "\n";
+    }
     log << "  " << lab.name() << ": " << fixed(lr.score, 1) << " / " << fixed(lr.max_score, 1)
         << " (" << to_string(lr.status) << ", " << fixed(lr.seconds, 1) << " s)\n"
         << std::flush;

@@ -73,7 +73,10 @@ class ChannelListener : public ::testing::EmptyTestEventListener {
     return std::string(t.test_suite_name()) + "." + t.name();
   }
   void send(const nlohmann::json& record) {
-    const std::string line = nonce_ + " " + record.dump() + "\n";
+    // A failure message may quote bytes that are not UTF-8 (the student's output): replaced, not a
+    // type_error that would end the test process.
+    const std::string line =
+        nonce_ + " " + record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
     std::fputs(line.c_str(), channel_);
     std::fflush(channel_);
   }

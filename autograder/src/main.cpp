@@ -110,6 +110,21 @@ void add_grading(CLI::App* c, Options& a) {
   c->add_option("--test-timeout", g.test_timeout,
                 "seconds per test process (default: the rubric's)");
   c->add_option("--seed", g.seed, "the tests' random seed (default: a fresh one, recorded)");
+  // The grade's cgroup and work folder (as root; `doctor` says whether this machine has them).
+  c->add_option_function<std::uint64_t>(
+       "--grade-memory-mib", [&g](std::uint64_t v) { g.limits.memory_bytes = v << 20; },
+       "memory of a whole grade, every process together (default 8192)")
+      ->check(CLI::PositiveNumber);
+  c->add_option("--grade-processes", g.limits.processes,
+                "processes and threads of a whole grade at once (default 512)")
+      ->check(CLI::PositiveNumber);
+  c->add_option("--grade-cpus", g.limits.cpus,
+                "CPUs a whole grade may keep busy (default: the CPUs the grader may run on)")
+      ->check(CLI::PositiveNumber);
+  c->add_option_function<std::uint64_t>(
+       "--work-mib", [&g](std::uint64_t v) { g.limits.work_bytes = v << 20; },
+       "size of a grade's work folder (a tmpfs; default 1024)")
+      ->check(CLI::PositiveNumber);
 }
 
 // --- Expectations: the self-test's check of a graded result
@@ -192,6 +207,49 @@ int check_expectations(const GradeResult& r, const json& e, const std::vector<st
                      [&](const std::string& f) { return f.find(want) != std::string::npos; }))
       problems.push_back("no flag says \"" + want + "\"");
   }
+  for (const json& text : items_of(e, "flags_absent")) {
+    const std::string unwanted = text.get<std::string>();
+    for (const std::string& f : raised)
+      if (f.find(unwanted) != std::string::npos)
+        problems.push_back("a flag says \"" + unwanted + "\": " + f);
+  }
+  // What a student's process printed stays text in every Markdown output (report.md, Gradescope's
+  // and PrairieLearn's): "markdown_not_contains" may not appear outside their code blocks (where
+  // Markdown shows text as it is), "outputs_not_contain" nowhere in them.
+  std::vector<std::string> markdown = {markdown_report(r),
+                                       gradescope_results(r).value("output", "")};
+  for (const json& t : items_of(gradescope_results(r), "tests"))
+    markdown.push_back(t.value("output", ""));
+  for (const json& t : items_of(prairielearn_results(r), "tests"))
+    markdown.push_back(t.value("output", ""));
+  auto outside_code = [](const std::string& md) {
+    std::string out;
+    bool code = false;
+    std::istringstream in(md);
+    for (std::string line; std::getline(in, line);) {
+      const std::size_t lead = line.find_first_not_of(' ');
+      if (lead != std::string::npos && line.compare(lead, 3, "```") == 0) {
+        code = !code;
+        continue;
+      }
+      if (!code) out += "\n" + line;
+    }
+    return out;
+  };
+  for (const auto& [key, anywhere] :
+       {std::pair{"markdown_not_contains", false}, std::pair{"outputs_not_contain", true}}) {
+    for (const json& text : items_of(e, key)) {
+      const std::string unwanted = text.get<std::string>();
+      if (std::any_of(markdown.begin(), markdown.end(), [&](const std::string& m) {
+            return (anywhere ? m : outside_code(m)).find(unwanted) != std::string::npos;
+          }))
+        problems.push_back("a Markdown output contains " + json(valid_text(unwanted)).dump() +
+                           (anywhere ? "" : " outside its code blocks"));
+    }
+  }
+  if (e.contains("max_seconds") && r.seconds > e["max_seconds"].get<double>())
+    problems.push_back("the grade took " + workbook::format_fixed(r.seconds, 0) + " s, more than " +
+                       workbook::format_fixed(e["max_seconds"].get<double>(), 0));
   if (e.contains("total") && !meets(e["total"].get<std::string>(), r.score, r.max_score))
     problems.push_back("total " + std::to_string(r.score) + " of " + std::to_string(r.max_score) +
                        ", expected " + e["total"].get<std::string>());
@@ -222,7 +280,9 @@ int cmd_grade(Options& a) {
   // does the exit code (the submission itself is graded as far as it could be).
   int ungraded = 0;
   for (const LabResult& l : r.labs) {
-    if (l.status != LabStatus::unavailable && l.status != LabStatus::not_graded) continue;
+    if (l.status != LabStatus::unavailable && l.status != LabStatus::not_graded &&
+        l.status != LabStatus::environment_error)
+      continue;
     ++ungraded;
     std::cerr << "workbook-grade: lab " << l.number << " was not graded on this machine: "
               << (l.notes.empty() ? std::string(to_string(l.status))
@@ -243,7 +303,8 @@ int cmd_batch(const Options& a, const CLI::App& command) {
   o.regrade = a.regrade;
   // Each submission's `grade` gets the grading options as they were written.
   for (const char* k : {"--no-perf", "--perf-seconds", "--perf-full-within", "--perf-zero-at",
-                        "--test-timeout", "--seed", "--labs"}) {
+                        "--test-timeout", "--seed", "--labs", "--grade-memory-mib",
+                        "--grade-processes", "--grade-cpus", "--work-mib"}) {
     const CLI::Option* option = command.get_option(k);
     if (option->count() == 0) continue;
     o.grade_arguments.push_back(k);
@@ -563,8 +624,17 @@ int main(int argc, char** argv) {
     if (*doctor_command) {
       // What isolates student code here, and what a CUDA program would get in the jail.
       json report = isolation().to_json();
+      // The limits a grade gets by default (the options of `grade` and `batch` change them).
+      const GradeLimits l;
+      report["grade_limits"] = {
+          {"memory_mib", l.memory_bytes >> 20},
+          {"processes", l.processes},
+          {"cpus", l.cpus > 0 ? l.cpus : cpus_of_this_process()},
+          {"work_mib", l.work_bytes >> 20},
+          {"applied", isolation().cgroup != 0 ? "per grade, by its cgroup" : "not (no cgroup)"},
+          {"work_quota", isolation().work_quota ? "a tmpfs on the work folder" : "none"}};
       report["gpu"] = gpu_access().to_json();
-      std::cout << report.dump(2) << "\n";
+      std::cout << valid_json(report).dump(2) << "\n";
       return isolation().complete() ? 0 : 1;
     }
     return cmd_labs(a);  // the one command left

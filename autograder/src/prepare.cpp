@@ -4,11 +4,15 @@
 
 #include <grade/sandbox.hpp>
 
+#include <workbook/skip.hpp>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <fstream>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <regex>
 #include <sstream>
 #include <stdexcept>
@@ -438,6 +442,31 @@ std::map<std::string, char> defined_symbols(const std::vector<std::string>& line
   return symbols;
 }
 
+// The hidden tests run on the reference (a plain child, as in the project's CI), each call timed:
+// the slowest call of each function. A function missing here (a GPU lab on a machine without a
+// GPU) keeps the blanket per-call timeout.
+std::map<std::string, double> time_reference_calls(const LabRecipe& r, const std::string& worker,
+                                                   const fs::path& root, std::ostream& log) {
+  std::map<std::string, double> slowest;
+  const fs::path times = root / ("call-times-" + r.number + ".txt");
+  fs::remove(times);
+  log << "  lab" << r.number << ": timing the reference's calls in the hidden tests ...\n"
+      << std::flush;
+  const CommandResult run = run_command({"/usr/bin/env", "WORKBOOK_SEALED_WORKER=" + worker,
+                                         "WORKBOOK_SEALED_TIMES=" + times.string(),
+                                         std::string("WORKBOOK_SEALED_GPU=") + (r.gpu ? "1" : "0"),
+                                         "WORKBOOK_SEED=1", r.checker, "--gtest_brief=1"},
+                                        {}, 1200);
+  std::ifstream in(times);
+  std::string function;
+  double seconds = 0;
+  while (in >> function >> seconds) slowest[function] = std::max(slowest[function], seconds);
+  if (run.code != 0 && run.code != workbook::kSkipReturnCode)
+    log << "  lab" << r.number << ": the hidden tests did not all pass on the reference (exit code "
+        << run.code << "): the per-call deadlines come from the calls that ran\n";
+  return slowest;
+}
+
 CommandResult run_command(const std::vector<std::string>& argv, const fs::path& cwd,
                           double timeout_seconds) {
   SandboxSpec spec;
@@ -497,6 +526,7 @@ nlohmann::json LabRecipe::to_json() const {
           {"perf_reference", perf_reference},
           {"profile", profile},
           {"checker", checker},
+          {"call_seconds", call_seconds},
           {"probe", probe},
           {"visible_tests", visible_tests},
           {"hidden_tests", hidden_tests},
@@ -524,6 +554,7 @@ LabRecipe LabRecipe::from_json(const nlohmann::json& j) {
   r.perf_reference = j.value("perf_reference", "");
   r.profile = j.value("profile", "");
   r.checker = j.value("checker", "");
+  r.call_seconds = j.value("call_seconds", std::map<std::string, double>{});
   r.probe = j.value("probe", "");
   r.visible_tests = j.value("visible_tests", std::vector<std::string>{});
   r.hidden_tests = j.value("hidden_tests", std::vector<std::string>{});
@@ -564,8 +595,6 @@ Cache prepare(const PrepareOptions& o, std::ostream& log) {
   if (!fs::exists(trusted / "labs") || !fs::exists(trusted / "common"))
     throw std::runtime_error(trusted.string() +
                              " is not a perf-workbook tree (no labs/ or common/)");
-  CacheLock lock(root, true);
-
   // The key: what the trusted build depends on. Same key, same cache.
   std::vector<std::string> skip = kNotSources;
   const std::string tree_hash = hash_tree(trusted, skip);
@@ -574,19 +603,30 @@ Cache prepare(const PrepareOptions& o, std::ostream& log) {
   for (const std::string& n : o.labs) wanted += n + ",";
   const std::string key =
       hash_hex(std::to_string(kFormat) + tree_hash + overlay_hash + wanted + build_identity());
-  if (!o.force && fs::exists(root / "recipes.json")) {
+  auto up_to_date = [&] {
+    if (o.force || !fs::exists(root / "recipes.json")) return false;
     try {
       const json j = read_json(root / "recipes.json");
       // A cache whose build failed somewhere is never "up to date": the next prepare tries again.
-      if (j.value("format", 0) == kFormat && j.value("key", "") == key &&
-          j.value("complete", false)) {
-        log << "grading cache " << root.string() << " is up to date (trusted tree " << tree_hash
-            << ")\n";
-        return Cache::load(root);
-      }
+      return j.value("format", 0) == kFormat && j.value("key", "") == key &&
+             j.value("complete", false);
     } catch (const std::exception&) {
+      return false;
+    }
+  };
+  {
+    // Reading whether it is up to date takes a shared lock, as a grade does: a `grade` that
+    // prepares first does not wait for the grades running on the cache (they hold it shared).
+    std::optional<CacheLock> shared;
+    if (fs::exists(root)) shared.emplace(root, false);
+    if (up_to_date()) {
+      log << "grading cache " << root.string() << " is up to date (trusted tree " << tree_hash
+          << ")\n";
+      return Cache::load(root);
     }
   }
+  CacheLock lock(root, true);
+  if (up_to_date()) return Cache::load(root);  // prepared meanwhile by another process
   log << "preparing the grading cache in " << root.string() << " from " << trusted.string() << "\n";
   fs::remove(root / "recipes.json");
   const fs::path src = root / "src";
@@ -726,6 +766,8 @@ Cache prepare(const PrepareOptions& o, std::ostream& log) {
             throw std::runtime_error("cannot list the hidden tests of " + lab + ":\n" +
                                      hidden.output);
           r.hidden_tests = parse_gtest_list(hidden.output);
+          if (t.contains("sealed_reference"))
+            r.call_seconds = time_reference_calls(r, t["sealed_reference"], root, log);
         }
         if (t.contains("list_perf")) {
           const CommandResult perf = run_command({t["list_perf"].get<std::string>(), "--list"});

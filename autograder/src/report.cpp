@@ -25,6 +25,64 @@ std::string points(double score, double max) {
   return f(score) + " / " + f(max);
 }
 
+// Text that goes into Markdown (report.md, Gradescope's and PrairieLearn's output) with parts that
+// came from a student's process, a compiler or a file name: valid text, and nothing outside a code
+// block that renders as more than text - no heading (a fake "## Score: 100 / 100"), no image, no
+// link (javascript: or not), no raw HTML. The grader's own Markdown in it is code blocks and inline
+// code, which stay as they are.
+std::string safe_markdown(const std::string& raw) {
+  const std::string text = valid_text(raw);
+  std::string out;
+  bool in_code = false;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    std::size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    std::string line = text.substr(start, end - start);
+    const std::size_t lead = line.find_first_not_of(' ');
+    const bool fence = lead != std::string::npos && lead < 4 && line.compare(lead, 3, "```") == 0;
+    if (fence) {
+      in_code = !in_code;
+    } else if (!in_code) {
+      std::string safe;
+      const bool underline =
+          lead != std::string::npos &&
+          line.find_first_not_of(std::string(" ") + line[lead]) == std::string::npos;
+      bool in_span = false;  // inline code: shown as it is, escapes included
+      for (std::size_t i = 0; i < line.size(); ++i) {
+        const char c = line[i];
+        if (c == '`' && (in_span || line.find('`', i + 1) != std::string::npos)) {
+          in_span = !in_span;  // a span only where a backtick closes it, as Markdown reads it
+          safe += c;
+        } else if (in_span) {
+          safe += c;
+        } else if (c == '<') {
+          safe += "&lt;";
+        } else if (c == '>') {
+          safe += "&gt;";
+        } else if (c == '[' || c == ']' || c == '\\' || c == '`') {
+          safe += '\\';  // no link or image, and no escape of our escapes
+          safe += c;
+        } else if (c == '#' && i == lead) {
+          safe += "\\#";  // no heading
+        } else if ((c == '~' || ((c == '=' || c == '-') && underline)) && i == lead) {
+          safe += '\\';  // no underline heading (of the line above), and no code block
+          safe += c;
+        } else {
+          safe += c;
+        }
+      }
+      line = safe;
+    }
+    out += line;
+    if (end == text.size()) break;
+    out += '\n';
+    start = end + 1;
+  }
+  if (in_code) out += "\n```";  // a code block the text opened ends with it
+  return out;
+}
+
 bool shown(const Item& i) {
   return i.visibility == "visible";
 }
@@ -50,6 +108,8 @@ std::string lab_status(const LabResult& l) {
       return "does not link";
     case LabStatus::not_submitted:
       return "not submitted";
+    case LabStatus::environment_error:
+      return "not graded: the grader's machine failed (not your code; it will be graded again)";
     case LabStatus::unavailable:
       return "not gradable on this machine";
     case LabStatus::not_graded:
@@ -86,8 +146,8 @@ std::string summary_markdown(const GradeResult& r) {
   md += "\n";
   for (const LabResult& l : r.labs) {
     if (!l.build_output.empty())
-      md +=
-          "### Lab " + l.number + ": " + lab_status(l) + "\n\n```\n" + l.build_output + "\n```\n\n";
+      md += "### Lab " + l.number + ": " + lab_status(l) + "\n\n" + "```\n" +
+            replace_all(valid_text(l.build_output), "```", "'''") + "\n```\n\n";
     const std::string table = roofline_table(l);
     if (!table.empty()) md += "### Lab " + l.number + " on the roofline\n\n" + table + "\n";
   }
@@ -109,7 +169,7 @@ nlohmann::json gradescope_results(const GradeResult& r) {
                 {"number", std::to_string(++number)},
                 {"score", i.score},
                 {"max_score", i.max_score},
-                {"output", i.output},
+                {"output", safe_markdown(i.output)},
                 {"output_format", "md"},
                 {"visibility", i.visibility},
                 {"tags", {"lab" + i.lab, to_string(i.source)}}};
@@ -140,7 +200,7 @@ nlohmann::json prairielearn_results(const GradeResult& r) {
                 {"max_points", i.max_score},
                 {"description", i.function}};
       if (shown(i))
-        t["output"] = i.output;
+        t["output"] = safe_markdown(i.output);
       else
         t["message"] = "details hidden";
       tests.push_back(t);
@@ -154,7 +214,7 @@ nlohmann::json prairielearn_results(const GradeResult& r) {
 }
 
 std::string markdown_report(const GradeResult& r, const std::string& plots) {
-  std::string md = "# Grading report: " + r.id + "\n\n" + summary_markdown(r) + "\n";
+  std::string md = "# Grading report: " + safe_markdown(r.id) + "\n\n" + summary_markdown(r) + "\n";
   for (const LabResult& l : r.labs) {
     md += "## Lab " + l.number + " (" + l.folder + "): " + points(l.score, l.max_score) + "\n\n";
     md += "| test | points | result |\n|---|---|---|\n";
@@ -166,7 +226,9 @@ std::string markdown_report(const GradeResult& r, const std::string& plots) {
       if (i.output.empty() || (i.status == ItemStatus::passed && i.source != Source::perf))
         continue;
       md += "### " + i.name() + "\n\n" +
-            (shown(i) ? i.output : std::string("(details are shown after the due date)")) + "\n\n";
+            (shown(i) ? safe_markdown(i.output)
+                      : std::string("(details are shown after the due date)")) +
+            "\n\n";
       if (i.source == Source::perf)
         for (const auto& [name, svg] : l.plots)
           if (name == i.test)
@@ -180,7 +242,7 @@ std::string markdown_report(const GradeResult& r, const std::string& plots) {
 std::string html_report(const GradeResult& r) {
   std::ostringstream h;
   h << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>Grading report: "
-    << html_escape(r.id)
+    << html_escape(valid_text(r.id))
     << "</title>\n<style>body{font-family:Helvetica,Arial,sans-serif;max-width:1000px;margin:2em "
        "auto;color:#222}"
        "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:4px "
@@ -188,7 +250,7 @@ std::string html_report(const GradeResult& r) {
        ".passed{color:#2b8a3e}.failed{color:#c92a2a}.not{color:#868e96}pre{background:#f6f8fa;"
        "padding:8px;"
        "white-space:pre-wrap;font-size:12px}</style></head><body>\n";
-  h << "<h1>Grading report: " << html_escape(r.id)
+  h << "<h1>Grading report: " << html_escape(valid_text(r.id))
     << "</h1>\n<p><b>Score: " << points(r.score, r.max_score) << "</b> (seed " << r.seed
     << ")</p>\n<table><tr><th>lab</th><th>score</th><th>status</th></tr>\n";
   for (const LabResult& l : r.labs)
@@ -199,7 +261,8 @@ std::string html_report(const GradeResult& r) {
   for (const LabResult& l : r.labs) {
     h << "<h2>Lab " << html_escape(l.number + " (" + l.folder + ")") << ": "
       << points(l.score, l.max_score) << "</h2>\n";
-    if (!l.build_output.empty()) h << "<pre>" << html_escape(l.build_output) << "</pre>\n";
+    if (!l.build_output.empty())
+      h << "<pre>" << html_escape(valid_text(l.build_output)) << "</pre>\n";
     h << "<table><tr><th>test</th><th>points</th><th>result</th></tr>\n";
     for (const Item& i : l.items) {
       const std::string word = status_word(i);
@@ -212,7 +275,8 @@ std::string html_report(const GradeResult& r) {
       if (i.output.empty() || (i.status == ItemStatus::passed && i.source != Source::perf))
         continue;
       h << "<h3>" << html_escape(i.name()) << "</h3>\n<pre>"
-        << html_escape(shown(i) ? i.output : std::string("(details are shown after the due date)"))
+        << html_escape(valid_text(shown(i) ? i.output
+                                           : std::string("(details are shown after the due date)")))
         << "</pre>\n";
       if (i.source == Source::perf)
         for (const auto& [name, svg] : l.plots)

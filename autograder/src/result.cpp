@@ -37,6 +37,8 @@ const char* to_string(LabStatus status) {
       return "link_error";
     case LabStatus::unavailable:
       return "unavailable";
+    case LabStatus::environment_error:
+      return "environment_error";
   }
   return "graded";
 }

@@ -121,9 +121,21 @@ void run_visible(Context& c, const LabRecipe& lab, const Rubric& rubric, std::ve
   // A GPU lab's tests one at a time: they time kernels of known length, and share the GPU's memory.
   const int jobs = c.parallel_ok && !lab.gpu ? std::max(1, c.options.jobs) : 1;
   const fs::path exe = c.ws.bin(lab.name()) / "tests";
+  const std::set<std::string> too_slow = hidden_timeouts(items);
   std::vector<std::size_t> todo;
-  for (std::size_t i = 0; i < items.size(); ++i)
-    if (items[i].source == Source::visible) todo.push_back(i);
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    Item& item = items[i];
+    if (item.source != Source::visible) continue;
+    if (too_slow.count(item.function)) {
+      item.status = ItemStatus::failed;
+      item.output = "Not run: " + item.function +
+                    " did not return in time in its hidden tests (see them), which guard this "
+                    "test's points; it counts 0 until they pass. Edit " +
+                    lab.edit() + ".";
+      continue;
+    }
+    todo.push_back(i);
+  }
   std::vector<std::pair<std::size_t, TestRun>> running;
   std::size_t next = 0;
   while (next < todo.size() || !running.empty()) {
@@ -183,6 +195,14 @@ void run_visible(Context& c, const LabRecipe& lab, const Rubric& rubric, std::ve
   }
 }
 
+std::set<std::string> hidden_timeouts(const std::vector<Item>& items) {
+  std::set<std::string> out;
+  for (const Item& i : items)
+    if (i.source == Source::hidden && i.gate && i.details.value("timed_out", false))
+      out.insert(i.function);
+  return out;
+}
+
 // --- Hidden tests: the sealed checker (trusted) calls the student's worker in the sandbox
 // --------------
 
@@ -197,6 +217,13 @@ void run_hidden(Context& c, const LabRecipe& lab, const Rubric& rubric, std::vec
   const fs::path spec_file = c.ws.priv() / (lab.name() + "-sealed-sandbox.json");
   write_json(spec_file, spec_to_json(worker));
   const fs::path report = c.ws.priv() / (lab.name() + "-hidden.json");
+  const fs::path progress = c.ws.priv() / (lab.name() + "-hidden-progress.jsonl");
+  // Each function's per-call deadline: 100 times the reference's slowest call (at least 1 s), so
+  // that slow code fails its own tests in seconds and leaves the lab's budget to the others.
+  std::string deadlines;
+  for (const auto& [function, seconds] : lab.call_seconds)
+    deadlines += (deadlines.empty() ? "" : ",") + function + "=" +
+                 fixed(std::min(timeout, std::max(1.0, 100 * seconds)), 3);
   SandboxSpec checker;
   checker.isolate = false;
   for (char** e = environ; *e; ++e) checker.env.push_back(*e);
@@ -204,6 +231,8 @@ void run_hidden(Context& c, const LabRecipe& lab, const Rubric& rubric, std::vec
                         (c.ws.bin(lab.name()) / "sealed_worker").string());
   checker.env.push_back("WORKBOOK_SEALED_SANDBOX=" + spec_file.string());
   checker.env.push_back("WORKBOOK_SEALED_TIMEOUT=" + fixed(timeout, 1));
+  checker.env.push_back("WORKBOOK_SEALED_DEADLINES=" + deadlines);
+  checker.env.push_back("WORKBOOK_SEALED_PROGRESS=" + progress.string());
   checker.env.push_back("WORKBOOK_SEED=" + std::to_string(c.seed));
   checker.argv = {lab.checker, "--gtest_output=json:" + report.string(), "--gtest_color=no"};
   checker.cwd = c.ws.priv().string();
@@ -215,7 +244,25 @@ void run_hidden(Context& c, const LabRecipe& lab, const Rubric& rubric, std::vec
   checker.limits.open_files = 1024;
   checker.limits.output_keep_bytes = 1 << 20;
   const RunResult r = run_sandboxed(checker);
+  if (r.exited && r.code == kEnvironmentErrorExit)
+    throw EnvironmentError("the hidden tests' worker could not be isolated: " +
+                           first_errors(r.output, 5));
   std::map<std::string, std::pair<ItemStatus, std::string>> results;  // test -> (result, failures)
+  // The tests that ended, as they ended (all there is when the checker had to be stopped).
+  if (fs::exists(progress)) {
+    std::istringstream lines(read_text(progress));
+    for (std::string line; std::getline(lines, line);) {
+      try {
+        const json e = json::parse(line);
+        const std::string result = e.value("result", "");
+        results[e.value("test", "")] = {result == "skipped"  ? ItemStatus::skipped
+                                        : result == "passed" ? ItemStatus::passed
+                                                             : ItemStatus::failed,
+                                        e.value("failures", "")};
+      } catch (const json::exception&) {
+      }
+    }
+  }
   if (fs::exists(report)) {
     try {
       const json j = read_json(report);
@@ -244,9 +291,22 @@ void run_hidden(Context& c, const LabRecipe& lab, const Rubric& rubric, std::vec
           "Not graded: the hidden test skipped itself on this machine: " + cut(r.output, 300);
       continue;
     }
+    if (found == results.end() && r.timed_out) {
+      // The lab's budget ran out while earlier tests ran (each call has its own deadline, so slow
+      // code spends it): not run, so not passed (they gate other points), but no sign of a forged
+      // result and no fault of the grader.
+      item.status = ItemStatus::failed;
+      item.details["not_run"] = true;
+      item.output = "Not run: the lab's time budget (" + fixed(rubric.lab_seconds, 0) +
+                    " s) ran out before this hidden test (the tests before it were slow: see "
+                    "their messages). Edit " +
+                    lab.edit() + ".";
+      continue;
+    }
     if (found == results.end()) {
       // Fail closed: whatever stopped the checker, its tests did not pass (they gate other points).
       item.status = ItemStatus::failed;
+      item.details["not_run"] = true;
       item.output = "Not run: the hidden-test checker stopped early (" + r.describe() +
                     "). If your code is not the "
                     "cause, tell your instructor: the grading is flagged for review.";
@@ -254,6 +314,10 @@ void run_hidden(Context& c, const LabRecipe& lab, const Rubric& rubric, std::vec
       continue;
     }
     item.status = found->second.first;
+    // The sealed checker's own words for a call that did not return by its deadline.
+    if (item.status == ItemStatus::failed &&
+        found->second.second.find(" did not return within ") != std::string::npos)
+      item.details["timed_out"] = true;
     if (item.status == ItemStatus::failed) {
       // The checker's own file paths mean nothing to a student; the message says what to fix.
       std::string text = student_paths(found->second.second, c.ws, c.cache);

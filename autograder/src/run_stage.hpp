@@ -10,6 +10,7 @@
 #include "workspace.hpp"
 
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -30,9 +31,13 @@ void read_channel(TestRun& t, bool until_eof);
 /// process ended.
 void judge_visible(Item& item, const TestRun& t, const RunResult& r, const Context& c,
                    const LabRecipe& lab, const Rubric& rubric);
-/// Runs the lab's visible tests (in parallel where the sandbox allows) and judges them.
+/// Runs the lab's visible tests (in parallel where the sandbox allows) and judges them. The tests
+/// of a function whose hidden calls timed out (hidden_timeouts) are not run: they count 0 anyway
+/// (its hidden tests gate them), and each would take the whole per-test timeout.
 void run_visible(Context& c, const LabRecipe& lab, const Rubric& rubric, std::vector<Item>& items,
                  Clock::time_point lab_start);
+/// The functions whose gating hidden tests failed on a call that did not return in time.
+std::set<std::string> hidden_timeouts(const std::vector<Item>& items);
 /// Runs the lab's hidden tests through its sealed checker and judges them (fail closed).
 void run_hidden(Context& c, const LabRecipe& lab, const Rubric& rubric, std::vector<Item>& items,
                 Clock::time_point lab_start);

@@ -12,6 +12,7 @@
 // here.
 #include <grade/sandbox.hpp>
 
+#include <grade/cgroup.hpp>
 #include <grade/gpu_access.hpp>
 #include <grade/util.hpp>
 
@@ -68,6 +69,7 @@ struct Header {
   std::int32_t signal = 0;
   std::int32_t timed_out = 0;
   std::int32_t flood = 0;
+  std::int32_t environment_error = 0;
   std::uint32_t layers = 0;
   double wall = 0;
   double cpu = 0;
@@ -104,6 +106,8 @@ struct Plan {
   unsigned nproc_extra = 0;  // processes the user already has (no user separation)
   bool gpu = false;
   std::vector<gid_t> groups;  // supplementary groups of the sandbox user (a GPU's device nodes)
+  unsigned required = 0;      // the namespaces the probe found: a run without one of them fails
+  std::vector<std::string> cgroup_procs;  // the run's cgroup: the init joins it first
 };
 
 bool write_all(int fd, const void* data, std::size_t size) {
@@ -126,9 +130,11 @@ bool write_text(const char* path, const std::string& text) {
   return ok;
 }
 
-// Reports a setup failure of the init or the program to the supervisor, then exits.
-[[noreturn]] void die(int error_fd, const std::string& what, int err) {
-  const std::string message = what + ": " + std::strerror(err);
+// Reports a setup failure of the init or the program to the supervisor, then exits. A failure to
+// set up isolation (the jail, the cgroup, the user) is the machine's, marked with a leading '!';
+// one to start the program (no such file, no such folder) is the run's.
+[[noreturn]] void die(int error_fd, const std::string& what, int err, bool isolation = true) {
+  const std::string message = (isolation ? "!" : "") + what + ": " + std::strerror(err);
   (void)!write(error_fd, message.data(), std::min<std::size_t>(message.size(), 500));
   _exit(126);
 }
@@ -242,7 +248,8 @@ void close_all_except(std::vector<int> keep) {
 }
 
 // The program's process: descriptors, limits, user, then exec.
-[[noreturn]] void exec_program(const Plan& plan, unsigned layers, int out_fd, int error_fd) {
+[[noreturn]] void exec_program(const Plan& plan, unsigned layers, int out_fd, int error_fd,
+                               pid_t init) {
   // Out of the way first: the error pipe (close-on-exec, it reports a failed exec) and the
   // handed-over descriptors, which may sit where they must go.
   int above = std::max({3 + static_cast<int>(plan.pass_fds.size()), error_fd + 1, out_fd + 1});
@@ -269,7 +276,7 @@ void close_all_except(std::vector<int> keep) {
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, nullptr);
 
-  if (chdir(plan.cwd.c_str()) != 0) die(error_sink, "entering " + plan.cwd, errno);
+  if (chdir(plan.cwd.c_str()) != 0) die(error_sink, "entering " + plan.cwd, errno, false);
   const Limits& l = plan.limits;
   set_limit(RLIMIT_CPU, static_cast<rlim_t>(std::max(1.0, l.cpu_seconds)),
             1);  // SIGXCPU, then SIGKILL
@@ -290,13 +297,18 @@ void close_all_except(std::vector<int> keep) {
     if (setresgid(plan.gid, plan.gid, plan.gid) != 0) die(error_sink, "setresgid", errno);
     if (setresuid(plan.uid, plan.uid, plan.uid) != 0) die(error_sink, "setresuid", errno);
   }
+  // The program dies with the init (and so with the supervisor and the grader), wherever no pid
+  // namespace does it: a trusted tool's children (the sealed checker's worker) included. Set after
+  // the change of user, which clears it.
+  if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) die(error_sink, "PR_SET_PDEATHSIG", errno);
+  if (getppid() != init) _exit(126);
   if (layers & kUser) {
     // In the user namespace we hold every capability until exec; drop the bounding set too.
     for (int cap = 0; cap <= 63; ++cap) prctl(PR_CAPBSET_DROP, cap, 0, 0, 0);
   }
   prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
   execve(plan.argv[0], plan.argv.data(), plan.envp.data());
-  die(error_sink, std::string("cannot run ") + plan.argv[0], errno);
+  die(error_sink, std::string("cannot run ") + plan.argv[0], errno, false);
 }
 
 // pid 1 of the new pid namespace (or a plain middle process without one): builds the jail, starts
@@ -308,10 +320,17 @@ void close_all_except(std::vector<int> keep) {
   std::vector<int> keep = {0, 1, 2, out_fd, status_fd, error_fd};
   keep.insert(keep.end(), plan.pass_fds.begin(), plan.pass_fds.end());
   close_all_except(keep);
+  // The run's cgroup, before anything else starts: every process of the run is in it.
+  for (const std::string& procs : plan.cgroup_procs) {
+    const int fd = open(procs.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0 || write(fd, "0", 1) != 1) die(error_fd, "joining the cgroup " + procs, errno);
+    close(fd);
+  }
   if (layers & kMount) build_jail(plan, layers & kPid, error_fd);
+  const pid_t self = getpid();
   const pid_t program = fork();
-  if (program < 0) die(error_fd, "fork", errno);
-  if (program == 0) exec_program(plan, layers, out_fd, error_fd);
+  if (program < 0) die(error_fd, "fork", errno, false);  // the grade's own process limit
+  if (program == 0) exec_program(plan, layers, out_fd, error_fd, self);
   close(out_fd);
   close(error_fd);
   for (;;) {
@@ -359,8 +378,11 @@ unsigned try_namespaces(const Plan& plan) {
     for (const auto& [flag, layer] : each) layers |= layer;
     return layers;
   }
-  for (const auto& [flag, layer] : each)
-    if (unshare(flag) == 0) layers |= layer;
+  // Only the probe takes them one by one, to find which this machine allows; a run either gets
+  // every layer the probe found or does not run (see supervise).
+  if (plan.required == 0)
+    for (const auto& [flag, layer] : each)
+      if (unshare(flag) == 0) layers |= layer;
   return layers;
 }
 
@@ -378,10 +400,25 @@ unsigned try_namespaces(const Plan& plan) {
   Header h;
   std::string kept;
 
+  errno = 0;
   unsigned layers = try_namespaces(plan);
+  const int why = errno;
   // The jail needs its own mount namespace and a folder to mount on.
   if (plan.jail_dir.empty()) layers &= ~static_cast<unsigned>(kMount);
   if (plan.root && plan.isolate) layers |= kUid;
+  if ((layers & plan.required) != plan.required) {
+    // Never a run with less isolation than the machine offers (a worker outside the jail, in the
+    // host's namespaces, can read what the grader can): the machine's failure, reported as such.
+    h.environment_error = 1;
+    const std::string text =
+        "isolation: could not create the namespaces that isolation() found "
+        "on this machine (unshare: " +
+        std::string(std::strerror(why)) + "; too many at once? see user.max_*_namespaces)";
+    std::memcpy(h.start_error, text.data(), std::min(text.size(), sizeof h.start_error - 1));
+    h.layers = layers;
+    write_all(result_fd, &h, sizeof h);
+    _exit(0);
+  }
 
   int out[2], status[2], error[2];
   if (pipe2(out, O_CLOEXEC) != 0 || pipe2(status, O_CLOEXEC) != 0 || pipe2(error, O_CLOEXEC) != 0)
@@ -464,7 +501,9 @@ unsigned try_namespaces(const Plan& plan) {
   h.cpu = static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
           1e-6 * static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
   if (error_len > 0) {
-    std::memcpy(h.start_error, error_text, static_cast<std::size_t>(error_len));
+    const bool machine = error_text[0] == '!';
+    h.environment_error = machine;
+    std::memcpy(h.start_error, error_text + machine, static_cast<std::size_t>(error_len - machine));
   } else {
     h.started = 1;
     if (have_status) {
@@ -516,6 +555,7 @@ void add_system_paths(std::vector<JailEntry>& jail) {
 // namespaces, with the limits, as isolation() reports, instead of failing to start.
 bool jail_unbuildable = false;
 bool probing = false;
+unsigned probed_layers = 0;  // the namespaces the probe's run got
 
 unsigned count_own_processes() {
   unsigned n = 0;
@@ -560,6 +600,12 @@ Plan make_plan(const SandboxSpec& spec) {
   if (plan.namespaces && spec.isolate) {
     if (!probing) isolation();  // probes once: it may find that a jail cannot be built here
     plan.namespaces = !jail_unbuildable;
+    // Every namespace the probe found is required (the jail only where the spec has a folder for
+    // it).
+    if (!probing && plan.namespaces) {
+      plan.required = probed_layers & (kUser | kMount | kPid | kNet | kIpc | kUts);
+      if (spec.jail_dir.empty()) plan.required &= ~static_cast<unsigned>(kMount);
+    }
   }
   plan.root = geteuid() == 0;
   plan.uid = sandbox_uid_base() + static_cast<uid_t>(spec.slot);
@@ -611,6 +657,7 @@ RunResult decode(const Header& h, std::string output) {
   r.output_bytes = h.output_bytes;
   r.output = std::move(output);
   r.layers = h.layers;
+  r.environment_error = h.environment_error != 0;
   return r;
 }
 
@@ -642,6 +689,7 @@ std::vector<std::string> clean_environment(const std::vector<std::string>& extra
 }
 
 std::string RunResult::describe() const {
+  if (environment_error) return "could not be isolated (the grader's machine): " + start_error;
   if (!started) return "could not start: " + start_error;
   if (timed_out)
     return "timed out after " + format_seconds(wall_seconds) +
@@ -671,6 +719,8 @@ nlohmann::json Isolation::to_json() const {
           {"pid_namespace", pid_namespace},
           {"no_network", net_namespace},
           {"ipc_namespace", ipc_namespace},
+          {"cgroup", cgroup_support().to_json()},
+          {"work_quota", work_quota},
           {"uid_base", uid_base},
           {"complete", complete()},
           {"notes", notes}};
@@ -705,6 +755,26 @@ const Isolation& isolation() {
           "namespaces are allowed but the jail cannot be built in them (" + jail_error +
           "; a container that masks parts of /proc does this): every run goes without namespaces.");
     const unsigned layers = r.ok() ? r.layers : 0;
+    probed_layers = layers;
+    i.cgroup = cgroup_support().version;
+    if (i.cgroup == 0)
+      i.notes.push_back("no cgroup: " + cgroup_support().note +
+                        "; a grade's processes are not limited together, and leftovers are killed "
+                        "by namespace, group and user only.");
+    if (i.root) {
+      // The work folder under a quota: a size-limited tmpfs mounted on it (Workspace).
+      char quota_dir[] = "/tmp/workbook-quota-probe-XXXXXX";
+      if (mkdtemp(quota_dir)) {
+        i.work_quota =
+            mount("workbook-quota-probe", quota_dir, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m") == 0;
+        if (i.work_quota) umount2(quota_dir, MNT_DETACH);
+        rmdir(quota_dir);
+      }
+    }
+    if (!i.work_quota)
+      i.notes.push_back(
+          "no quota on the work folder (it needs root and tmpfs mounts): a submission may fill "
+          "its disk up to the per-file limit times the processes.");
     i.user_namespace = layers & kUser;
     i.mount_namespace = (layers & kMount) && have_dir;
     i.pid_namespace = layers & kPid;
@@ -733,7 +803,12 @@ const Isolation& isolation() {
 }
 
 SandboxProcess::SandboxProcess(const SandboxSpec& spec) : spec_(spec) {
-  const Plan plan = make_plan(spec);
+  Plan plan = make_plan(spec);
+  if (spec.isolate && cgroup_support().version != 0) {
+    cgroup_ = (spec.cgroup.empty() ? "" : spec.cgroup + "/") + "run-" + random_hex(6);
+    cgroup_create(cgroup_);  // throws EnvironmentError: never a run without it
+    plan.cgroup_procs = cgroup_procs_files(cgroup_);
+  }
   int result[2];
   if (pipe2(result, O_CLOEXEC) != 0)
     throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
@@ -756,8 +831,12 @@ SandboxProcess::SandboxProcess(const SandboxSpec& spec) : spec_(spec) {
 SandboxProcess::~SandboxProcess() {
   if (!result_) {
     kill();
-    finish();
+    try {
+      finish();
+    } catch (const std::exception&) {
+    }
   }
+  if (!cgroup_.empty()) cgroup_remove(cgroup_);
   if (result_fd_ >= 0) close(result_fd_);
 }
 
@@ -793,6 +872,12 @@ RunResult SandboxProcess::finish(double within) {
   int status = 0;
   while (waitpid(supervisor_, &status, 0) < 0 && errno == EINTR) {
   }
+  // Whatever the run left (a daemon that left its session, its group and, without a pid
+  // namespace, its parent) dies with its cgroup.
+  if (!cgroup_.empty()) {
+    cgroup_remove(cgroup_);
+    cgroup_.clear();
+  }
   Header h;
   if (data.size() >= sizeof h) {
     std::memcpy(&h, data.data(), sizeof h);
@@ -807,6 +892,8 @@ RunResult SandboxProcess::finish(double within) {
     return r;
   }
   result_ = decode(h, data.substr(sizeof h, h.kept));
+  if (result_->environment_error && !probing)
+    throw EnvironmentError("the sandbox " + result_->describe());
   return *result_;
 }
 
@@ -822,6 +909,7 @@ nlohmann::json spec_to_json(const SandboxSpec& s) {
           {"slot", s.slot},
           {"isolate", s.isolate},
           {"gpu", s.gpu},
+          {"cgroup", s.cgroup},
           {"limits",
            {{"wall_seconds", l.wall_seconds},
             {"cpu_seconds", l.cpu_seconds},
@@ -845,6 +933,7 @@ SandboxSpec spec_from_json(const nlohmann::json& j) {
   s.slot = j.value("slot", 0);
   s.isolate = j.value("isolate", true);
   s.gpu = j.value("gpu", false);
+  s.cgroup = j.value("cgroup", "");
   if (j.contains("limits")) {
     const auto& l = j["limits"];
     Limits& o = s.limits;

@@ -50,8 +50,11 @@ Gates apply_gates(std::vector<Item>& items) {
   std::map<std::string, std::string> forfeited;  // function -> the integrity check it failed
   std::set<std::string>
       hidden_failed;  // functions failing a gating hidden test that is not an integrity check
+  std::set<std::string> hidden_ran_failed;  // ... that ran (not one cut off by the lab's budget)
   for (const Item& i : items) {
     if (i.status != ItemStatus::failed) continue;
+    if (i.source == Source::hidden && i.gate && !i.details.value("not_run", false))
+      hidden_ran_failed.insert(i.function);
     if (i.output.find("not implemented yet: implement ") != std::string::npos)
       unimplemented.insert(i.function);
     if (i.source == Source::visible) visible_failed.insert(i.function);
@@ -68,6 +71,8 @@ Gates apply_gates(std::vector<Item>& items) {
       "visible tests passed but the sealed tests of the same function failed (a forged "
       "channel, or results faked in the test process)";
   auto flag_suspect = [&](Item& i) {
+    // Hidden tests that never ran (the lab's time budget ran out before them) are no evidence.
+    if (!unimplemented.count(i.function) && !hidden_ran_failed.count(i.function)) return;
     if (i.source == Source::visible && !visible_failed.count(i.function))
       i.details["flag"] = suspect;
   };

@@ -413,8 +413,9 @@ int batch_slurm(const BatchOptions& b, const SlurmOptions& s, std::ostream& log)
     ++published;
     const json record = read_json(b.out / "submissions" / id / "record.json");
     for (const json& lab : record.value("labs", json::array()))
-      ungraded_labs +=
-          lab.value("status", "") == "not_graded" || lab.value("status", "") == "unavailable";
+      ungraded_labs += lab.value("status", "") == "not_graded" ||
+                       lab.value("status", "") == "unavailable" ||
+                       lab.value("status", "") == "environment_error";
   }
   failed_submissions = static_cast<int>(failed_ids.size());
   log << published << " of " << all.size() << " submissions graded on Slurm";

@@ -54,7 +54,7 @@ const nlohmann::json& items_of(const nlohmann::json& j, const char* key) {
 }
 
 void write_json(const fs::path& path, const nlohmann::json& value) {
-  write_text_atomic(path, value.dump(2) + "\n");
+  write_text_atomic(path, valid_json(value).dump(2) + "\n");
 }
 
 std::string hash_hex(std::string_view data) {
@@ -149,6 +149,78 @@ bool glob_match(std::string_view p, std::string_view t) {
 
 std::string html_escape(std::string_view text) {
   return workbook::xml_escape(text);
+}
+
+std::string valid_text(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(s[i]); };
+  for (std::size_t i = 0; i < s.size();) {
+    const unsigned char c = byte(i);
+    if (c < 0x80) {
+      if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f) {
+        static const char* hex = "0123456789abcdef";
+        out += "\\x";
+        out += hex[c >> 4];
+        out += hex[c & 15];
+      } else {
+        out += static_cast<char>(c);
+      }
+      ++i;
+      continue;
+    }
+    // The length of a well-formed sequence (RFC 3629: no overlong forms, no surrogates, at most
+    // U+10FFFF); anything else is one replaced byte.
+    std::size_t n = 0;
+    unsigned char lo = 0x80, hi = 0xBF;
+    if (c >= 0xC2 && c <= 0xDF) {
+      n = 2;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      n = 3;
+      if (c == 0xE0) lo = 0xA0;
+      if (c == 0xED) hi = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      n = 4;
+      if (c == 0xF0) lo = 0x90;
+      if (c == 0xF4) hi = 0x8F;
+    }
+    bool ok = n > 0 && i + n <= s.size();
+    for (std::size_t k = 1; ok && k < n; ++k) {
+      const unsigned char b = byte(i + k);
+      ok = k == 1 ? (b >= lo && b <= hi) : (b >= 0x80 && b <= 0xBF);
+    }
+    if (ok) {
+      // C1 control characters (U+0080..U+009F) are escaped like the C0 ones.
+      if (c == 0xC2 && byte(i + 1) < 0xA0) {
+        out += "\\u00";
+        static const char* hex = "0123456789abcdef";
+        out += hex[byte(i + 1) >> 4];
+        out += hex[byte(i + 1) & 15];
+      } else {
+        out.append(s.substr(i, n));
+      }
+      i += n;
+    } else {
+      out += "\xEF\xBF\xBD";  // U+FFFD
+      ++i;
+    }
+  }
+  return out;
+}
+
+nlohmann::json valid_json(const nlohmann::json& v) {
+  if (v.is_string()) return valid_text(v.get_ref<const std::string&>());
+  if (v.is_array()) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& e : v) out.push_back(valid_json(e));
+    return out;
+  }
+  if (v.is_object()) {
+    nlohmann::json out = nlohmann::json::object();
+    for (const auto& [k, e] : v.items()) out[valid_text(k)] = valid_json(e);
+    return out;
+  }
+  return v;
 }
 
 std::string csv_field(const std::string& text) {

@@ -45,6 +45,7 @@ SandboxSpec base_spec(const Context& c, const Rubric& rubric, double wall) {
   s.limits.processes = rubric.processes;
   s.limits.file_bytes = rubric.file_bytes;
   s.limits.output_keep_bytes = rubric.output_keep_bytes;
+  s.cgroup = c.cgroup;
   s.mounts.push_back({c.ws.tmp().string(), true});
   return s;
 }
@@ -59,7 +60,12 @@ PhaseLock::PhaseLock(const fs::path& cache, bool exclusive) {
   };
   // Writer preference: whoever waits at the gate blocks newcomers until it has the lock.
   take(gate_, LOCK_EX);
-  take(lock_, exclusive ? LOCK_EX : LOCK_SH);
+  if (!exclusive) {
+    take(lock_, LOCK_SH);
+  } else {
+    const auto until = Clock::now() + std::chrono::duration<double>(kPhaseWaitSeconds);
+    while (!(alone_ = flock(lock_, LOCK_EX | LOCK_NB) == 0) && Clock::now() < until) usleep(50000);
+  }
   flock(gate_, LOCK_UN);
 }
 

@@ -15,6 +15,7 @@
 #include <stdexcept>
 #include <string>
 
+#include <sys/mount.h>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -48,13 +49,25 @@ struct Workspace {
   fs::path jail() const { return root / "jail"; }
   fs::path priv() const { return root / "private"; }
 
-  Workspace(const fs::path& work, int slot, bool keep_it) : keep(keep_it) {
+  bool mounted = false;  // a size-limited tmpfs: the grade's files under a quota
+
+  /// quota_bytes > 0: the workspace is a tmpfs of that size (as root, where isolation() found
+  /// that it can be; failing then is an EnvironmentError, never a workspace without a quota).
+  Workspace(const fs::path& work, int slot, bool keep_it, std::uint64_t quota_bytes = 0)
+      : keep(keep_it) {
     fs::create_directories(work);
     if (geteuid() == 0)
       fs::permissions(work, fs::perms::owner_all | fs::perms::others_exec | fs::perms::group_exec);
     // A name nobody can guess: the work folder is traversable, not listable.
     root = work / ("grade-" + random_hex(8));
     fs::create_directories(root);
+    if (quota_bytes > 0) {
+      const std::string options = "size=" + std::to_string(quota_bytes) + ",mode=0711";
+      if (mount("workbook-work", root.c_str(), "tmpfs", MS_NOSUID | MS_NODEV, options.c_str()) != 0)
+        throw EnvironmentError("cannot mount the work folder's tmpfs (its quota) on " +
+                               root.string() + ": " + std::strerror(errno));
+      mounted = true;
+    }
     fs::permissions(root, fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec);
     uid = sandbox_uid_base() + static_cast<uid_t>(slot);
     for (const fs::path& d : {src(), root / "obj", root / "bin", tmp(), jail(), priv()})
@@ -65,8 +78,13 @@ struct Workspace {
     for (const fs::path& d : {root / "obj", root / "bin", tmp()}) give(d);
   }
   ~Workspace() {
-    if (keep) return;
+    if (keep) return;  // a tmpfs stays mounted, for inspection: umount it when done
     std::error_code ec;
+    if (mounted) {
+      umount2(root.c_str(), MNT_DETACH);
+      fs::remove(root, ec);
+      return;
+    }
     fs::remove_all(root, ec);
   }
   // A folder the sandbox user writes.
@@ -99,19 +117,25 @@ struct Context {
   std::ostream& log;
   std::uint64_t seed;
   bool parallel_ok = true;
+  std::string cgroup;  // the grade's (GradeScope), for every sandboxed run of it
 };
 
 /// A lock that lets timing run alone: shared while compiling and testing, exclusive while timing
-/// (with writer preference, so timing is not starved by a stream of other jobs).
+/// (with writer preference, so timing is not starved by a stream of other jobs). The exclusive wait
+/// is bounded (kPhaseWaitSeconds): a slow submission elsewhere delays other grades' timing by that
+/// much at most, never by its whole budget; the timing then goes ahead, not alone (alone() says).
 class PhaseLock {
  public:
+  static constexpr double kPhaseWaitSeconds = 120;
   PhaseLock(const fs::path& cache, bool exclusive);
   ~PhaseLock();
   PhaseLock(const PhaseLock&) = delete;
   PhaseLock& operator=(const PhaseLock&) = delete;
+  bool alone() const { return alone_; }
 
  private:
   int gate_ = -1, lock_ = -1;
+  bool alone_ = false;
 };
 
 // The limits, environment and mounts every sandboxed step of a lab starts from.

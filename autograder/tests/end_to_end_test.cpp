@@ -10,10 +10,13 @@
 
 #include <chrono>
 #include <csignal>
+#include <cstdio>
+#include <fstream>
 #include <set>
 #include <sstream>
 #include <thread>
 
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -196,6 +199,78 @@ TEST_F(EndToEnd, WritesAClassroomWorkflowWithTheRubricsPoints) {
   EXPECT_THAT(yml, HasSubstr("LAB01_RESULTS: \"${{ steps.lab01.outputs.result }}\""));
   EXPECT_THAT(yml, HasSubstr("ctest --test-dir build/lab01 -L correctness"));
   EXPECT_THAT(yml, Not(HasSubstr("max-score: 10\n"))) << "the points should come from the rubric";
+}
+
+// --- Nothing of a grade outlives it --------------------------------------------------------------
+
+// Processes of a user, anywhere on the machine (a sandbox user: uid base + slot), whose command
+// line holds `marker`.
+int processes_of(uid_t uid, const std::string& marker = "") {
+  int n = 0;
+  for (const auto& e : fs::directory_iterator("/proc")) {
+    const std::string name = e.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    struct stat s;
+    if (stat(e.path().c_str(), &s) != 0 || s.st_uid != uid) continue;
+    std::ifstream in(e.path() / "cmdline");
+    const std::string cmdline((std::istreambuf_iterator<char>(in)),
+                              std::istreambuf_iterator<char>());
+    n += cmdline.find(marker) != std::string::npos;
+  }
+  return n;
+}
+
+// A grade that sleeps in every call (self-test slow_relu), on a slot of its own: after it ends, and
+// after a grader killed halfway (kill -9), no process of its sandbox user is left.
+TEST_F(EndToEnd, NoProcessOfTheSandboxUserOutlivesAGradeOrAKilledGrader) {
+  if (geteuid() != 0)
+    GTEST_SKIP() << "not root: the sandbox runs as the grader's own user, whose other processes "
+                    "cannot be told apart";
+  const fs::path slow = fs::path(WORKBOOK_TRUSTED) / "autograder/selftest/submissions/slow_relu";
+  const std::vector<std::string> common = {
+      "--cache", WORKBOOK_SELFTEST_CACHE, "--no-prepare", "--labs", "01", "--no-perf",
+      "--work",  (dir / "work").string()};
+  const int slot = 21;
+  const uid_t uid = 61000 + slot;  // WORKBOOK_GRADE_UID_BASE is not set in the tests
+  std::vector<std::string> args = {"grade",  slow.string(),       "--out", (dir / "done").string(),
+                                   "--slot", std::to_string(slot)};
+  args.insert(args.end(), common.begin(), common.end());
+  grader(args);
+  EXPECT_EQ(processes_of(uid), 0) << "a process of the sandbox user outlived its grade";
+
+  // Killed while its hidden tests run: the checker, the worker, everything goes with it.
+  const pid_t pid = fork();
+  if (pid == 0) {
+    std::vector<std::string> argv = {
+        WORKBOOK_GRADER,           "grade",  slow.string(),       "--out",
+        (dir / "killed").string(), "--slot", std::to_string(slot)};
+    argv.insert(argv.end(), common.begin(), common.end());
+    std::vector<char*> c;
+    for (std::string& a : argv) c.push_back(a.data());
+    c.push_back(nullptr);
+    freopen((dir / "killed.log").c_str(), "w", stderr);
+    execv(c[0], c.data());
+    _exit(127);
+  }
+  bool running = false;
+  for (int i = 0; i < 600 && !running; ++i) {
+    running = processes_of(uid, "sealed_worker") > 0;  // the hidden tests' worker
+    if (!running) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  kill(pid, SIGKILL);
+  waitpid(pid, nullptr, 0);
+  int left = processes_of(uid);
+  for (int i = 0; i < 100 && left > 0; ++i, left = processes_of(uid))
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_TRUE(running) << "the grade never started its hidden tests' worker";
+  EXPECT_EQ(left, 0) << "processes of the sandbox user outlived the killed grader by 5 s";
+  // Its work folder's tmpfs goes too (the reaper unmounts it): no memory held by a dead grade.
+  bool mounted = true;
+  for (int i = 0; i < 100 && mounted; ++i) {
+    mounted = read_text("/proc/self/mounts").find((dir / "work").string()) != std::string::npos;
+    if (mounted) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_FALSE(mounted) << "the killed grade's work folder is still mounted";
 }
 
 }  // namespace

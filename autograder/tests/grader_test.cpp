@@ -276,4 +276,58 @@ TEST(Outputs, ReportsShowScoresAndWithholdHiddenDetails) {
       << "the record reads back as it was written";
 }
 
+// --- Any bytes in, valid text out ---------------------------------------------------------------
+
+TEST(ValidText, ReplacesBytesThatAreNotUtf8AndEscapesControlCharacters) {
+  EXPECT_EQ(valid_text("caf\xc3\xa9 \xe2\x9c\x93 \xf0\x9f\x98\x80"),
+            "caf\xc3\xa9 \xe2\x9c\x93 \xf0\x9f\x98\x80")
+      << "valid UTF-8 is kept";
+  EXPECT_EQ(valid_text("a\xff"
+                       "b\xc3(c"),
+            "a\xef\xbf\xbd"
+            "b\xef\xbf\xbd(c");
+  EXPECT_EQ(valid_text("\xed\xa0\x80"), "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd")
+      << "a surrogate is not UTF-8";
+  EXPECT_EQ(valid_text("\xc0\xaf"), "\xef\xbf\xbd\xef\xbf\xbd") << "nor an overlong form";
+  EXPECT_EQ(valid_text("\x1b[2Jline\r\n\tnul:" + std::string(1, '\0')),
+            "\\x1b[2Jline\\x0d\n\tnul:\\x00");
+}
+
+TEST(ValidText, EveryOutputFileIsWrittenWhateverBytesItHolds) {
+  GradeResult r = example_result();
+  r.id = "bad\xffname";
+  r.labs[0].build_output = "error: \xfe\xfe ``` closes no fence of ours";
+  r.labs[0].items[1].visibility = "visible";
+  r.labs[0].items[1].output =
+      "## Score: 100 / 100\n![tracker](https://example.invalid/p.png)\n[click](javascript:alert(1))"
+      "\n<img src=x onerror=alert(1)>\n\x1b]0;owned\x07\xff\n```\nfenced ## Score\n```\nafter "
+      "`code [kept]` and a lone ` [link](x)";
+  const fs::path out = fs::temp_directory_path() / ("workbook-outputs-" + std::to_string(getpid()));
+  GradeOptions o;
+  o.out = out;
+  ASSERT_NO_THROW(write_outputs(r, o)) << "nlohmann's type_error.316 on bytes that are not UTF-8";
+  for (const char* file : {"record.json", "results.json", "prairielearn.json"})
+    EXPECT_NO_THROW(read_json(out / file)) << file;
+  std::vector<std::string> markdown = {read_text(out / "report.md")};
+  for (const nlohmann::json& t : read_json(out / "results.json").at("tests"))
+    markdown.push_back(t.value("output", ""));
+  markdown.push_back(read_json(out / "results.json").value("output", ""));
+  for (const std::string& md : markdown) {
+    EXPECT_THAT(md, Not(HasSubstr("\n## Score: 100 / 100"))) << md;
+    EXPECT_THAT(md, Not(HasSubstr("![tracker]"))) << md;
+    EXPECT_THAT(md, Not(HasSubstr("[click](javascript:"))) << md;
+    EXPECT_THAT(md, Not(HasSubstr("<img"))) << md;
+    EXPECT_THAT(md, Not(HasSubstr("\x1b"))) << md;
+    EXPECT_THAT(md, Not(HasSubstr("\xff"))) << md;
+    EXPECT_THAT(md, Not(HasSubstr("[link](x)"))) << "a lone backtick opens no code span: " << md;
+  }
+  const std::string md = read_text(out / "report.md");
+  EXPECT_THAT(md, HasSubstr("\\## Score: 100 / 100")) << "shown as text, not dropped";
+  EXPECT_THAT(md, HasSubstr("fenced ## Score")) << "a code block of the output stays as it is";
+  EXPECT_THAT(md, HasSubstr("`code [kept]`")) << "inline code stays as it is";
+  EXPECT_THAT(md, HasSubstr("''' closes no fence of ours")) << "a compiler's message, fenced";
+  EXPECT_THAT(read_text(out / "report.html"), Not(HasSubstr("<img")));
+  fs::remove_all(out);
+}
+
 }  // namespace

@@ -2,6 +2,7 @@
 // allocations, daemons that escape their process group, reads of secrets, the network. Each layer
 // that this machine cannot apply (no root, no namespaces) is skipped with the reason; the limits
 // that always apply are always tested.
+#include <grade/cgroup.hpp>
 #include <grade/gpu_access.hpp>
 #include <grade/sandbox.hpp>
 
@@ -10,6 +11,7 @@
 
 #include <chrono>
 #include <csignal>
+#include <cstddef>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -20,12 +22,15 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <netinet/in.h>
 #include <sched.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -476,6 +481,106 @@ TEST(Isolation, RunsWithoutNamespacesWhereTheJailCannotBeBuilt) {
 TEST(Isolation, ReportsWhatItCannotDo) {
   const Isolation& i = isolation();
   EXPECT_EQ(i.complete(), i.notes.empty()) << i.to_json().dump(2);
+}
+
+// --- Every layer or none: cgroups, no silent fallback, a killed grader --------------------------
+
+TEST_F(Sandbox, RunsInACgroupOfItsOwnInsideTheGrades) {
+  if (cgroup_support().version == 0) GTEST_SKIP() << "no cgroup here: " << cgroup_support().note;
+  GradeScope scope(GradeLimits{});
+  SandboxSpec s = spec({});
+  s.argv = {"/bin/cat", "/proc/self/cgroup"};
+  s.cgroup = scope.cgroup();
+  const RunResult r = run_sandboxed(s);
+  ASSERT_TRUE(r.ok()) << r.describe() << r.output;
+  EXPECT_THAT(r.output, HasSubstr("/workbook/" + scope.cgroup() + "/run-"));
+  EXPECT_TRUE(cgroup_members(scope.cgroup()).empty()) << "the run's cgroup is gone with it";
+}
+
+TEST_F(Sandbox, AGradesMemoryIsSharedByAllItsProcesses) {
+  if (cgroup_support().version == 0) GTEST_SKIP() << "no cgroup here: " << cgroup_support().note;
+  GradeLimits limits;
+  limits.memory_bytes = 96ull << 20;
+  GradeScope scope(limits);
+  SandboxSpec s = spec({"alloc", "256"});  // well within its own address-space limit (4 GiB)
+  s.cgroup = scope.cgroup();
+  const RunResult r = run_sandboxed(s);
+  EXPECT_FALSE(r.ok()) << "256 MiB touched in a grade of 96 MiB: " << r.describe() << r.output;
+  EXPECT_THAT(r.output, Not(HasSubstr("allocated")));
+}
+
+// A process of ours that plays the grader: a grade's cgroup, an isolated run whose daemon leaves
+// its group (no pid namespace: WORKBOOK_GRADE_NAMESPACES=0), and a trusted tool's child (isolate =
+// false, as the hidden-test checker runs); then it waits to be killed.
+[[noreturn]] void grader_to_kill(SandboxSpec daemon, const std::string& tool_marker) {
+  setenv("WORKBOOK_GRADE_NAMESPACES", "0", 1);
+  GradeScope scope(GradeLimits{});
+  daemon.cgroup = scope.cgroup();
+  SandboxProcess run(daemon);
+  SandboxSpec tool;
+  tool.argv = {"/bin/sleep", tool_marker};
+  tool.env = clean_environment();
+  tool.isolate = false;
+  tool.limits.wall_seconds = 600;
+  SandboxProcess trusted(tool);
+  for (;;) pause();
+}
+
+TEST_F(Sandbox, AKilledGraderLeavesNoProcessBehind) {
+  const std::string marker = "workbook-orphan-" + std::to_string(getpid());
+  const std::string tool_marker = "7777." + std::to_string(getpid());  // sleep's seconds
+  SandboxSpec s = spec({"daemon", marker});
+  s.limits.wall_seconds = 600;
+  const pid_t grader = fork();
+  if (grader == 0) grader_to_kill(s, tool_marker);
+  auto both = [&] { return survivors(marker) + survivors(tool_marker); };
+  for (int i = 0; i < 300 && both() < 3; ++i) usleep(10000);  // the daemon, its child, the tool
+  const int started = both();
+  kill(grader, SIGKILL);
+  waitpid(grader, nullptr, 0);
+  int left = both();
+  for (int i = 0; i < 300 && left > 0; ++i, left = both()) usleep(10000);
+  survivors(marker, true);
+  survivors(tool_marker, true);
+  EXPECT_EQ(started, 3) << "the run and the tool did not start";
+  if (cgroup_support().version == 0 && left > 0)
+    GTEST_SKIP() << "no cgroup here (" << cgroup_support().note
+                 << "): a daemon that left its group outlives a killed grader (documented)";
+  EXPECT_EQ(left, 0) << "processes outlived the grader that started them";
+}
+
+TEST_F(Sandbox, ARunThatCannotGetItsNamespacesIsTheMachinesErrorNotARunWithout) {
+  if (!isolation().pid_namespace)
+    GTEST_SKIP() << "no namespaces here: none is required (doctor says so)";
+  const pid_t child = fork();
+  if (child == 0) {
+    // unshare fails from now on in this process and its children, as when a namespace limit is
+    // reached: the run must not go ahead with fewer namespaces.
+    sock_filter filter[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_unshare, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA)),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    };
+    sock_fprog program{static_cast<unsigned short>(std::size(filter)), filter};
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
+        prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &program) != 0)
+      _exit(3);
+    try {
+      const RunResult r = run_sandboxed(spec({"identity"}));
+      std::fprintf(stderr, "ran anyway: %s\n%s", r.describe().c_str(), r.output.c_str());
+      _exit(1);
+    } catch (const EnvironmentError& e) {
+      std::fprintf(stderr, "%s\n", e.what());
+      _exit(std::string(e.what()).find("isolation") != std::string::npos ? 0 : 2);
+    }
+  }
+  int status = 0;
+  waitpid(child, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  if (WEXITSTATUS(status) == 3) GTEST_SKIP() << "cannot install a seccomp filter here";
+  EXPECT_EQ(WEXITSTATUS(status), 0)
+      << "1: the run went ahead with fewer namespaces; 2: the error does not name isolation";
 }
 
 }  // namespace

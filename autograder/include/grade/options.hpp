@@ -3,6 +3,7 @@
 /// \brief How one submission is graded: where it is, which cache and labs, and where the outputs
 /// go.
 
+#include <grade/cgroup.hpp>
 #include <grade/util.hpp>
 
 #include <cstdint>
@@ -29,6 +30,8 @@ struct GradeOptions {
   std::optional<double> test_timeout;  ///< overrides the rubric's per-test timeout
   std::optional<std::uint64_t> seed;   ///< default: a fresh one, recorded
   bool keep_work = false;
+  /// What the whole grade may use (its cgroup, as root) and the size of its work folder.
+  GradeLimits limits;
   std::string gradescope;    ///< write results.json here too (Gradescope's path)
   std::string prairielearn;  ///< write PrairieLearn's results.json here
 };

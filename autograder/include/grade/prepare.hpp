@@ -62,6 +62,9 @@ struct LabRecipe {
       perf_reference;   ///< trusted worker with the reference kernels (empty: use the profile)
   std::string profile;  ///< labs/<folder>/tests/reference_profile.json
   std::string checker;  ///< sealed checker (empty: no hidden tests)
+  /// The reference's slowest call of each function in the hidden tests (seconds, timed at
+  /// prepare): a function's per-call deadline when a submission is graded is derived from it.
+  std::map<std::string, double> call_seconds;
   std::string probe;
   std::vector<std::string> visible_tests, hidden_tests, perf_cases;
   fs::path symbols;  ///< symbols-NN.txt

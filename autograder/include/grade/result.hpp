@@ -37,7 +37,9 @@ enum class LabStatus {
   compile_error,
   symbol_error,  ///< it defines symbols a submission may not define (the audit)
   link_error,
-  unavailable,  ///< the trusted build of this lab failed, or left it out on this machine
+  unavailable,        ///< the trusted build of this lab failed, or left it out on this machine
+  environment_error,  ///< the grader's machine failed a run (an isolation layer, a cgroup): not
+                      ///< the student's, graded again once the machine is fixed
 };
 NLOHMANN_JSON_SERIALIZE_ENUM(LabStatus, {{LabStatus::graded, "graded"},
                                          {LabStatus::not_graded, "not_graded"},
@@ -45,7 +47,8 @@ NLOHMANN_JSON_SERIALIZE_ENUM(LabStatus, {{LabStatus::graded, "graded"},
                                          {LabStatus::compile_error, "compile_error"},
                                          {LabStatus::symbol_error, "symbol_error"},
                                          {LabStatus::link_error, "link_error"},
-                                         {LabStatus::unavailable, "unavailable"}})
+                                         {LabStatus::unavailable, "unavailable"},
+                                         {LabStatus::environment_error, "environment_error"}})
 const char* to_string(LabStatus status);
 
 /// One graded test: a line of results.json.

@@ -3,7 +3,9 @@
 /// \brief Runs untrusted code (a student's compile, link, tests, kernels) in a child process with
 /// limits, and reports how it ended.
 ///
-/// Layers, each applied where the machine allows it and reported in Isolation:
+/// Layers, each required where the machine allows it (isolation() probes them once, `doctor`
+/// reports them): a run that cannot set up one of them fails with EnvironmentError, never runs with
+/// less isolation. Reported in Isolation:
 ///   - a wall-clock timeout, and rlimits: CPU time, address space, file size, processes, open
 ///   files,
 ///     no core dumps;
@@ -16,15 +18,20 @@
 ///     own IPC, and a jail: a fresh root holding only the system folders, read-only, a private
 ///     size-capped /tmp, and the paths the spec names; solutions, hidden tests, other students'
 ///     submissions and the grader's outputs are not in it. Where namespaces come up but the jail
-///     cannot be built in them (a container that masks parts of /proc), runs go without namespaces
-///     and isolation() says so;
+///     cannot be built in them (a container that masks parts of /proc), the probe finds so once,
+///     runs go without namespaces, and isolation() says so;
+///   - as root, a cgroup per run (cgroup.hpp), inside the grade's cgroup when SandboxSpec::cgroup
+///     names one: memory, processes and CPU for the whole grade, and the run killed whole at its
+///     end (nothing of it survives, whatever it did to its process group or session);
 ///   - output capped: the first `output_keep_bytes` are kept, a process printing past
 ///     `output_kill_bytes` is stopped.
 ///
 /// Process tree: the caller forks a supervisor (trusted code) that creates the namespaces, drains
 /// the output and enforces the timeout; it forks an init process (pid 1 of the new pid namespace),
 /// which builds the jail and forks the program. The supervisor and the init die with their parent
-/// (PR_SET_PDEATHSIG), so killing the supervisor ends everything inside.
+/// (PR_SET_PDEATHSIG), and so does the program (set after it has become the sandbox user, which
+/// clears it), so killing the supervisor ends everything inside, a trusted tool (isolate = false)
+/// included.
 ///
 /// Not bubblewrap: see sandbox.cpp for what bwrap cannot do that the grader needs.
 ///
@@ -35,6 +42,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -43,6 +51,16 @@
 #include <nlohmann/json_fwd.hpp>
 
 namespace workbook::grade {
+
+/// The grader's machine failed it (an isolation layer that the machine supports could not be set
+/// up for a run, a cgroup, a mount): the run did not happen, and nothing of it is the student's.
+/// The grade reports the lab as environment_error and exits non-zero.
+struct EnvironmentError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+/// The exit code of a trusted helper (the sealed checker, sandbox-exec) that met an
+/// EnvironmentError: the grader turns it back into one.
+constexpr int kEnvironmentErrorExit = 71;
 
 /// Limits of one sandboxed run.
 struct Limits {
@@ -81,6 +99,9 @@ struct SandboxSpec {
   /// (the CUDA driver reserves far more address space than it ever uses: RLIMIT_AS stops it at
   /// start).
   bool gpu = false;
+  /// The grade's cgroup (GradeScope::cgroup()): the run gets a cgroup of its own inside it. Empty:
+  /// a cgroup of its own at the top of ours, without the grade's limits.
+  std::string cgroup;
 };
 
 /// What the sandbox can apply on this machine.
@@ -91,10 +112,14 @@ struct Isolation {
   bool pid_namespace = false;
   bool net_namespace = false;
   bool ipc_namespace = false;
+  int cgroup = 0;                  ///< the cgroup version used per grade and run (0: none)
+  bool work_quota = false;         ///< the work folder can be a size-limited tmpfs (root)
   uid_t uid_base = 0;              ///< the sandbox user of slot k is uid_base + k (root only)
   std::vector<std::string> notes;  ///< what is missing and what that means
+  /// As root, a cgroup per grade and a quota on the work folder belong to it too.
   bool complete() const {
-    return (root || user_namespace) && mount_namespace && pid_namespace && net_namespace;
+    return (root || user_namespace) && mount_namespace && pid_namespace && net_namespace &&
+           (!root || (cgroup != 0 && work_quota));
   }
   nlohmann::json to_json() const;
 };
@@ -120,6 +145,9 @@ struct RunResult {
   std::string output;              ///< stdout and stderr, interleaved, first output_keep_bytes
   std::uint64_t output_bytes = 0;  ///< everything it printed
   unsigned layers = 0;             ///< which namespaces were in force (bit flags, see sandbox.cpp)
+  /// A layer the machine supports could not be set up: the program did not run (start_error says
+  /// which layer). SandboxProcess::finish() throws EnvironmentError for it.
+  bool environment_error = false;
 
   bool ok() const { return started && exited && code == 0 && !timed_out && !output_flood; }
   /// "exit code 1", "killed by signal 11 (Segmentation fault)", "timed out after 10 s", ...
@@ -137,7 +165,8 @@ class SandboxProcess {
   SandboxProcess& operator=(const SandboxProcess&) = delete;
 
   /// Waits for the end (at most the spec's wall time plus a grace period, or `within` seconds when
-  /// given, after which everything is killed) and collects the result.
+  /// given, after which everything is killed), kills what is left in the run's cgroup, and
+  /// collects the result. Throws EnvironmentError where an isolation layer could not be set up.
   RunResult finish(double within = -1);
   /// Stops everything inside at once; finish() then reports it.
   void kill();
@@ -148,6 +177,7 @@ class SandboxProcess {
   pid_t supervisor_ = -1;
   int result_fd_ = -1;
   bool killed_ = false;
+  std::string cgroup_;  // the run's own, relative to ours (cgroup.hpp)
   std::optional<RunResult> result_;
 };
 

@@ -18,8 +18,15 @@
 ///
 /// The worker: WORKBOOK_SEALED_WORKER (its path), WORKBOOK_SEALED_SANDBOX (a sandbox spec written
 /// by the grader; without it the worker runs as a plain child, as in the project's CI),
-/// WORKBOOK_SEALED_TIMEOUT (seconds per call, default 30), WORKBOOK_SEALED_GPU=1 (without a sandbox
-/// spec: the worker is a CUDA program, see SandboxSpec::gpu).
+/// WORKBOOK_SEALED_TIMEOUT (seconds per call, default 30), WORKBOOK_SEALED_DEADLINES (seconds per
+/// call of named functions, "relu=1,dot=2.5": the grader derives them from the reference's time),
+/// WORKBOOK_SEALED_TIMES (a file: each call's function and seconds are appended to it; prepare
+/// times the reference this way), WORKBOOK_SEALED_GPU=1 (without a sandbox spec: the worker is a
+/// CUDA program, see SandboxSpec::gpu).
+///
+/// A call that meets an EnvironmentError (the grader's machine cannot isolate the worker) ends the
+/// checker with grade::kEnvironmentErrorExit: the grader reports the lab as environment_error
+/// instead of failing the student's tests.
 
 #include <grade/sealed_worker.hpp>
 
@@ -30,6 +37,7 @@
 #include <cstddef>
 #include <cstring>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -178,6 +186,8 @@ class Worker {
   int to_worker_ = -1, from_worker_ = -1;
   std::string buffer_;
   double timeout_ = 30;
+  std::map<std::string, double> deadlines_;  ///< per function, from the reference's time
+  std::string times_file_;
   std::unique_ptr<grade::SandboxProcess> process_;
   std::string dead_;  ///< why the worker is gone, once it is
   std::string output_;

@@ -39,6 +39,13 @@ std::string shell_quote(const std::string& word);
 bool glob_match(std::string_view pattern, std::string_view text);
 
 std::string html_escape(std::string_view text);
+/// Any bytes in, valid text out: what a student's process, a compiler or a file name gave, made
+/// safe for JSON, Markdown, HTML and a terminal. Bytes that are not UTF-8 become U+FFFD; control
+/// characters other than newline and tab are written as \xNN (no escape sequence, no NUL, no
+/// carriage return reaches a report).
+std::string valid_text(std::string_view bytes);
+/// The value with every string and key made valid_text (nlohmann's dump() throws on invalid UTF-8).
+nlohmann::json valid_json(const nlohmann::json& value);
 /// A CSV field, quoted when it holds a comma, quote or newline.
 std::string csv_field(const std::string& text);
 
