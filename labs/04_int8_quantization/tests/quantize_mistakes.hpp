@@ -10,6 +10,7 @@
 // it.
 #include "quantize.hpp"
 
+#include <workbook/buffer.hpp>
 #include <workbook/check.hpp>
 
 #include <xsimd/xsimd.hpp>
@@ -48,6 +49,7 @@ inline double clamped(double rounded, double lo = -kQuantMax, double hi = kQuant
 /// elements of this check merged into that one: the output cannot tell them apart (a single
 /// product with negative a's, an input made only of ties), and then the message says both.
 inline std::vector<Mistake> merge_alike(std::vector<Mistake> list, std::size_t count) {
+  if (count == 0) return list;  // nothing to compare them on
   auto same = [](double x, double y) { return x == y || (std::isnan(x) && std::isnan(y)); };
   std::vector<std::vector<double>> answers;
   std::vector<Mistake> merged;
@@ -131,14 +133,13 @@ inline std::vector<Mistake> symmetric_scale(std::span<const float> x) {
   };
 }
 
-/// Wrong scales of row `row` of quantize_rows' matrix `whole`, with `cols` columns.
-inline std::vector<Mistake> row_scale(std::span<const float> whole, std::size_t row,
-                                      std::size_t cols) {
+/// Wrong scales of quantize_rows for the matrix `whole` with `cols` columns: answer(r) is row r's.
+/// Matched against every row at once, so that one row's coincidence does not name a mistake.
+inline std::vector<Mistake> row_scales(std::span<const float> whole, std::size_t cols) {
   auto scale_of = [whole](std::size_t first, std::size_t last) {
     return or_one(largest_magnitude(whole, first, std::min(last, whole.size())) / 127.0f);
   };
-  const double per_tensor = scale_of(0, whole.size()), first_row = scale_of(0, cols),
-               unscaled_start = scale_of(row, row + cols);
+  const double per_tensor = scale_of(0, whole.size()), first_row = scale_of(0, cols);
   return {{"the scale of the whole matrix, the same for every row",
            "that is per-tensor quantization: quantize_rows gives each row its own scale, "
            "symmetric_scale of that row alone, so that one large value costs precision only in "
@@ -147,32 +148,49 @@ inline std::vector<Mistake> row_scale(std::span<const float> whole, std::size_t 
           {"the scale of row 0, the same for every row",
            "each row's scale comes from that row: symmetric_scale of x[r * cols, (r + 1) * cols).",
            [first_row](std::size_t) { return first_row; }},
-          {"the scale of x[r, r + cols): the row's start without '* cols'",
+          {"the scale of x[r, r + cols) for row r: the row's start without '* cols'",
            "row r starts at x[r * cols]: take symmetric_scale of x.subspan(r * cols, cols).",
-           [unscaled_start](std::size_t) { return unscaled_start; }}};
+           [scale_of, cols](std::size_t r) { return scale_of(r, r + cols); }}};
 }
 
 // --- quantize ------------------------------------------------------------------------------------
 
 /// Wrong quantizations of x, element i with scale scale_of(i).
+/// Wrong quantizations of x, element i with scale scale_of(i); `got` is the output checked. A
+/// rounded quotient beyond the int32 range has two wrong answers, whichever the code does: clamped
+/// as a float first (+-127), or converted to int first, which overflows (x86 gives INT32_MIN, so
+/// -127 after the clamp). The entries accept the one `got` holds there.
 inline std::vector<Mistake> quantize(std::span<const float> x,
-                                     std::function<float(std::size_t)> scale_of) {
+                                     std::function<float(std::size_t)> scale_of,
+                                     std::span<const std::int8_t> got = {}) {
   auto quotient = [x, scale_of](std::size_t i) { return static_cast<double>(x[i] / scale_of(i)); };
+  auto clamped = [got](double rounded, std::size_t i) {
+    if (std::fabs(rounded) < 0x1p31 || got.empty()) return mistakes::clamped(rounded);
+    return got[i] == -kQuantMax ? double{-kQuantMax} : mistakes::clamped(rounded);
+  };
   return {
+      {"round(x / scale) converted to int before the clamp, which overflows beyond +-2^31",
+       "a float beyond the int32 range has no int value: x86's conversion gives INT32_MIN, which "
+       "the clamp then makes -127 (a huge positive value comes out -127). Clamp the float to "
+       "[-127, 127] first, then convert.",
+       [=](std::size_t i) {
+         const double r = std::nearbyint(quotient(i));
+         return std::fabs(r) < 0x1p31 ? mistakes::clamped(r) : double{-kQuantMax};
+       }},
       {"x / scale rounded half away from zero (std::round)",
        "ties must go to the even neighbour (2.5 -> 2, 3.5 -> 4): use std::nearbyint (or "
        "xsimd::nearbyint), which rounds half to even in the default rounding mode.",
-       [=](std::size_t i) { return clamped(std::round(quotient(i))); }},
+       [=](std::size_t i) { return clamped(std::round(quotient(i)), i); }},
       {"x / scale truncated toward zero, not rounded",
        "a conversion from float to int truncates (static_cast, xsimd::batch_cast), and adding 0.5 "
        "first rounds only the positive values: round with std::nearbyint (or "
        "xsimd::nearbyint_as_int), then convert.",
-       [=](std::size_t i) { return clamped(std::trunc(quotient(i))); }},
+       [=](std::size_t i) { return clamped(std::trunc(quotient(i)), i); }},
       {"(int)(x / scale + 0.5): negative values rounded toward zero",
        "adding 0.5 and converting rounds only positive values: a conversion to int truncates "
        "toward zero, so -1.7 + 0.5 becomes -1, not -2. Round with std::nearbyint, then convert.",
        [=](std::size_t i) {
-         return clamped(std::trunc(static_cast<double>(static_cast<float>(quotient(i)) + 0.5f)));
+         return clamped(std::trunc(static_cast<double>(static_cast<float>(quotient(i)) + 0.5f)), i);
        }},
       {"round(x / scale) without saturation: the cast to int8 wraps around",
        "a cast to int8 keeps the low 8 bits (200 becomes -56). Clamp the rounded value to "
@@ -190,27 +208,29 @@ inline std::vector<Mistake> quantize(std::span<const float> x,
        [=](std::size_t i) {
          const double r = std::nearbyint(quotient(i));
          if (!(std::fabs(r) < 0x1p31)) return 0.0;
-         return clamped(static_cast<std::int8_t>(static_cast<std::int32_t>(r)));
+         return mistakes::clamped(static_cast<std::int8_t>(static_cast<std::int32_t>(r)));
        }},
       {"floor(x / scale + 0.5): ties rounded up, not to the even neighbour",
        "ties must go to the even neighbour (2.5 -> 2, -2.5 -> -2, 3.5 -> 4): round with "
        "std::nearbyint (or xsimd::nearbyint), which rounds half to even in the default mode.",
        [=](std::size_t i) {
-         return clamped(std::floor(static_cast<double>(static_cast<float>(quotient(i)) + 0.5f)));
+         return clamped(std::floor(static_cast<double>(static_cast<float>(quotient(i)) + 0.5f)), i);
        }},
       {"x / scale rounded down (std::floor)",
        "floor moves every value down, and each quotient is off by up to a whole step: round to "
        "the nearest, ties to even, with std::nearbyint (or xsimd::nearbyint).",
-       [=](std::size_t i) { return clamped(std::floor(quotient(i))); }},
+       [=](std::size_t i) { return clamped(std::floor(quotient(i)), i); }},
       {"round(x / scale) clamped to [-128, 127]",
        "the symmetric range is [-127, 127]: clamp to -127, not -128, so that q and -q are both "
        "representable.",
-       [=](std::size_t i) { return clamped(std::nearbyint(quotient(i)), -kQuantMax - 1); }},
+       [=](std::size_t i) {
+         return mistakes::clamped(std::nearbyint(quotient(i)), -kQuantMax - 1);
+       }},
       {"x * scale, not x / scale",
        "quantization divides by the scale (the size of one step): q = round(x / scale); "
        "dequantize multiplies.",
        [=](std::size_t i) {
-         return clamped(std::nearbyint(static_cast<double>(x[i] * scale_of(i))));
+         return clamped(std::nearbyint(static_cast<double>(x[i] * scale_of(i))), i);
        }},
   };
 }
@@ -361,6 +381,19 @@ inline std::vector<Mistake> matmul_int8(std::span<const std::int8_t> a,
          return int32_answer(s);
        }},
   };
+  // C += the product: the sums added to what C held, the harness's poison (an element that comes
+  // out equal to it reads as unwritten: NaN).
+  const std::int64_t poison = workbook::Poison<std::int32_t>::value();
+  list.push_back({"the sums added to what C held before the call (C += A * B^T)",
+                  "matmul_int8 overwrites C: each c[i][j] is its sum alone. The tests fill C with "
+                  "a marker (" +
+                      std::to_string(poison) +
+                      ") before the call, and your output is the sum plus that marker: start "
+                      "each sum at zero and store it (c[i][j] = sum), do not add to c[i][j].",
+                  [=](std::size_t e) {
+                    const double answer = int32_answer(poison + dot(e / n, e % n, 0, depth));
+                    return answer == static_cast<double>(poison) ? kNaN : answer;
+                  }});
   if (depth > 1)
     list.push_back({"every sum without its first product (the depth loop started at k = 1)",
                     "the loop over k must start at 0: k = 0 is the first product of each sum.",

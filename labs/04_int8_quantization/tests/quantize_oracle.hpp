@@ -116,8 +116,8 @@ inline workbook::CheckResult check_quantize(std::span<const float> x, std::span<
                    [=](std::size_t i) { return static_cast<double>(x[i] / scale_of(i)); }}},
        .scale = [=](std::size_t i) { return near_tie(x[i], scale_of(i)) ? 1.0 : 0.0; },
        .mistakes =
-           [=] {
-             std::vector<workbook::Mistake> list = mistakes::quantize(x, scale_of);
+           [=, &q] {
+             std::vector<workbook::Mistake> list = mistakes::quantize(x, scale_of, q.span());
              return x.size() <= kMergeUpTo ? mistakes::merge_alike(std::move(list), x.size())
                                            : list;
            },
@@ -125,6 +125,7 @@ inline workbook::CheckResult check_quantize(std::span<const float> x, std::span<
   // No entry matched, yet only saturating elements are wrong: a clamp missing, with a conversion
   // other than the one the catalogue assumes (x86's: the low byte of the int32).
   if (!r.ok && r.mistake.empty() && r.diagnosis.find("outside the output") == std::string::npos &&
+      r.diagnosis.find("never written") == std::string::npos &&
       only_saturated_wrong(x, scale_of, q))
     r.diagnosis =
         "only elements beyond +-127.5 * scale are wrong: they must saturate to +-127. A cast to "
@@ -180,16 +181,27 @@ inline workbook::CheckResult check_symmetric_scale(std::span<const float> x, flo
   return r;
 }
 
-/// The scales of quantize_rows (rows x cols), row by row: the first wrong row's result.
+/// The scales of quantize_rows (rows x cols): the first wrong row's result, named by a mistake of
+/// the whole matrix's scales when one gives every row's (mistakes::row_scales), else by the
+/// catalogue of symmetric_scale on that row.
 inline workbook::CheckResult check_row_scales(std::span<const float> x, std::size_t cols,
                                               std::span<const float> scales) {
   for (std::size_t row = 0; row < scales.size(); ++row) {
     const auto values = x.subspan(row * cols, cols);
     if (check_symmetric_scale(values, scales[row], "quantize_rows")) continue;
-    // The whole matrix's scale costs a pass over it: only for the row that failed.
-    workbook::CheckResult r = check_symmetric_scale(values, scales[row], "quantize_rows",
-                                                    mistakes::row_scale(x, row, cols));
+    workbook::CheckResult r = check_symmetric_scale(values, scales[row], "quantize_rows");
     r.summary = "the scale of row " + std::to_string(row) + ": " + r.summary;
+    const std::size_t rows = scales.size();
+    for (const workbook::Mistake& m :
+         mistakes::merge_alike(mistakes::row_scales(x, cols), rows <= kMergeUpTo ? rows : 0)) {
+      bool all = true;
+      for (std::size_t k = 0; k < rows && all; ++k)
+        all = m.answer(k) == static_cast<double>(scales[k]);
+      if (!all) continue;
+      r.mistake = m.what;
+      r.diagnosis = "your result matches " + m.what + ": " + m.advice;
+      break;
+    }
     return r;
   }
   return {};
@@ -251,8 +263,15 @@ inline workbook::CheckResult check_matmul_int8(std::span<const std::int8_t> a,
          std::vector<workbook::Mistake> list = mistakes::matmul_int8(a, b, m, n, depth);
          return m * n <= kMergeUpTo ? mistakes::merge_alike(std::move(list), m * n) : list;
        }});
+  if (!r.ok && depth == 0 && std::all_of(c.data(), c.data() + m * n, [](std::int32_t v) {
+        return workbook::Poison<std::int32_t>::is_value(v);
+      }))
+    r.diagnosis =
+        "C was left as it was: with depth 0 every sum is empty, so every c[i][j] is 0, and C must "
+        "still be written. Store each sum after the loop over k (which runs 0 times here), not "
+        "inside it, and store it rather than add it to c[i][j].";
   if (r.ok || !r.mistake.empty() || r.diagnosis.find("never written") != std::string::npos ||
-      r.diagnosis.find("outside the output") != std::string::npos)
+      r.diagnosis.find("outside the output") != std::string::npos || depth == 0)
     return r;
   // No entry matched: what the wrong elements have in common, as observed (a width at which the
   // sums wrapped, an error per column of C, ...). Poison (unwritten elements) would hide it.

@@ -59,9 +59,9 @@ TEST(Lab04Mistakes, SymmetricScale) {
 }
 
 TEST(Lab04Mistakes, RowScales) {
-  // Row 0 holds the outlier; per tensor, every row gets its scale.
-  const std::vector<float> x = {100.0f, 1.0f, -2.0f, 0.5f, 0.25f, -3.0f};
-  const std::vector<float> right = {100.0f / 127.0f, 3.0f / 127.0f};
+  // Row 1 holds the outlier; per tensor, every row gets its scale.
+  const std::vector<float> x = {1.0f, -2.0f, 0.5f, 100.0f, 0.25f, -3.0f};
+  const std::vector<float> right = {2.0f / 127.0f, 100.0f / 127.0f};
   EXPECT_TRUE(lab04::oracle::check_row_scales(x, 3, right));
   const std::vector<float> per_tensor = {100.0f / 127.0f, 100.0f / 127.0f};
   expect_named(lab04::oracle::check_row_scales(x, 3, per_tensor),
@@ -73,7 +73,7 @@ TEST(Lab04Mistakes, RowScales) {
                "the scale of row 0, the same for every row");
   expect_named(lab04::oracle::check_row_scales(
                    three, 3, std::vector<float>{2.0f / 127, 8.0f / 127, 8.0f / 127}),
-               "the scale of x[r, r + cols): the row's start without '* cols'");
+               "the scale of x[r, r + cols) for row r: the row's start without '* cols'");
 }
 
 // --- quantize ------------------------------------------------------------------------------------
