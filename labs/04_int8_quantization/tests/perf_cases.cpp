@@ -11,8 +11,11 @@
 #include <workbook/perf.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <functional>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -42,6 +45,57 @@ std::string mib(double bytes) {
   return text;
 }
 
+// --- Evidence for the hints ----------------------------------------------------------------------
+// A hint says what was measured about this submission (before the timed comparison) and what that
+// points to, so that it never contradicts the code: a kernel whose time per element is the same
+// with its data in the L2 cache as from memory is bound by its own instructions, whatever they
+// are; one that is much faster from the cache is bound by memory.
+
+/// The fastest of up to `calls` calls of `run`, after one more that warms the caches (and lets the
+/// kernel allocate what it keeps): enough to compare one size with another, not a timing of
+/// record. A call of more than a quarter of a second is long enough to count, warm-up or not, and
+/// ends the series, so that a slow kernel costs one or two calls.
+double fastest_call(const std::function<void()>& run, int calls) {
+  constexpr double kLongEnough = 0.25;
+  double best = std::numeric_limits<double>::infinity();
+  for (int i = 0; i <= calls; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    run();
+    const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
+    if (i > 0 || took.count() > kLongEnough) best = std::min(best, took.count());
+    if (std::isfinite(best) && best > kLongEnough) break;
+  }
+  return best;
+}
+
+// Elements of a streaming kernel's run in the L2 cache: 16 Ki floats in, 16 KiB of bytes out.
+constexpr std::size_t kInL2 = std::size_t{16} << 10;
+
+std::string format(const char* pattern, double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, pattern, value);
+  return text;
+}
+
+/// The hint of a streaming kernel: its time per element with the data in the L2 cache (`in_l2`, a
+/// call on the first kInL2 elements) and from memory (`from_memory`, on all n), then the advice
+/// for what binds it.
+std::string streaming_hint(const std::string& function, const std::function<void()>& in_l2,
+                           const std::function<void()>& from_memory, std::size_t n,
+                           const std::string& if_instructions, const std::string& if_memory) {
+  const double cached = fastest_call(in_l2, 20) / kInL2 * 1e9,
+               memory = fastest_call(from_memory, 2) / static_cast<double>(n) * 1e9;
+  const std::string measured = "Measured before the comparison: your " + function + " takes " +
+                               format("%.3g", cached) + " ns per element with its data in the L2 " +
+                               "cache, and " + format("%.3g", memory) + " ns from memory";
+  if (cached > 0.5 * memory)
+    return measured + ", nearly as long: the loop's own instructions bind it, not memory. " +
+           if_instructions;
+  return measured + ": " + format("%.1f", memory / cached) +
+         " times faster from the cache, so its instructions keep up and memory binds it. " +
+         if_memory;
+}
+
 void symmetric_scale(workbook::perf::Case& perf) {
   AlignedVector<float> x(kStream);
   workbook::fill_uniform(x, perf.rng());
@@ -50,12 +104,18 @@ void symmetric_scale(workbook::perf::Case& perf) {
   perf.describe("symmetric_scale", "max |x| / 127 of 64 Mi floats (256 MiB read)");
   // An abs and a max per element; every element read once, nothing written.
   perf.work({.ops = 2.0 * kStream, .bytes = 4.0 * kStream, .traffic = Traffic::read});
-  perf.hint(0.5,
-            "Far from the bandwidth roof: vectorise the max-reduction (xsimd::abs, xsimd::max) "
-            "and test for NaN and infinity with a batch comparison, not a branch per element.");
-  perf.hint(0.85,
-            "Close: with one accumulator each max waits for the previous one; use several, as "
-            "for lab 01's dot product.");
+  perf.hint(
+      0.85,
+      streaming_hint(
+          "symmetric_scale",
+          [&] { scale = symmetric_scale(std::span<const float>(x).first(kInL2)); },
+          [&] { scale = symmetric_scale(x); }, kStream,
+          "Look at what it executes per element (objdump -d): a max that waits for the previous "
+          "one (one accumulator: use several, as for lab 01's dot product), a branch per element "
+          "for NaN and infinity (test a whole batch with one comparison), or one element at a "
+          "time where xsimd::abs and xsimd::max do a batch.",
+          "Read x once, in order, with nothing else in the loop; several accumulators keep "
+          "enough loads in flight."));
   perf.measure({.run = [&] { scale = symmetric_scale(x); },
                 .poison = [&] { scale = workbook::Poison<float>::value(); },
                 .verify = [&] { return lab04::oracle::check_symmetric_scale(x, scale); },
@@ -73,13 +133,18 @@ void quantize(workbook::perf::Case& perf) {
   // A division, a rounding and a clamp (two comparisons): 4 operations per element; 4 bytes in, 1
   // out.
   perf.work({.ops = 4.0 * kStream, .bytes = 5.0 * kStream});
-  perf.hint(0.4,
-            "Far from the bandwidth roof: is the loop vectorised? Divide, clip (xsimd::clip) and "
-            "round (xsimd::nearbyint) whole batches; keep the scalar loop for the tail.");
-  perf.hint(0.8,
-            "Vectorised, but the float-to-int8 store may go one lane at a time (xsimd 8 converts "
-            "element by element: look at the disassembly). Section 4 of the handout shows the two "
-            "AVX-512 instructions that convert and narrow 16 lanes at once.");
+  perf.hint(
+      0.8,
+      streaming_hint(
+          "quantize",
+          [&] { quantize(std::span<const float>(x).first(kInL2), scale, q.span().first(kInL2)); },
+          [&] { quantize(x, scale, q.span()); }, kStream,
+          "Look at what it executes per element (objdump -d): a float-to-int8 conversion or "
+          "store one lane at a time (xsimd 8 converts element by element; section 4 of the "
+          "handout shows the two AVX-512 instructions that convert and narrow 16 lanes at once), "
+          "a division, or a branch per element.",
+          "Read x once, in order; the int8 output is a fifth of the traffic, and streaming "
+          "stores (lab 01, step 6) skip the read of each of its cache lines."));
   perf.measure({.run = [&] { quantize(x, scale, q.span()); },
                 .poison = [&] { q.poison(); },
                 .verify = [&] { return lab04::oracle::check_quantize(x, scale, q); },
@@ -98,12 +163,19 @@ void dequantize(workbook::perf::Case& perf) {
   const auto dequantize = perf.timed(lab04::dequantize);
   perf.describe("dequantize", "dequantize 64 Mi int8 values to floats (64 MiB in, 256 MiB out)");
   perf.work({.ops = 1.0 * kStream, .bytes = 5.0 * kStream});
-  perf.hint(0.4,
-            "Far from the bandwidth roof: widen whole batches of bytes to floats (section 4 "
-            "of the handout: xsimd converts one lane at a time).");
-  perf.hint(0.8,
-            "Close: the 256 MiB output is most of the traffic; each store first reads its cache "
-            "line (read-for-ownership). Streaming stores (lab 01, step 6) avoid that.");
+  perf.hint(
+      0.8,
+      streaming_hint(
+          "dequantize",
+          [&] {
+            dequantize(std::span<const std::int8_t>(q).first(kInL2), 0.01f, x.span().first(kInL2));
+          },
+          [&] { dequantize(q, 0.01f, x.span()); }, kStream,
+          "Look at what it executes per element (objdump -d): a byte-to-float conversion one "
+          "lane at a time (xsimd converts lane by lane; section 4 of the handout widens a whole "
+          "batch of bytes with two instructions), or a branch per element.",
+          "The 256 MiB output is most of the traffic, and each store first reads its cache line "
+          "(read-for-ownership): streaming stores (lab 01, step 6) avoid that."));
   perf.measure({.run = [&] { dequantize(q, 0.01f, x.span()); },
                 .poison = [&] { x.poison(); },
                 .verify = [&] { return lab04::oracle::check_dequantize(q, 0.01f, x); },
@@ -120,10 +192,17 @@ void quantized_relu(workbook::perf::Case& perf) {
   const auto quantized_relu = perf.timed(lab04::quantized_relu);
   perf.describe("quantized_relu", "ReLU of 128 Mi int8 values (128 MiB in, 128 MiB out)");
   perf.work({.ops = 1.0 * n, .bytes = 2.0 * n});
-  perf.hint(0.5,
-            "Far from the bandwidth roof: a batch of int8 holds 64 lanes with AVX-512; "
-            "xsimd::max(batch, zero) does them all at once.");
-  perf.hint(0.85, "Close: streaming stores (lab 01, step 6) skip the read of each output line.");
+  perf.hint(0.85, streaming_hint(
+                      "quantized_relu",
+                      [&] {
+                        quantized_relu(std::span<const std::int8_t>(q).first(kInL2),
+                                       out.span().first(kInL2));
+                      },
+                      [&] { quantized_relu(q, out.span()); }, n,
+                      "Look at what it executes per element (objdump -d): a batch of int8 holds 64 "
+                      "lanes with AVX-512, and xsimd::max(batch, zero) does them all at once; a "
+                      "branch or a conversion per element does not.",
+                      "Streaming stores (lab 01, step 6) skip the read of each output line."));
   perf.measure({.run = [&] { quantized_relu(q, out.span()); },
                 .poison = [&] { out.poison(); },
                 .verify = [&] { return lab04::oracle::check_quantized_relu(q, out); },
@@ -131,23 +210,46 @@ void quantized_relu(workbook::perf::Case& perf) {
 }
 WORKBOOK_PERF_CASE(quantized_relu);
 
-// The hints of the two products: where a kernel's speed puts it among the handout's versions.
-void product_hints(workbook::perf::Case& perf) {
-  perf.hint(
-      0.02,
-      "Very far from the int8 peak: like the handout's v1. Is the loop over k innermost, "
-      "reading both rows contiguously (B is n x depth here)? Then let the compiler vectorise it.");
-  perf.hint(0.15,
-            "Vectorised, but one dot product at a time: each load feeds one multiply. Use vpdpbusd "
-            "(step 7: 64 products per instruction) and compute several outputs per pass.");
-  perf.hint(0.5,
-            "A good start; the reference keeps a 6 x 64 tile of C in 24 registers, with B packed "
-            "so the inner loop reads it in order and 4 bytes of each of A's 6 rows broadcast per "
-            "step (step 8, the micro-kernel).");
-  perf.hint(0.85,
-            "Close to the reference: check that your micro-kernel's accumulators stay in "
-            "registers (objdump -d: no loads or stores to the stack in the inner loop).");
+// The hints of the two products, from the rate of `small` (a product whose operands fit in the L2
+// cache) and of `large` (the case's own), both measured here: a large product much slower than
+// the small one waits on memory; one as fast runs at the speed of its inner loop.
+void product_hints(workbook::perf::Case& perf, const std::string& function,
+                   const std::string& small_shape, double small_ops,
+                   const std::function<void()>& small, double large_ops,
+                   const std::function<void()>& large) {
+  const double small_gops = small_ops / fastest_call(small, 5) * 1e-9,
+               large_gops = large_ops / fastest_call(large, 3) * 1e-9;
+  const std::string measured = "Measured before the comparison: your " + function + " does " +
+                               format("%.3g", small_gops) + " GOP/s on a " + small_shape +
+                               " product (A and B in the L2 cache), and " +
+                               format("%.3g", large_gops) + " GOP/s on this one";
+  if (small_gops > 2.5 * large_gops) {  // well beyond what noise does to the fastest of 3
+    perf.hint(0.85, measured +
+                        ": the inner loop is fast, and the large product waits on memory. "
+                        "Block it so that what the inner loop rereads stays in cache: a "
+                        "panel of B in the L2, a few rows of A in the L1 (step 8).");
+    return;
+  }
+  const std::string same = measured +
+                           ", about the same: the instructions of the inner loop bind "
+                           "it, not memory. ";
+  perf.hint(0.15, same +
+                      "The int8 peak is vpdpbusd (step 7: 64 products per instruction) into "
+                      "several accumulators, each fed by one load: compare your inner loop's "
+                      "instructions with that (objdump -d).");
+  perf.hint(0.5, same +
+                     "The reference keeps a 6 x 64 tile of C in 24 registers, with B packed so "
+                     "that the inner loop reads it in order and 4 bytes of each of A's 6 rows "
+                     "broadcast per step (step 8, the micro-kernel).");
+  perf.hint(0.85, same +
+                      "Close to the reference: check that your micro-kernel's accumulators "
+                      "stay in registers (objdump -d: no loads or stores to the stack in the "
+                      "inner loop).");
 }
+
+// A product whose operands fit in the L2 cache, for product_hints: the first kSmallRows rows of A
+// and of B, all of the depth (64 KiB each at depth 1024).
+constexpr std::size_t kSmallRows = 64;
 
 // The int8 product C = A B^T of side `side`.
 void int8_product(workbook::perf::Case& perf, std::size_t side, const std::string& about) {
@@ -164,7 +266,18 @@ void int8_product(workbook::perf::Case& perf, std::size_t side, const std::strin
              .bytes = 1.0 * (m + n) * depth + 4.0 * m * n,
              .compute = Compute::int8,
              .ops_unit = "OP"});
-  product_hints(perf);
+  std::vector<std::int32_t> small_c(kSmallRows * kSmallRows);
+  product_hints(
+      perf, "matmul_int8",
+      std::to_string(kSmallRows) + " x " + std::to_string(kSmallRows) + " x " +
+          std::to_string(depth),
+      2.0 * kSmallRows * kSmallRows * depth,
+      [&] {
+        matmul_int8(std::span<const std::int8_t>(a).first(kSmallRows * depth),
+                    std::span<const std::int8_t>(b).first(kSmallRows * depth), small_c, kSmallRows,
+                    kSmallRows, depth);
+      },
+      2.0 * m * n * depth, [&] { matmul_int8(a, b, c.span(), m, n, depth); });
   perf.measure(
       {.run = [&] { matmul_int8(a, b, c.span(), m, n, depth); },
        .poison = [&] { c.poison(); },
@@ -232,7 +345,18 @@ void quantized_matmul(workbook::perf::Case& perf) {
                                  .compute = Compute::int8,
                                  .ops_unit = "OP"};
   perf.work(int8_work);
-  product_hints(perf);
+  const lab04::QuantizedMatrix a_small{std::span<const std::int8_t>(qa).first(kSmallRows * depth),
+                                       std::span<const float>(sa).first(kSmallRows), kSmallRows,
+                                       depth},
+      b_small{std::span<const std::int8_t>(qb).first(kSmallRows * depth),
+              std::span<const float>(sb).first(kSmallRows), kSmallRows, depth};
+  std::vector<float> small_c(kSmallRows * kSmallRows);
+  product_hints(
+      perf, "quantized_matmul",
+      std::to_string(kSmallRows) + " x " + std::to_string(kSmallRows) + " x " +
+          std::to_string(depth),
+      2.0 * kSmallRows * kSmallRows * depth, [&] { quantized_matmul(a_small, b_small, small_c); },
+      int8_work.ops, [&] { quantized_matmul(a, b, c.span()); });
 #if defined(LAB04_HAVE_OPENBLAS)
   // The fp32 baseline: the same product of the unquantized matrices with OpenBLAS, on one thread.
   openblas_set_num_threads(1);

@@ -10,6 +10,7 @@
 // it.
 #include "quantize.hpp"
 
+#include <workbook/buffer.hpp>
 #include <workbook/check.hpp>
 
 #include <xsimd/xsimd.hpp>
@@ -20,6 +21,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <numeric>
 #include <span>
 #include <string>
 #include <vector>
@@ -41,6 +43,31 @@ inline double int8_answer(long v) {
 /// The int8 of a rounded quotient clamped to [lo, hi].
 inline double clamped(double rounded, double lo = -kQuantMax, double hi = kQuantMax) {
   return int8_answer(static_cast<long>(std::clamp(rounded, lo, hi)));
+}
+
+/// `list` with each entry that gives the same answer as an earlier one on every one of the `count`
+/// elements of this check merged into that one: the output cannot tell them apart (a single
+/// product with negative a's, an input made only of ties), and then the message says both.
+inline std::vector<Mistake> merge_alike(std::vector<Mistake> list, std::size_t count) {
+  if (count == 0) return list;  // nothing to compare them on
+  auto same = [](double x, double y) { return x == y || (std::isnan(x) && std::isnan(y)); };
+  std::vector<std::vector<double>> answers;
+  std::vector<Mistake> merged;
+  for (Mistake& m : list) {
+    std::vector<double> answer(count);
+    for (std::size_t i = 0; i < count; ++i) answer[i] = m.answer(i);
+    std::size_t k = 0;
+    while (k < merged.size() && !std::equal(answer.begin(), answer.end(), answers[k].begin(), same))
+      ++k;
+    if (k == merged.size()) {
+      answers.push_back(std::move(answer));
+      merged.push_back(std::move(m));
+      continue;
+    }
+    merged[k].what += " (on these inputs, the same as " + m.what + ")";
+    merged[k].advice += " Or, for the other: " + m.advice;
+  }
+  return merged;
 }
 
 // --- symmetric_scale -----------------------------------------------------------------------------
@@ -106,37 +133,64 @@ inline std::vector<Mistake> symmetric_scale(std::span<const float> x) {
   };
 }
 
-/// quantize_rows' scales, row r of a matrix with `cols` columns: the whole matrix's scale.
-inline std::vector<Mistake> row_scale(std::span<const float> whole) {
-  const double per_tensor = or_one(largest_magnitude(whole, 0, whole.size()) / 127.0f);
+/// Wrong scales of quantize_rows for the matrix `whole` with `cols` columns: answer(r) is row r's.
+/// Matched against every row at once, so that one row's coincidence does not name a mistake.
+inline std::vector<Mistake> row_scales(std::span<const float> whole, std::size_t cols) {
+  auto scale_of = [whole](std::size_t first, std::size_t last) {
+    return or_one(largest_magnitude(whole, first, std::min(last, whole.size())) / 127.0f);
+  };
+  const double per_tensor = scale_of(0, whole.size()), first_row = scale_of(0, cols);
   return {{"the scale of the whole matrix, the same for every row",
            "that is per-tensor quantization: quantize_rows gives each row its own scale, "
            "symmetric_scale of that row alone, so that one large value costs precision only in "
            "its own row.",
-           [per_tensor](std::size_t) { return per_tensor; }}};
+           [per_tensor](std::size_t) { return per_tensor; }},
+          {"the scale of row 0, the same for every row",
+           "each row's scale comes from that row: symmetric_scale of x[r * cols, (r + 1) * cols).",
+           [first_row](std::size_t) { return first_row; }},
+          {"the scale of x[r, r + cols) for row r: the row's start without '* cols'",
+           "row r starts at x[r * cols]: take symmetric_scale of x.subspan(r * cols, cols).",
+           [scale_of, cols](std::size_t r) { return scale_of(r, r + cols); }}};
 }
 
 // --- quantize ------------------------------------------------------------------------------------
 
 /// Wrong quantizations of x, element i with scale scale_of(i).
+/// Wrong quantizations of x, element i with scale scale_of(i); `got` is the output checked. A
+/// rounded quotient beyond the int32 range has two wrong answers, whichever the code does: clamped
+/// as a float first (+-127), or converted to int first, which overflows (x86 gives INT32_MIN, so
+/// -127 after the clamp). The entries accept the one `got` holds there.
 inline std::vector<Mistake> quantize(std::span<const float> x,
-                                     std::function<float(std::size_t)> scale_of) {
+                                     std::function<float(std::size_t)> scale_of,
+                                     std::span<const std::int8_t> got = {}) {
   auto quotient = [x, scale_of](std::size_t i) { return static_cast<double>(x[i] / scale_of(i)); };
+  auto clamped = [got](double rounded, std::size_t i) {
+    if (std::fabs(rounded) < 0x1p31 || got.empty()) return mistakes::clamped(rounded);
+    return got[i] == -kQuantMax ? double{-kQuantMax} : mistakes::clamped(rounded);
+  };
   return {
+      {"round(x / scale) converted to int before the clamp, which overflows beyond +-2^31",
+       "a float beyond the int32 range has no int value: x86's conversion gives INT32_MIN, which "
+       "the clamp then makes -127 (a huge positive value comes out -127). Clamp the float to "
+       "[-127, 127] first, then convert.",
+       [=](std::size_t i) {
+         const double r = std::nearbyint(quotient(i));
+         return std::fabs(r) < 0x1p31 ? mistakes::clamped(r) : double{-kQuantMax};
+       }},
       {"x / scale rounded half away from zero (std::round)",
        "ties must go to the even neighbour (2.5 -> 2, 3.5 -> 4): use std::nearbyint (or "
        "xsimd::nearbyint), which rounds half to even in the default rounding mode.",
-       [=](std::size_t i) { return clamped(std::round(quotient(i))); }},
+       [=](std::size_t i) { return clamped(std::round(quotient(i)), i); }},
       {"x / scale truncated toward zero, not rounded",
        "a conversion from float to int truncates (static_cast, xsimd::batch_cast), and adding 0.5 "
        "first rounds only the positive values: round with std::nearbyint (or "
        "xsimd::nearbyint_as_int), then convert.",
-       [=](std::size_t i) { return clamped(std::trunc(quotient(i))); }},
+       [=](std::size_t i) { return clamped(std::trunc(quotient(i)), i); }},
       {"(int)(x / scale + 0.5): negative values rounded toward zero",
        "adding 0.5 and converting rounds only positive values: a conversion to int truncates "
        "toward zero, so -1.7 + 0.5 becomes -1, not -2. Round with std::nearbyint, then convert.",
        [=](std::size_t i) {
-         return clamped(std::trunc(static_cast<double>(static_cast<float>(quotient(i)) + 0.5f)));
+         return clamped(std::trunc(static_cast<double>(static_cast<float>(quotient(i)) + 0.5f)), i);
        }},
       {"round(x / scale) without saturation: the cast to int8 wraps around",
        "a cast to int8 keeps the low 8 bits (200 becomes -56). Clamp the rounded value to "
@@ -147,15 +201,36 @@ inline std::vector<Mistake> quantize(std::span<const float> x,
          if (!(std::fabs(r) < 0x1p31)) return 0.0;
          return int8_answer(static_cast<std::int8_t>(static_cast<std::int32_t>(r)));
        }},
+      {"round(x / scale) cast to int8 before the clamp: the cast wrapped around first",
+       "clamping the int8 to [-127, 127] comes too late: the cast keeps the low 8 bits (200 "
+       "becomes -56). Clamp the rounded value (as a float or an int32) to [-127, 127], then "
+       "convert.",
+       [=](std::size_t i) {
+         const double r = std::nearbyint(quotient(i));
+         if (!(std::fabs(r) < 0x1p31)) return 0.0;
+         return mistakes::clamped(static_cast<std::int8_t>(static_cast<std::int32_t>(r)));
+       }},
+      {"floor(x / scale + 0.5): ties rounded up, not to the even neighbour",
+       "ties must go to the even neighbour (2.5 -> 2, -2.5 -> -2, 3.5 -> 4): round with "
+       "std::nearbyint (or xsimd::nearbyint), which rounds half to even in the default mode.",
+       [=](std::size_t i) {
+         return clamped(std::floor(static_cast<double>(static_cast<float>(quotient(i)) + 0.5f)), i);
+       }},
+      {"x / scale rounded down (std::floor)",
+       "floor moves every value down, and each quotient is off by up to a whole step: round to "
+       "the nearest, ties to even, with std::nearbyint (or xsimd::nearbyint).",
+       [=](std::size_t i) { return clamped(std::floor(quotient(i)), i); }},
       {"round(x / scale) clamped to [-128, 127]",
        "the symmetric range is [-127, 127]: clamp to -127, not -128, so that q and -q are both "
        "representable.",
-       [=](std::size_t i) { return clamped(std::nearbyint(quotient(i)), -kQuantMax - 1); }},
+       [=](std::size_t i) {
+         return mistakes::clamped(std::nearbyint(quotient(i)), -kQuantMax - 1);
+       }},
       {"x * scale, not x / scale",
        "quantization divides by the scale (the size of one step): q = round(x / scale); "
        "dequantize multiplies.",
        [=](std::size_t i) {
-         return clamped(std::nearbyint(static_cast<double>(x[i] * scale_of(i))));
+         return clamped(std::nearbyint(static_cast<double>(x[i] * scale_of(i))), i);
        }},
   };
 }
@@ -170,6 +245,9 @@ inline std::vector<Mistake> dequantize(std::span<const std::int8_t> q, float sca
        "the bytes were widened as unsigned (a uint8_t load, or _mm512_cvtepu8_epi32): widen them "
        "as signed int8 (_mm512_cvtepi8_epi32), so that -1 stays -1, not 255.",
        [=](std::size_t i) { return static_cast<double>(static_cast<std::uint8_t>(q[i])) * scale; }},
+      {"q * scale / 127, as if the scale were max |x|",
+       "the scale is already the size of one step (max |x| / 127): x = q * scale, nothing more.",
+       [=](std::size_t i) { return static_cast<double>(q[i]) * scale / 127; }},
   };
 }
 
@@ -184,80 +262,255 @@ inline std::vector<Mistake> quantized_relu(std::span<const std::int8_t> q) {
 
 // --- matmul_int8 ---------------------------------------------------------------------------------
 
-/// Wrong integer products c (m x n) of a (m x depth) and b (n x depth).
+/// v kept in a signed integer of `bits` bits, which wraps around modulo 2^bits (two's complement):
+/// what an int8, int16 or int32 accumulator holds after adding the same terms.
+inline std::int64_t wrapped(std::int64_t v, int bits) {
+  const std::int64_t modulus = std::int64_t{1} << bits;
+  const std::int64_t r = ((v % modulus) + modulus) % modulus;
+  return r >= modulus / 2 ? r - modulus : r;
+}
+
+/// The int32 output of a wrong sum: int32 arithmetic wraps as well (the uncorrected offset at
+/// depth kMaxDepth passes 2^31).
+inline double int32_answer(std::int64_t v) {
+  return static_cast<double>(wrapped(v, 32));
+}
+
+/// Wrong integer products c (m x n) of a (m x depth) and b (n x depth). Each is computed exactly,
+/// as the buggy code computes it, so that a match is bit for bit.
 inline std::vector<Mistake> matmul_int8(std::span<const std::int8_t> a,
-                                        std::span<const std::int8_t> b, std::size_t n,
-                                        std::size_t depth) {
-  auto sum = [=](std::size_t i, std::size_t j, std::size_t last, auto product) {
+                                        std::span<const std::int8_t> b, std::size_t m,
+                                        std::size_t n, std::size_t depth) {
+  // sum over k in [first, last) of product(a_ik, k, j): the building block of every answer.
+  auto sum = [=](std::size_t i, std::size_t j, std::size_t first, std::size_t last, auto product) {
     std::int64_t s = 0;
-    for (std::size_t k = 0; k < last; ++k) s += product(a[i * depth + k], k, j);
+    for (std::size_t k = first; k < last; ++k) s += product(std::int64_t{a[i * depth + k]}, k, j);
     return s;
   };
   auto times_bt = [=](std::int64_t ak, std::size_t k, std::size_t j) {
     return ak * b[j * depth + k];
   };
+  auto dot = [=](std::size_t i, std::size_t j, std::size_t first, std::size_t last) {
+    return sum(i, j, first, last, times_bt);
+  };
+  // The sums of the rows of A and of B: what the +128 offset of vpdpbusd adds, times 128.
+  std::vector<std::int64_t> row_a(m, 0), row_b(n, 0);
+  for (std::size_t i = 0; i < m * depth; ++i) row_a[i / depth] += a[i];
+  for (std::size_t j = 0; j < n * depth; ++j) row_b[j / depth] += b[j];
+  auto off_by = [=](std::int64_t times_b, std::int64_t times_a) {
+    return [=](std::size_t e) {
+      const std::size_t i = e / n, j = e % n;
+      return int32_answer(dot(i, j, 0, depth) + times_b * row_b[j] + times_a * row_a[i]);
+    };
+  };
   std::vector<Mistake> list = {
       {"(a + 128) * b without the correction: off by 128 * sum_k b[j][k]",
        "adding 128 to A makes it unsigned for vpdpbusd, and adds 128 * (the sum of row j of B) to "
        "every c[i][j]: subtract it (the handout's offset correction, from sums of B's rows).",
-       [=](std::size_t e) {
-         return static_cast<double>(
-             sum(e / n, e % n, depth, [=](std::int8_t ak, std::size_t k, std::size_t j) {
-               return (ak + 128) * std::int64_t{b[j * depth + k]};
-             }));
-       }},
+       off_by(128, 0)},
       {"A read as unsigned bytes: each negative a[i][k] 256 too large",
        "vpdpbusd (_mm512_dpbusd_epi32) multiplies unsigned bytes of its first operand by signed "
        "bytes of its second: add 128 to A to make it unsigned, then subtract 128 * (the sum of "
        "row j of B) (the handout's offset correction).",
        [=](std::size_t e) {
-         return static_cast<double>(
-             sum(e / n, e % n, depth, [=](std::int8_t ak, std::size_t k, std::size_t j) {
-               return std::int64_t{static_cast<std::uint8_t>(ak)} * b[j * depth + k];
+         return int32_answer(
+             sum(e / n, e % n, 0, depth, [=](std::int64_t ak, std::size_t k, std::size_t j) {
+               return static_cast<std::uint8_t>(ak) * std::int64_t{b[j * depth + k]};
+             }));
+       }},
+      {"(a + 128) * b with the correction added, not subtracted: off by 256 * sum_k b[j][k]",
+       "the offset adds 128 * (the sum of row j of B) to every c[i][j]: the correction takes it "
+       "away again, c[i][j] = sum_k (a[i][k] + 128) * b[j][k] - 128 * sum_k b[j][k].",
+       off_by(256, 0)},
+      {"(a + 128) * b corrected with the sums of A's rows: off by 128 * (sum_k b[j][k] - sum_k "
+       "a[i][k])",
+       "the offset is added to A, so what it adds to c[i][j] is 128 times the sum of row j of B "
+       "(one number per column of C): subtract that, not a sum of A's row.",
+       off_by(128, -128)},
+      {"B read as unsigned bytes: each negative b[j][k] 256 too large",
+       "B's bytes went where vpdpbusd reads unsigned ones (the second argument of "
+       "_mm512_dpbusd_epi32(acc, u8, s8)), or were loaded as uint8_t: B is the signed operand; "
+       "A, offset by 128, is the unsigned one.",
+       [=](std::size_t e) {
+         return int32_answer(
+             sum(e / n, e % n, 0, depth, [=](std::int64_t ak, std::size_t k, std::size_t j) {
+               return ak * static_cast<std::uint8_t>(b[j * depth + k]);
              }));
        }},
       {"the sum kept in int16, wrapping around past 32767",
        "127 * 127 * 3 = 48387 already overflows int16: accumulate in std::int32_t (widen the "
        "products before adding them).",
        [=](std::size_t e) {
-         return static_cast<double>(
-             static_cast<std::int16_t>(sum(e / n, e % n, depth, times_bt) & 0xFFFF));
+         return static_cast<double>(wrapped(dot(e / n, e % n, 0, depth), 16));
+       }},
+      {"the sum kept in int8, wrapping around past 127",
+       "one product alone reaches 127 * 127 = 16129: accumulate in std::int32_t (the type of C), "
+       "not in the type of the inputs.",
+       [=](std::size_t e) { return static_cast<double>(wrapped(dot(e / n, e % n, 0, depth), 8)); }},
+      {"pairs of (a + 128) * b products saturated to int16 (vpmaddubsw), then corrected",
+       "vpmaddubsw (_mm256_maddubs_epi16) adds each pair of u8 x s8 products with saturation: with "
+       "A + 128 up to 255, a pair reaches 2 * 255 * 127 = 64770 and stops at 32767. Keep each "
+       "pair within int16: multiply |a| (_mm256_abs_epi8) by b with a's sign (_mm256_sign_epi8), "
+       "at most 2 * 127 * 127 = 32258, and no offset is needed.",
+       [=](std::size_t e) {
+         const std::size_t i = e / n, j = e % n;
+         std::int64_t s = 0;
+         for (std::size_t k = 0; k < depth; k += 2) {
+           std::int64_t pair = (a[i * depth + k] + 128) * std::int64_t{b[j * depth + k]};
+           if (k + 1 < depth)
+             pair += (a[i * depth + k + 1] + 128) * std::int64_t{b[j * depth + k + 1]};
+           s += std::clamp<std::int64_t>(pair, -32768, 32767);
+         }
+         return int32_answer(s - 128 * row_b[j]);
        }},
       {"A * B with B read as depth x n: c[i][j] = sum_k a[i][k] * b[k][j]",
        "here B is n x depth (row j of B is column j of the product, as a linear layer's weight): "
        "c[i][j] is the dot product of row i of A with row j of B, b[j * depth + k].",
        [=](std::size_t e) {
-         return static_cast<double>(
-             sum(e / n, e % n, depth, [=](std::int8_t ak, std::size_t k, std::size_t j) {
-               return std::int64_t{ak} * b[k * n + j];
-             }));
+         return int32_answer(
+             sum(e / n, e % n, 0, depth,
+                 [=](std::int64_t ak, std::size_t k, std::size_t j) { return ak * b[k * n + j]; }));
+       }},
+      {"A read as depth x m: c[i][j] = sum_k a[k][i] * b[j][k]",
+       "A is m x depth, row-major: row i of A starts at a[i * depth], and c[i][j] is the dot "
+       "product of row i of A with row j of B.",
+       [=](std::size_t e) {
+         const std::size_t i = e / n, j = e % n;
+         std::int64_t s = 0;
+         for (std::size_t k = 0; k < depth; ++k) s += std::int64_t{a[k * m + i]} * b[j * depth + k];
+         return int32_answer(s);
        }},
   };
-  // A depth loop in blocks of w without a remainder loop: the last depth % w products are lost.
-  std::vector<std::size_t> dropped;
+  // C += the product: the sums added to what C held, the harness's poison (an element that comes
+  // out equal to it reads as unwritten: NaN).
+  const std::int64_t poison = workbook::Poison<std::int32_t>::value();
+  list.push_back({"the sums added to what C held before the call (C += A * B^T)",
+                  "matmul_int8 overwrites C: each c[i][j] is its sum alone. The tests fill C with "
+                  "a marker (" +
+                      std::to_string(poison) +
+                      ") before the call, and your output is the sum plus that marker: start "
+                      "each sum at zero and store it (c[i][j] = sum), do not add to c[i][j].",
+                  [=](std::size_t e) {
+                    const double answer = int32_answer(poison + dot(e / n, e % n, 0, depth));
+                    return answer == static_cast<double>(poison) ? kNaN : answer;
+                  }});
+  if (depth > 1)
+    list.push_back({"every sum without its first product (the depth loop started at k = 1)",
+                    "the loop over k must start at 0: k = 0 is the first product of each sum.",
+                    [=](std::size_t e) { return int32_answer(dot(e / n, e % n, 1, depth)); }});
+  // A depth loop in blocks of w: without a remainder loop the last depth % w products are lost;
+  // with one that starts at 0, the first ones are counted twice.
+  std::vector<std::size_t> remainders;
   for (std::size_t w : {4, 8, 16, 32, 64}) {
     const std::size_t r = depth % w;
-    if (r == 0 || std::find(dropped.begin(), dropped.end(), r) != dropped.end()) continue;
-    dropped.push_back(r);
-    list.push_back({"every sum without its last " + std::to_string(r) + " product" +
-                        (r == 1 ? "" : "s") + " (depth " + std::to_string(depth) + ")",
-                    "the depth loop handles whole blocks only, and depth is not a multiple of "
-                    "the block: add a scalar loop over the remaining products of each sum.",
+    if (r == 0 || std::find(remainders.begin(), remainders.end(), r) != remainders.end()) continue;
+    remainders.push_back(r);
+    const std::string products = std::to_string(r) + " product" + (r == 1 ? "" : "s");
+    list.push_back(
+        {"every sum without its last " + products + " (depth " + std::to_string(depth) + ")",
+         "the depth loop handles whole blocks only, and depth is not a multiple of "
+         "the block: add a scalar loop over the remaining products of each sum.",
+         [=](std::size_t e) { return int32_answer(dot(e / n, e % n, 0, depth - r)); }});
+    list.push_back({"every sum with its first " + products + " in place of its last " +
+                        std::to_string(r) + " (depth " + std::to_string(depth) + ")",
+                    "the remainder loop after the blocks starts again at k = 0: start it where "
+                    "the block loop stopped, at k = depth - depth % (the block), " +
+                        std::to_string(depth - r) + " here.",
                     [=](std::size_t e) {
-                      return static_cast<double>(sum(e / n, e % n, depth - r, times_bt));
+                      return int32_answer(dot(e / n, e % n, 0, depth - r) +
+                                          dot(e / n, e % n, 0, r));
                     }});
+  }
+  // A depth loop in blocks of w that resets the sums (or stores C) at each block: only the last
+  // block's products remain.
+  std::vector<std::size_t> starts;
+  for (std::size_t w : {16, 32, 64, 128, 256, 512, 1024}) {
+    if (depth <= w) continue;
+    const std::size_t first = (depth - 1) / w * w;
+    if (std::find(starts.begin(), starts.end(), first) != starts.end()) continue;
+    starts.push_back(first);
+    list.push_back({"every sum over its last block of the depth only (k from " +
+                        std::to_string(first) + " to " + std::to_string(depth) + ")",
+                    "the sums start again from zero at each block of the depth loop (the "
+                    "accumulators zeroed, or C stored rather than added to, inside it): zero "
+                    "them once, before the first block, and add every block's products.",
+                    [=](std::size_t e) { return int32_answer(dot(e / n, e % n, first, depth)); }});
   }
   return list;
 }
 
+/// What the wrong elements of c have in common with the exact sums `want`, said as observed when no
+/// mistake of the catalogue matches.
+struct IntegerErrorPattern {
+  std::string text;  ///< "" when there is no such pattern
+  /// The pattern names a cause on its own (a width at which the sums wrapped, the +128 offset), in
+  /// place of the generic diagnosis; otherwise it is an observation added to it.
+  bool replaces = false;
+};
+
+/// The common factor of the differences (a width at which a sum wrapped, or the +128 offset), or
+/// an error that depends on the row or the column of C only. Nothing for a constant error, which
+/// the generic diagnosis names.
+inline IntegerErrorPattern integer_error_pattern(std::span<const std::int32_t> c,
+                                                 std::span<const std::int64_t> want, std::size_t m,
+                                                 std::size_t n) {
+  std::int64_t common = 0;  // gcd of the differences
+  std::size_t wrong = 0;
+  bool per_column = m > 1, per_row = n > 1, constant = true;
+  for (std::size_t e = 0; e < m * n; ++e) {
+    const std::int64_t d = c[e] - want[e];
+    common = std::gcd(common, d);
+    wrong += d != 0;
+    constant = constant && d == static_cast<std::int64_t>(c[0]) - want[0];
+    per_column = per_column && d == static_cast<std::int64_t>(c[e % n]) - want[e % n];
+    per_row = per_row && d == static_cast<std::int64_t>(c[e - e % n]) - want[e - e % n];
+  }
+  if (common == 0 || constant) return {};
+  // A common factor of one or two differences can be chance; of several, it is what the code did.
+  if (wrong >= 2 && common % 65536 == 0)
+    return {
+        "every wrong element is off by a multiple of 65536: partial sums were kept in 16 bits "
+        "somewhere (int16 wraps at 32767; 127 * 127 * 3 is already 48387). Accumulate in "
+        "std::int32_t.",
+        true};
+  if (wrong >= 4 && common % 256 == 0)
+    return {
+        "every wrong element is off by a multiple of 256: partial sums were kept in 8 bits "
+        "somewhere (int8 wraps at 127), or bytes were read as unsigned (-1 as 255). "
+        "Accumulate in std::int32_t, and read A and B as signed bytes.",
+        true};
+  if (wrong >= 8 && common % 128 == 0)
+    return {
+        "every wrong element is off by a multiple of 128, as with the +128 offset of "
+        "vpdpbusd's unsigned operand: compare your correction with the handout's (128 times "
+        "the sum of row j of B, subtracted from every c[i][j]).",
+        true};
+  if (per_column)
+    return {
+        "Observed: the error depends on the column j of C only (every row of a column is off "
+        "by the same amount): look at what your code computes once per column, such as the "
+        "sums of B's rows of the offset correction."};
+  if (per_row)
+    return {
+        "Observed: the error depends on the row i of C only (every column of a row is off by "
+        "the same amount): look at what your code computes once per row of A."};
+  return {};
+}
+
 // --- quantized_matmul ----------------------------------------------------------------------------
 
+/// How quantized_matmul's entries made of matmul_int8's begin.
+inline const std::string kScaledIntegerMistake = "the scales times ";
+
 /// Wrong float products of quantized matrices: element e = (i, j) of a.rows x b.rows, with
-/// exact(e) the exact integer sum.
+/// exact(e) the exact integer sum. The scales used wrongly first, then the right scales times each
+/// wrong integer product of matmul_int8's list (quantized_matmul usually calls it).
 inline std::vector<Mistake> quantized_matmul(const QuantizedMatrix& a, const QuantizedMatrix& b,
                                              std::function<double(std::size_t)> exact) {
   const std::size_t n = b.rows;
-  return {
+  auto sa = [a, n](std::size_t e) { return static_cast<double>(a.scale(e / n)); };
+  auto sb = [b, n](std::size_t e) { return static_cast<double>(b.scale(e % n)); };
+  std::vector<Mistake> list = {
       {"the first scale of each matrix for every row (per-tensor, not per-row)",
        "with one scale per row, row i of A has a.scale(i) and row j of B b.scale(j): use "
        "QuantizedMatrix::scale(r), which also handles a single per-tensor scale.",
@@ -271,10 +524,34 @@ inline std::vector<Mistake> quantized_matmul(const QuantizedMatrix& a, const Qua
       {"the integer sums divided by the scales",
        "dequantizing multiplies by the scales: c[i][j] = a.scale(i) * b.scale(j) * (the int32 "
        "sum).",
+       [=](std::size_t e) { return exact(e) / (sa(e) * sb(e)); }},
+      {"the scales applied twice: (a.scale(i) * b.scale(j))^2 times the integer sums",
+       "each scale multiplies once: c[i][j] = a.scale(i) * b.scale(j) * (the int32 sum). If the "
+       "operands were dequantized first, their product already holds the scales.",
+       [=](std::size_t e) { return sa(e) * sb(e) * sa(e) * sb(e) * exact(e); }},
+      {"the integer sums times A's scale only",
+       "B's values are scaled too: c[i][j] = a.scale(i) * b.scale(j) * (the int32 sum).",
+       [=](std::size_t e) { return sa(e) * exact(e); }},
+      {"the integer sums times B's scale only",
+       "A's values are scaled too: c[i][j] = a.scale(i) * b.scale(j) * (the int32 sum).",
+       [=](std::size_t e) { return sb(e) * exact(e); }},
+      {"the scales of the wrong rows: a.scale(j) * b.scale(i)",
+       "c[i][j] comes from row i of A and row j of B: a.scale(i) * b.scale(j).",
        [=](std::size_t e) {
-         return exact(e) / (static_cast<double>(a.scale(e / n)) * b.scale(e % n));
+         const std::size_t i = e / n, j = e % n;
+         const bool in_range =
+             (a.scales.size() == 1 || j < a.rows) && (b.scales.size() == 1 || i < b.rows);
+         return in_range ? static_cast<double>(a.scale(j)) * b.scale(i) * exact(e) : kNaN;
        }},
   };
+  for (Mistake& wrong : matmul_int8(a.values, b.values, a.rows, n, a.cols))
+    list.push_back(
+        {kScaledIntegerMistake + wrong.what,
+         "the scales are right, the integer sums are not (matmul_int8's tests name "
+         "the same mistake): " +
+             wrong.advice,
+         [=, answer = wrong.answer](std::size_t e) { return sa(e) * sb(e) * answer(e); }});
+  return list;
 }
 
 }  // namespace lab04::mistakes

@@ -16,9 +16,15 @@
 #include <limits>
 #include <span>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace lab04::oracle {
+
+/// Outputs of at most this many elements have their catalogue's look-alike entries merged (see
+/// mistakes::merge_alike): coincidences need few elements, and each comparison costs a pass (for a
+/// product, a product).
+inline constexpr std::size_t kMergeUpTo = 4096;
 
 inline workbook::Where where(const char* function) {
   return {function, "labs/04_int8_quantization/quantize.cpp", workbook::Model::simd};
@@ -109,11 +115,17 @@ inline workbook::CheckResult check_quantize(std::span<const float> x, std::span<
                   {"x / scale",
                    [=](std::size_t i) { return static_cast<double>(x[i] / scale_of(i)); }}},
        .scale = [=](std::size_t i) { return near_tie(x[i], scale_of(i)) ? 1.0 : 0.0; },
-       .mistakes = [=] { return mistakes::quantize(x, scale_of); },
+       .mistakes =
+           [=, &q] {
+             std::vector<workbook::Mistake> list = mistakes::quantize(x, scale_of, q.span());
+             return x.size() <= kMergeUpTo ? mistakes::merge_alike(std::move(list), x.size())
+                                           : list;
+           },
        .lanes = workbook::simd_lanes<float>()});  // the loop runs over batches of floats
   // No entry matched, yet only saturating elements are wrong: a clamp missing, with a conversion
   // other than the one the catalogue assumes (x86's: the low byte of the int32).
   if (!r.ok && r.mistake.empty() && r.diagnosis.find("outside the output") == std::string::npos &&
+      r.diagnosis.find("never written") == std::string::npos &&
       only_saturated_wrong(x, scale_of, q))
     r.diagnosis =
         "only elements beyond +-127.5 * scale are wrong: they must saturate to +-127. A cast to "
@@ -169,16 +181,27 @@ inline workbook::CheckResult check_symmetric_scale(std::span<const float> x, flo
   return r;
 }
 
-/// The scales of quantize_rows (rows x cols), row by row: the first wrong row's result.
+/// The scales of quantize_rows (rows x cols): the first wrong row's result, named by a mistake of
+/// the whole matrix's scales when one gives every row's (mistakes::row_scales), else by the
+/// catalogue of symmetric_scale on that row.
 inline workbook::CheckResult check_row_scales(std::span<const float> x, std::size_t cols,
                                               std::span<const float> scales) {
   for (std::size_t row = 0; row < scales.size(); ++row) {
     const auto values = x.subspan(row * cols, cols);
     if (check_symmetric_scale(values, scales[row], "quantize_rows")) continue;
-    // The whole matrix's scale costs a pass over it: only for the row that failed.
-    workbook::CheckResult r =
-        check_symmetric_scale(values, scales[row], "quantize_rows", mistakes::row_scale(x));
+    workbook::CheckResult r = check_symmetric_scale(values, scales[row], "quantize_rows");
     r.summary = "the scale of row " + std::to_string(row) + ": " + r.summary;
+    const std::size_t rows = scales.size();
+    for (const workbook::Mistake& m :
+         mistakes::merge_alike(mistakes::row_scales(x, cols), rows <= kMergeUpTo ? rows : 0)) {
+      bool all = true;
+      for (std::size_t k = 0; k < rows && all; ++k)
+        all = m.answer(k) == static_cast<double>(scales[k]);
+      if (!all) continue;
+      r.mistake = m.what;
+      r.diagnosis = "your result matches " + m.what + ": " + m.advice;
+      break;
+    }
     return r;
   }
   return {};
@@ -235,20 +258,30 @@ inline workbook::CheckResult check_matmul_int8(std::span<const std::int8_t> a,
       {.where = where("matmul_int8"),
        .tolerance = workbook::Tolerance::exact(),
        .shape = {m, n},
-       .mistakes = [=] { return mistakes::matmul_int8(a, b, n, depth); }});
-  if (r.ok || !r.mistake.empty() || r.diagnosis.find("never written") != std::string::npos ||
-      r.diagnosis.find("outside the output") != std::string::npos)
-    return r;
-  // No entry matched, yet every error is a multiple of 2^16: int16 partial sums (per lane, or per
-  // block) widened to int32 too late.
-  bool wrapped16 = true;
-  for (std::size_t i = 0; i < m * n && wrapped16; ++i)
-    wrapped16 = (static_cast<std::int64_t>(c[i]) - want[i]) % 65536 == 0;
-  if (wrapped16)
+       .mistakes = [=] {
+         // Tiny products can make two mistakes give the same sums: then both are named.
+         std::vector<workbook::Mistake> list = mistakes::matmul_int8(a, b, m, n, depth);
+         return m * n <= kMergeUpTo ? mistakes::merge_alike(std::move(list), m * n) : list;
+       }});
+  if (!r.ok && depth == 0 && std::all_of(c.data(), c.data() + m * n, [](std::int32_t v) {
+        return workbook::Poison<std::int32_t>::is_value(v);
+      }))
     r.diagnosis =
-        "every wrong element is off by a multiple of 65536: partial sums were kept in 16 bits "
-        "somewhere (int16 wraps at 32767; 127 * 127 * 3 is already 48387). Accumulate in "
-        "std::int32_t.";
+        "C was left as it was: with depth 0 every sum is empty, so every c[i][j] is 0, and C must "
+        "still be written. Store each sum after the loop over k (which runs 0 times here), not "
+        "inside it, and store it rather than add it to c[i][j].";
+  if (r.ok || !r.mistake.empty() || r.diagnosis.find("never written") != std::string::npos ||
+      r.diagnosis.find("outside the output") != std::string::npos || depth == 0)
+    return r;
+  // No entry matched: what the wrong elements have in common, as observed (a width at which the
+  // sums wrapped, an error per column of C, ...). Poison (unwritten elements) would hide it.
+  for (std::size_t i = 0; i < m * n; ++i)
+    if (c.is_poison(i)) return r;
+  const mistakes::IntegerErrorPattern seen = mistakes::integer_error_pattern(c.span(), want, m, n);
+  if (seen.replaces)
+    r.diagnosis = seen.text;
+  else if (!seen.text.empty())
+    r.diagnosis += " " + seen.text;
   return r;
 }
 
@@ -265,7 +298,7 @@ inline workbook::CheckResult check_quantized_matmul(const QuantizedMatrix& a,
   const std::function<double(std::size_t)> sum = [=](std::size_t i) {
     return static_cast<double>(exact[i]);
   };
-  return workbook::check_elementwise(
+  workbook::CheckResult r = workbook::check_elementwise(
       c,
       [=](std::size_t i) {
         return static_cast<double>(a.scale(i / n)) * static_cast<double>(b.scale(i % n)) * sum(i);
@@ -273,7 +306,16 @@ inline workbook::CheckResult check_quantized_matmul(const QuantizedMatrix& a,
       {.where = where("quantized_matmul"),
        .tolerance = workbook::Tolerance::roundings(3),
        .shape = {a.rows, n},
-       .mistakes = [=] { return mistakes::quantized_matmul(a, b, sum); }});
+       .mistakes = [=] {
+         std::vector<workbook::Mistake> list = mistakes::quantized_matmul(a, b, sum);
+         return a.rows * n <= kMergeUpTo ? mistakes::merge_alike(std::move(list), a.rows * n)
+                                         : list;
+       }});
+  // The scales are right and the integer sums wrong: the fix is where the sums are computed.
+  if (r.mistake.starts_with(mistakes::kScaledIntegerMistake))
+    r.edit = "edit " + where("matmul_int8").file +
+             ": the integer sums of quantized_matmul (matmul_int8, when it calls it)";
+  return r;
 }
 
 /// How far quantized_matmul may be from the float product of the original (unquantized) rows x_a
@@ -287,13 +329,17 @@ struct AccuracyBound {
   std::vector<double> exact;  ///< the float64 product of the unquantized inputs
   std::vector<double> bound;  ///< the bound on |quantized_matmul - exact|, per element
   double predicted_rms = 0;   ///< the typical error if rounding errors are uniform in +-scale / 2
+  /// The operands, unquantized and quantized (views: they must outlive the bound), so that a result
+  /// outside it can be traced to the step that is wrong (check_steps).
+  std::span<const float> xa, xb;
+  QuantizedMatrix a, b;
 };
 
 inline AccuracyBound accuracy_bound(std::span<const float> xa, std::span<const float> xb,
                                     const QuantizedMatrix& a, const QuantizedMatrix& b) {
   const std::size_t m = a.rows, n = b.rows, depth = a.cols;
   const double h = 0.5 + 128 * workbook::kFloatUnitRoundoff;
-  AccuracyBound r;
+  AccuracyBound r{.xa = xa, .xb = xb, .a = a, .b = b};
   r.exact.resize(m * n);
   r.bound.resize(m * n);
   std::vector<double> l1_a(m, 0), l2_a(m, 0), l1_qb(n, 0), l2_b(n, 0);
@@ -328,10 +374,52 @@ inline AccuracyBound accuracy_bound(std::span<const float> xa, std::span<const f
   return r;
 }
 
+/// One operand of quantized_matmul as the tests quantize it: per row (quantize_rows) when it has a
+/// scale per row, else per tensor (symmetric_scale, then quantize). The scales first, then the
+/// values, each against the oracle and its catalogue.
+inline workbook::CheckResult check_quantized_operand(std::span<const float> x,
+                                                     const QuantizedMatrix& q) {
+  workbook::GuardedBuffer<std::int8_t> values(q.values.size());
+  std::copy(q.values.begin(), q.values.end(), values.data());
+  if (q.scales.size() > 1) {
+    if (workbook::CheckResult r = check_row_scales(x, q.cols, q.scales); !r) return r;
+    return check_quantize(x, q.scales, q.cols, values, "quantize_rows");
+  }
+  if (workbook::CheckResult r = check_symmetric_scale(x, q.scales[0]); !r) return r;
+  return check_quantize(x, q.scales[0], values);
+}
+
+/// The steps between the floats of `p` and quantized_matmul's c, each against the oracle: the
+/// quantization of A, of B, then the product of the quantized values. The first step that is wrong
+/// (named from its catalogue, as its own tests name it), or ok when every step is right.
+inline workbook::CheckResult check_steps(const AccuracyBound& p, std::span<const float> c) {
+  for (auto [x, q, name] : {std::tuple{p.xa, p.a, "A"}, std::tuple{p.xb, p.b, "B"}}) {
+    workbook::CheckResult r = check_quantized_operand(x, q);
+    if (r) continue;
+    r.summary = "the quantization of " + std::string(name) + " is wrong: " + r.summary;
+    return r;
+  }
+  workbook::GuardedBuffer<float> got(c.size());
+  std::copy(c.begin(), c.end(), got.data());
+  const std::vector<std::int64_t> exact =
+      product(p.a.values, p.b.values, p.a.rows, p.b.rows, p.a.cols);
+  return check_quantized_matmul(p.a, p.b, exact, got);
+}
+
+/// A result outside the accuracy bound, explained by the step that is wrong (when one is).
+inline workbook::CheckResult with_cause(workbook::CheckResult outside,
+                                        const workbook::CheckResult& step) {
+  if (step) return outside;
+  workbook::CheckResult r = step;
+  r.summary =
+      outside.summary + ". Checked step by step against the oracle, the cause is: " + step.summary;
+  return r;
+}
+
 inline workbook::CheckResult check_accuracy(const AccuracyBound& bound, std::size_t m,
                                             std::size_t n,
                                             const workbook::GuardedBuffer<float>& c) {
-  return workbook::check_elementwise(
+  workbook::CheckResult r = workbook::check_elementwise(
       c, [&](std::size_t i) { return bound.exact[i]; },
       {.where = where("quantized_matmul"),
        .tolerance =
@@ -340,6 +428,35 @@ inline workbook::CheckResult check_accuracy(const AccuracyBound& bound, std::siz
             "h (sb_j ||a_i||_1 + sa_i sb_j ||qb_j||_1) + gamma_3 |c^_ij|, h = 1/2 + 128 u"},
        .shape = {m, n},
        .scale = [&](std::size_t i) { return bound.bound[i]; }});
+  if (r || bound.xa.empty()) return r;
+  return with_cause(r, check_steps(bound, c.span()));
+}
+
+/// Why the typical error of quantized_matmul (c) is far from the model's: the step that is wrong,
+/// named as its own tests name it; or, when every step is right, what was measured.
+inline std::string explain_typical_error(const AccuracyBound& bound, std::span<const float> c,
+                                         double rms) {
+  const workbook::CheckResult step = check_steps(bound, c);
+  const std::string measured = "RMS error " + show(rms) + ", " + show(rms / bound.predicted_rms) +
+                               " times the model's " + show(bound.predicted_rms);
+  if (!step)
+    return measured + ". Checked step by step against the oracle, the cause is: " + step.report();
+  return measured +
+         ", although the scales, the quantized values and the scaled integer product "
+         "all match the oracle.";
+}
+
+/// Why x came back from quantize and dequantize (q, back) more than half a step away: the step
+/// that is wrong, named from its catalogue; "" when both match the oracle.
+inline std::string explain_round_trip(std::span<const float> x, float scale,
+                                      std::span<const std::int8_t> q, std::span<const float> back) {
+  workbook::GuardedBuffer<std::int8_t> quantized(q.size());
+  std::copy(q.begin(), q.end(), quantized.data());
+  if (workbook::CheckResult r = check_quantize(x, scale, quantized); !r) return r.report();
+  workbook::GuardedBuffer<float> dequantized(back.size());
+  std::copy(back.begin(), back.end(), dequantized.data());
+  if (workbook::CheckResult r = check_dequantize(q, scale, dequantized); !r) return r.report();
+  return "";
 }
 
 }  // namespace lab04::oracle

@@ -59,13 +59,21 @@ TEST(Lab04Mistakes, SymmetricScale) {
 }
 
 TEST(Lab04Mistakes, RowScales) {
-  // Row 0 holds the outlier; per tensor, every row gets its scale.
-  const std::vector<float> x = {100.0f, 1.0f, -2.0f, 0.5f, 0.25f, -3.0f};
-  const std::vector<float> right = {100.0f / 127.0f, 3.0f / 127.0f};
+  // Row 1 holds the outlier; per tensor, every row gets its scale.
+  const std::vector<float> x = {1.0f, -2.0f, 0.5f, 100.0f, 0.25f, -3.0f};
+  const std::vector<float> right = {2.0f / 127.0f, 100.0f / 127.0f};
   EXPECT_TRUE(lab04::oracle::check_row_scales(x, 3, right));
   const std::vector<float> per_tensor = {100.0f / 127.0f, 100.0f / 127.0f};
   expect_named(lab04::oracle::check_row_scales(x, 3, per_tensor),
                "the scale of the whole matrix, the same for every row");
+  // Three rows, the largest magnitude of each elsewhere: row 0's scale, and rows started at x[r].
+  const std::vector<float> three = {1.0f, -2.0f, 0.5f, 8.0f, 1.0f, 0.25f, -4.0f, 0.5f, -9.0f};
+  expect_named(lab04::oracle::check_row_scales(
+                   three, 3, std::vector<float>{2.0f / 127, 2.0f / 127, 2.0f / 127}),
+               "the scale of row 0, the same for every row");
+  expect_named(lab04::oracle::check_row_scales(
+                   three, 3, std::vector<float>{2.0f / 127, 8.0f / 127, 8.0f / 127}),
+               "the scale of x[r, r + cols) for row r: the row's start without '* cols'");
 }
 
 // --- quantize ------------------------------------------------------------------------------------
@@ -107,6 +115,18 @@ TEST(Lab04Mistakes, Quantize) {
   expect_named(
       check_quantized_with(wide, 0.5f, [](float r) { return clamp127(std::lrint(r), -128); }),
       "round(x / scale) clamped to [-128, 127]");
+  expect_named(
+      check_quantized_with(
+          wide, 0.5f, [](float r) { return clamp127(static_cast<std::int8_t>(std::lrint(r))); }),
+      "round(x / scale) cast to int8 before the clamp: the cast wrapped around first");
+  expect_named(
+      check_quantized_with(
+          mixed, 0.125f, [](float r) { return clamp127(static_cast<long>(std::floor(r + 0.5f))); }),
+      "floor(x / scale + 0.5): ties rounded up, not to the even neighbour");
+  expect_named(
+      check_quantized_with(mixed, 0.125f,
+                           [](float r) { return clamp127(static_cast<long>(std::floor(r))); }),
+      "x / scale rounded down (std::floor)");
 
   // x * scale: with a scale of 0.05, every product rounds to 0 or +-1.
   auto rng = workbook::testing::rng();
@@ -133,6 +153,8 @@ TEST(Lab04Mistakes, DequantizeAndRelu) {
   expect_named(dequantized([&](std::int8_t v) { return v / scale; }), "q / scale, not q * scale");
   expect_named(dequantized([&](std::int8_t v) { return static_cast<std::uint8_t>(v) * scale; }),
                "q read as unsigned bytes: each negative q 256 too large");
+  expect_named(dequantized([&](std::int8_t v) { return v * scale / 127; }),
+               "q * scale / 127, as if the scale were max |x|");
 
   GuardedBuffer<std::int8_t> out(q.size());
   std::copy(q.begin(), q.end(), out.data());
@@ -198,6 +220,142 @@ TEST(Lab04Mistakes, MatmulInt8) {
                "every sum without its last 3 products (depth 35)");
 }
 
+// A product computed by `f` (an int64 sum of row i of A and row j of B, stored as int32, which
+// wraps), checked. A holds values from a_lowest to 127.
+using Rows = std::function<std::int64_t(const std::int8_t* a, const std::int8_t* b, std::size_t i,
+                                        std::size_t j)>;
+workbook::CheckResult check_product_with(std::size_t m, std::size_t n, std::size_t depth,
+                                         const Rows& f, int a_lowest = -127) {
+  auto rng = workbook::testing::rng();
+  const Int8Vector a = workbook::int8_uniform(m * depth, rng, a_lowest, 127),
+                   b = workbook::int8_uniform(n * depth, rng, -127, 127);
+  GuardedBuffer<std::int32_t> c(m * n);
+  for (std::size_t i = 0; i < m; ++i)
+    for (std::size_t j = 0; j < n; ++j)
+      c[i * n + j] = static_cast<std::int32_t>(f(a.data(), b.data(), i, j));
+  return lab04::oracle::check_matmul_int8(
+      as_span(a), as_span(b), lab04::oracle::product(as_span(a), as_span(b), m, n, depth), c, m, n,
+      depth);
+}
+
+// sum over k in [first, last) of weight_a(a_ik) * b_jk, for rows of `depth`.
+std::int64_t dot(const std::int8_t* a, const std::int8_t* b, std::size_t i, std::size_t j,
+                 std::size_t depth, std::size_t first, std::size_t last, int offset = 0) {
+  std::int64_t s = 0;
+  for (std::size_t k = first; k < last; ++k) s += (a[i * depth + k] + offset) * b[j * depth + k];
+  return s;
+}
+
+std::int64_t row_sum(const std::int8_t* b, std::size_t j, std::size_t depth) {
+  std::int64_t s = 0;
+  for (std::size_t k = 0; k < depth; ++k) s += b[j * depth + k];
+  return s;
+}
+
+TEST(Lab04Mistakes, MatmulInt8Offsets) {
+  const std::size_t m = 6, n = 9, d = 37;
+  expect_named(check_product_with(m, n, d,
+                                  [=](auto a, auto b, auto i, auto j) {
+                                    return dot(a, b, i, j, d, 0, d, 128) + 128 * row_sum(b, j, d);
+                                  }),
+               "(a + 128) * b with the correction added, not subtracted: off by 256 * sum_k "
+               "b[j][k]");
+  expect_named(check_product_with(m, n, d,
+                                  [=](auto a, auto b, auto i, auto j) {
+                                    return dot(a, b, i, j, d, 0, d, 128) - 128 * row_sum(a, i, d);
+                                  }),
+               "(a + 128) * b corrected with the sums of A's rows: off by 128 * (sum_k b[j][k] - "
+               "sum_k a[i][k])");
+  expect_named(check_product_with(m, n, d,
+                                  [=](auto a, auto b, auto i, auto j) {
+                                    std::int64_t s = 0;
+                                    for (std::size_t k = 0; k < d; ++k)
+                                      s += a[i * d + k] * static_cast<std::uint8_t>(b[j * d + k]);
+                                    return s;
+                                  }),
+               "B read as unsigned bytes: each negative b[j][k] 256 too large");
+  // vpmaddubsw: pairs of (a + 128) * b saturated to int16, then the offset corrected.
+  expect_named(check_product_with(m, n, d,
+                                  [=](auto a, auto b, auto i, auto j) {
+                                    std::int64_t s = 0;
+                                    for (std::size_t k = 0; k < d; k += 2)
+                                      s += std::clamp<std::int64_t>(
+                                          dot(a, b, i, j, d, k, std::min(k + 2, d), 128), -32768,
+                                          32767);
+                                    return s - 128 * row_sum(b, j, d);
+                                  }),
+               "pairs of (a + 128) * b products saturated to int16 (vpmaddubsw), then corrected");
+
+  // Not in the catalogue, said as observed: corrected with 127 times the sums of B's rows (off by
+  // one sum per column), and corrected for only the first half of the depth (multiples of 128).
+  const workbook::CheckResult by_127 =
+      check_product_with(m, n, d, [=](auto a, auto b, auto i, auto j) {
+        return dot(a, b, i, j, d, 0, d, 128) - 127 * row_sum(b, j, d);
+      });
+  EXPECT_TRUE(by_127.mistake.empty()) << by_127;
+  EXPECT_NE(by_127.diagnosis.find("the column j of C only"), std::string::npos) << by_127;
+  const workbook::CheckResult half =
+      check_product_with(m, n, d, [=](auto a, auto b, auto i, auto j) {
+        return dot(a, b, i, j, d, 0, d / 2, 128) - 128 * row_sum(b, j, d) +
+               dot(a, b, i, j, d, d / 2, d);
+      });
+  EXPECT_TRUE(half.mistake.empty()) << half;
+  EXPECT_NE(half.diagnosis.find("a multiple of 128"), std::string::npos) << half;
+}
+
+TEST(Lab04Mistakes, MatmulInt8Widths) {
+  const std::size_t m = 5, n = 7, d = 64;
+  expect_named(check_product_with(m, n, d,
+                                  [=](auto a, auto b, auto i, auto j) {
+                                    return static_cast<std::int8_t>(dot(a, b, i, j, d, 0, d));
+                                  }),
+               "the sum kept in int8, wrapping around past 127");
+  // 16 lanes of int16 partial sums, widened only at the end: a multiple of 65536 off, but not the
+  // int16 sum itself.
+  const workbook::CheckResult lanes = check_product_with(
+      m, n, d,
+      [=](auto a, auto b, auto i, auto j) {
+        std::int64_t s = 0;
+        for (std::size_t lane = 0; lane < 16; ++lane) {
+          std::int16_t partial = 0;
+          for (std::size_t k = lane; k < d; k += 16)
+            partial = static_cast<std::int16_t>(partial + a[i * d + k] * b[j * d + k]);
+          s += partial;
+        }
+        return s;
+      },
+      100);
+  EXPECT_TRUE(lanes.mistake.empty()) << lanes;
+  EXPECT_NE(lanes.diagnosis.find("a multiple of 65536"), std::string::npos) << lanes;
+}
+
+TEST(Lab04Mistakes, MatmulInt8Depth) {
+  const std::size_t m = 4, n = 6, d = 70;
+  expect_named(check_product_with(m, n, d,
+                                  [=](auto a, auto b, auto i, auto j) {
+                                    std::int64_t s = 0;
+                                    for (std::size_t k = 0; k < d; ++k)
+                                      s += a[k * m + i] * b[j * d + k];
+                                    return s;
+                                  }),
+               "A read as depth x m: c[i][j] = sum_k a[k][i] * b[j][k]");
+  expect_named(
+      check_product_with(m, n, d,
+                         [=](auto a, auto b, auto i, auto j) { return dot(a, b, i, j, d, 1, d); }),
+      "every sum without its first product (the depth loop started at k = 1)");
+  // Blocks of 16 (70 = 4 * 16 + 6), the remainder loop started at 0.
+  expect_named(check_product_with(m, n, d,
+                                  [=](auto a, auto b, auto i, auto j) {
+                                    return dot(a, b, i, j, d, 0, 64) + dot(a, b, i, j, d, 0, 6);
+                                  }),
+               "every sum with its first 6 products in place of its last 6 (depth 70)");
+  // Blocks of 32, the sum reset at each: only k = 64..69 remain.
+  expect_named(
+      check_product_with(m, n, d,
+                         [=](auto a, auto b, auto i, auto j) { return dot(a, b, i, j, d, 64, d); }),
+      "every sum over its last block of the depth only (k from 64 to 70)");
+}
+
 // --- quantized_matmul ----------------------------------------------------------------------------
 
 TEST(Lab04Mistakes, QuantizedMatmul) {
@@ -224,6 +382,118 @@ TEST(Lab04Mistakes, QuantizedMatmul) {
                "the integer sums without the scales");
   expect_named(computed([&](std::size_t i, std::size_t j, float s) { return s / (sa[i] * sb[j]); }),
                "the integer sums divided by the scales");
+  expect_named(computed([&](std::size_t i, std::size_t j, float s) {
+                 return sa[i] * sb[j] * (sa[i] * sb[j] * s);
+               }),
+               "the scales applied twice: (a.scale(i) * b.scale(j))^2 times the integer sums");
+  expect_named(computed([&](std::size_t i, std::size_t, float s) { return sa[i] * s; }),
+               "the integer sums times A's scale only");
+  expect_named(computed([&](std::size_t, std::size_t j, float s) { return sb[j] * s; }),
+               "the integer sums times B's scale only");
+  // The scales of the wrong rows: in range only when A and B have as many rows (here, A's first 5).
+  const lab04::QuantizedMatrix a5{as_span(qa).first(n * depth), std::span(sa).first(n), n, depth};
+  const auto exact5 = lab04::oracle::product(a5.values, b.values, n, n, depth);
+  GuardedBuffer<float> c5(n * n);
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j < n; ++j)
+      c5[i * n + j] = sa[j] * sb[i] * static_cast<float>(exact5[i * n + j]);
+  expect_named(lab04::oracle::check_quantized_matmul(a5, b, exact5, c5),
+               "the scales of the wrong rows: a.scale(j) * b.scale(i)");
+}
+
+TEST(Lab04Mistakes, QuantizedMatmulOfAWrongIntegerProduct) {
+  // quantized_matmul calls matmul_int8: a wrong integer product, scaled rightly, is named as such.
+  auto rng = workbook::testing::rng();
+  const std::size_t m = 6, n = 5, depth = 300;
+  const Int8Vector qa = workbook::int8_uniform(m * depth, rng, 50, 127),
+                   qb = workbook::int8_uniform(n * depth, rng);
+  std::vector<float> sa(m), sb(n);
+  for (float& s : sa) s = static_cast<float>(rng.uniform(0.01, 2.0));
+  for (float& s : sb) s = static_cast<float>(rng.uniform(0.01, 2.0));
+  const lab04::QuantizedMatrix a{as_span(qa), sa, m, depth}, b{as_span(qb), sb, n, depth};
+  const auto exact = lab04::oracle::product(as_span(qa), as_span(qb), m, n, depth);
+  std::vector<std::int64_t> row_b(n, 0);
+  for (std::size_t k = 0; k < n * depth; ++k) row_b[k / depth] += qb(k);
+  auto computed = [&](const std::function<std::int32_t(std::size_t, std::size_t)>& sum) {
+    GuardedBuffer<float> c(m * n);
+    for (std::size_t i = 0; i < m; ++i)
+      for (std::size_t j = 0; j < n; ++j)
+        c[i * n + j] = sa[i] * sb[j] * static_cast<float>(sum(i, j));
+    return lab04::oracle::check_quantized_matmul(a, b, exact, c);
+  };
+  expect_named(computed([&](std::size_t i, std::size_t j) {
+                 return static_cast<std::int16_t>(exact[i * n + j]);
+               }),
+               "the scales times the sum kept in int16, wrapping around past 32767");
+  expect_named(computed([&](std::size_t i, std::size_t j) {
+                 return static_cast<std::int32_t>(exact[i * n + j] + 128 * row_b[j]);
+               }),
+               "the scales times (a + 128) * b without the correction: off by 128 * sum_k b[j][k]");
+}
+
+// --- The accuracy tests: a result outside the error model, traced to the step that is wrong
+// -------
+
+TEST(Lab04Mistakes, AccuracyTracedToTheWrongStep) {
+  auto rng = workbook::testing::rng();
+  const std::size_t m = 12, n = 10, depth = 200;
+  const workbook::Vector xa = workbook::normal(m * depth, rng),
+                         xb = workbook::normal(n * depth, rng);
+  // Quantized per row as the oracle does, or with quantize truncating.
+  auto quantize_rows = [depth](const workbook::Vector& x, std::size_t rows, bool truncate) {
+    std::pair<Int8Vector, std::vector<float>> q{Int8Vector::from_shape({rows * depth}),
+                                                std::vector<float>(rows)};
+    for (std::size_t r = 0; r < rows; ++r) {
+      q.second[r] = lab04::oracle::symmetric_scale(as_span(x).subspan(r * depth, depth));
+      for (std::size_t k = 0; k < depth; ++k) {
+        const float v = x(r * depth + k) / q.second[r];
+        q.first(r * depth + k) = static_cast<std::int8_t>(
+            truncate ? std::trunc(v) : lab04::oracle::quantized(x(r * depth + k), q.second[r]));
+      }
+    }
+    return q;
+  };
+  const auto qa = quantize_rows(xa, m, false), qb = quantize_rows(xb, n, false);
+  const auto truncated = quantize_rows(xb, n, true);
+  const lab04::QuantizedMatrix a{as_span(qa.first), qa.second, m, depth},
+      b{as_span(qb.first), qb.second, n, depth},
+      b_truncated{as_span(truncated.first), truncated.second, n, depth};
+  auto product_of = [&](const lab04::QuantizedMatrix& b, bool scaled) {
+    const auto exact = lab04::oracle::product(a.values, b.values, m, n, depth);
+    GuardedBuffer<float> c(m * n);
+    for (std::size_t e = 0; e < m * n; ++e)
+      c[e] = (scaled ? a.scale(e / n) * b.scale(e % n) : 1.0f) * static_cast<float>(exact[e]);
+    return c;
+  };
+
+  const auto right = lab04::oracle::accuracy_bound(as_span(xa), as_span(xb), a, b);
+  EXPECT_TRUE(lab04::oracle::check_accuracy(right, m, n, product_of(b, true)));
+  // The scales left out: named by quantized_matmul's catalogue, in both accuracy tests.
+  const GuardedBuffer<float> unscaled = product_of(b, false);
+  expect_named(lab04::oracle::check_accuracy(right, m, n, unscaled),
+               "the integer sums without the scales");
+  EXPECT_NE(lab04::oracle::explain_typical_error(right, unscaled.span(), 100)
+                .find("your output matches the integer sums without the scales"),
+            std::string::npos);
+  // B quantized by truncation: named by quantize's catalogue, before the product is looked at.
+  const auto truncated_bound =
+      lab04::oracle::accuracy_bound(as_span(xa), as_span(xb), a, b_truncated);
+  const GuardedBuffer<float> from_truncated = product_of(b_truncated, true);
+  const workbook::CheckResult r =
+      lab04::oracle::check_steps(truncated_bound, from_truncated.span());
+  expect_named(r, "x / scale truncated toward zero, not rounded");
+  EXPECT_NE(r.summary.find("the quantization of B is wrong"), std::string::npos) << r;
+  // A round trip through a truncating quantize.
+  std::vector<float> back(m * depth);
+  std::vector<std::int8_t> q(m * depth);
+  const float scale = lab04::oracle::symmetric_scale(as_span(xa));
+  for (std::size_t i = 0; i < q.size(); ++i) {
+    q[i] = static_cast<std::int8_t>(std::trunc(xa(i) / scale));
+    back[i] = q[i] * scale;
+  }
+  EXPECT_NE(lab04::oracle::explain_round_trip(as_span(xa), scale, q, back)
+                .find("your output matches x / scale truncated toward zero"),
+            std::string::npos);
 }
 
 }  // namespace
