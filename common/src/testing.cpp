@@ -493,6 +493,19 @@ void install_crash_report(const char* argv0) {
   for (int signal : {SIGSEGV, SIGBUS, SIGFPE, SIGILL}) sigaction(signal, &action, nullptr);
 }
 
+std::size_t format_running(char* out, std::size_t capacity) {
+  const CrashState& s = crash_state;
+  Text t(out, capacity);
+  if (*s.test) t << "  In test " << s.test << "\n";
+  if (*s.function) {
+    t << "  While running " << s.function;
+    if (*s.case_context) t << ", case: " << s.case_context;
+    t << "\n";
+  }
+  if (*s.earlier) t << "  Before this case, " << s.earlier << "\n";
+  return t.finish();
+}
+
 void set_crash_test(const char* test) {
   copy(crash_state.test, sizeof crash_state.test, test);
 }

@@ -297,6 +297,19 @@ TEST(CrashReport, OutsideACasesItNamesTheLabFolderAndSaysWhatFailedBefore) {
   EXPECT_THAT(report(f), HasSubstr("Before the crash, 2 of the 3 sizes run so far failed\n"));
 }
 
+TEST(CrashReport, WhatIsRunningForAWatchdog) {
+  Cases cases(where(), "size");
+  cases.next_size(40);
+  cases.check(check(written_up_to(40, 32)));
+  cases.next_size(1000);
+  char text[4096];
+  workbook::testing::internal::format_running(text, sizeof text);
+  EXPECT_THAT(text, HasSubstr("  In test CrashReport.WhatIsRunningForAWatchdog\n"
+                              "  While running kernel, case: n = 1000\n"
+                              "  Before this case, 1 of the 2 sizes run so far failed; the most "
+                              "telling (n = 40): kernel: 8 of 40 elements are wrong"));
+}
+
 TEST(CrashReport, IsCutAtTheBuffersEnd) {
   const workbook::LiveBuffer y = output_at(0x10000);
   char small[40];

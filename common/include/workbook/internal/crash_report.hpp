@@ -37,6 +37,11 @@ std::size_t format_crash_report(const CrashFacts& facts, char* out, std::size_t 
 /// exits with kCrashExitCode.
 void install_crash_report(const char* argv0);
 
+/// What is running now, as the crash report names it: the test, the function and case of the
+/// running testing::Cases, and the most telling failure of the cases before it. For a report of
+/// another kind (a watchdog's, on a hang). Async-signal-safe; returns the length written.
+std::size_t format_running(char* out, std::size_t capacity);
+
 /// What the handler names: the running test ("" between tests), and the function, file, case and
 /// earlier failures of the running testing::Cases ("" when none). Copied into fixed buffers.
 void set_crash_test(const char* test);
