@@ -25,16 +25,24 @@ struct LiveBuffer {
   const char* name = "";         ///< what the buffer is, "output" (a string literal)
 };
 
+/// The registry's storage; use LiveBufferEntry and live_buffers().
 namespace detail {
 
-// A slot is free (0), being written (1) or readable (2); readers look only at readable slots.
+/// One slot of the registry: a LiveBuffer in atomics.
 struct LiveSlot {
+  /// Free (0), being written (1) or readable (2): readers look only at readable slots.
   std::atomic<int> state{0};
-  std::atomic<std::uintptr_t> begin{0};
-  std::atomic<std::size_t> front{0}, bytes{0}, back{0}, element_size{0};
-  std::atomic<const char*> type{""}, name{""};
+  std::atomic<std::uintptr_t> begin{0};      ///< LiveBuffer::begin
+  std::atomic<std::size_t> front{0};         ///< LiveBuffer::front
+  std::atomic<std::size_t> bytes{0};         ///< LiveBuffer::bytes
+  std::atomic<std::size_t> back{0};          ///< LiveBuffer::back
+  std::atomic<std::size_t> element_size{0};  ///< LiveBuffer::element_size
+  std::atomic<const char*> type{""};         ///< LiveBuffer::type
+  std::atomic<const char*> name{""};         ///< LiveBuffer::name
 };
+/// How many buffers can be registered at once; more are simply not registered.
 inline constexpr std::size_t kLiveSlots = 64;
+/// The registry.
 inline std::array<LiveSlot, kLiveSlots> live_slots;
 
 }  // namespace detail
@@ -62,7 +70,9 @@ class LiveBufferEntry {
       return;
     }
   }
+  /// Takes over `other`'s slot.
   LiveBufferEntry(LiveBufferEntry&& other) noexcept : slot_(std::exchange(other.slot_, -1)) {}
+  /// Releases this slot, then takes over `other`'s.
   LiveBufferEntry& operator=(LiveBufferEntry&& other) noexcept {
     if (this != &other) {
       release();
