@@ -396,13 +396,14 @@ std::size_t format_crash_report(const CrashFacts& f, char* out, std::size_t capa
   else if (*f.lab_folder)
     t << "edit your code in " << f.lab_folder << "/ (the function this test calls). ";
   const char* lab = *f.lab ? f.lab : "labNN";
-  t << "To find the line, build your code with AddressSanitizer and run this test there; its "
-       "report shows the crash with file and line:\n"
+  t << "To find the line, build your code with AddressSanitizer (and UndefinedBehaviorSanitizer, "
+       "which names a misaligned access) and run this test there; the first frame of the stack in "
+       "your file is the line:\n"
     << "    cmake --preset " << lab << " -B build/" << lab
     << "-asan -DWORKBOOK_SANITIZER=address -DCMAKE_BUILD_TYPE=RelWithDebInfo\n"
     << "    cmake --build build/" << lab << "-asan\n"
-    << "    ctest --test-dir build/" << lab << "-asan -R '" << lab << "." << f.test
-    << "' --output-on-failure\n";
+    << "    UBSAN_OPTIONS=print_stacktrace=1 ctest --test-dir build/" << lab << "-asan -R '" << lab
+    << "." << f.test << "' --output-on-failure\n";
   return t.finish();
 }
 

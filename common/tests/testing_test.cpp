@@ -243,8 +243,9 @@ TEST(CrashReport, AGeneralProtectionFaultIsAnAlignedAccessOnAnUnalignedAddress) 
   EXPECT_THAT(text, HasSubstr("Next: edit labs/01_vectorized_relu/vector_ops.cpp: relu."));
   EXPECT_THAT(text, HasSubstr("cmake --preset lab01 -B build/lab01-asan "
                               "-DWORKBOOK_SANITIZER=address -DCMAKE_BUILD_TYPE=RelWithDebInfo\n"));
-  EXPECT_THAT(text, HasSubstr("ctest --test-dir build/lab01-asan -R "
-                              "'lab01.Relu.UnalignedInputAndOutput' --output-on-failure\n"));
+  EXPECT_THAT(text,
+              HasSubstr("    UBSAN_OPTIONS=print_stacktrace=1 ctest --test-dir build/lab01-asan -R "
+                        "'lab01.Relu.UnalignedInputAndOutput' --output-on-failure\n"));
 }
 
 TEST(CrashReport, PlacesTheAddressAgainstTheBufferAndItsGuards) {
