@@ -478,10 +478,16 @@ void on_crash(int signal, siginfo_t* info, void* context) {
 }
 
 alignas(64) char alternate_stack[1 << 16];
+bool installed = false;
 
 }  // namespace
 
+bool crash_report_installed() {
+  return installed;
+}
+
 void install_crash_report(const char* argv0) {
+  installed = true;
   find_lab(argv0);
   stack_t stack{};
   stack.ss_sp = alternate_stack;

@@ -37,6 +37,10 @@ std::size_t format_crash_report(const CrashFacts& facts, char* out, std::size_t 
 /// exits with kCrashExitCode.
 void install_crash_report(const char* argv0);
 
+/// True when install_crash_report ran in this process (run_all_tests leaves it out under
+/// AddressSanitizer and ThreadSanitizer, which report crashes themselves).
+bool crash_report_installed();
+
 /// What is running now, as the crash report names it: the test, the function and case of the
 /// running testing::Cases, and the most telling failure of the cases before it. For a report of
 /// another kind (a watchdog's, on a hang). Async-signal-safe; returns the length written.
