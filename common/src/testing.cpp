@@ -75,6 +75,12 @@ Cases::Cases(Where where, std::string noun) : where_(std::move(where)), noun_(st
 
 Cases::~Cases() {
   internal::set_crash_case("", "", "", "");
+  if (reported_ || failures_.empty()) return;
+  ADD_FAILURE() << (std::uncaught_exceptions() > exceptions_
+                        ? "An exception ended the test in the case " + cases_.back().context +
+                              ", after these failures:\n"
+                        : std::string("\n"))
+                << report();
 }
 
 void Cases::next(std::string context) {
@@ -140,6 +146,7 @@ std::string Cases::summary() const {
 }
 
 std::string Cases::report() const {
+  reported_ = true;
   const Failure* best = most_telling();
   if (!best) return "";
   std::string text = best->result.report();

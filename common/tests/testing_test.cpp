@@ -7,11 +7,13 @@
 #include <workbook/testing.hpp>
 
 #include <gmock/gmock.h>
+#include <gtest/gtest-spi.h>
 
 #include <algorithm>
 #include <csignal>
 #include <cstdint>
 #include <cstdio>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -169,6 +171,22 @@ TEST(Cases, OneCaseHasNoSummaryLine) {
   EXPECT_THAT(cases.report(), Not(HasSubstr("Failed at")));
 }
 
+TEST(Cases, FailuresLeftUnreportedByAnExceptionAreReportedAtTheEnd) {
+  EXPECT_NONFATAL_FAILURE(
+      {
+        try {
+          Cases cases(where(), "size");
+          cases.next_size(40);
+          cases.check(check(written_up_to(40, 32)));
+          cases.next_size(1000);
+          throw std::out_of_range("vector::_M_range_check");
+        } catch (const std::out_of_range&) {
+        }
+      },
+      "An exception ended the test in the case n = 1000, after these failures:\n"
+      "kernel: 8 of 40 elements are wrong");
+}
+
 // --- The registry of live buffers ----------------------------------------------------------------
 
 std::vector<workbook::LiveBuffer> live() {
@@ -309,6 +327,7 @@ TEST(CrashReport, WhatIsRunningForAWatchdog) {
                               "  While running kernel, case: n = 1000\n"
                               "  Before this case, 1 of the 2 sizes run so far failed; the most "
                               "telling (n = 40): kernel: 8 of 40 elements are wrong"));
+  EXPECT_FALSE(cases.verdict());
 }
 
 TEST(CrashReport, IsCutAtTheBuffersEnd) {

@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include <cstddef>
+#include <exception>
 #include <optional>
 #include <string>
 #include <vector>
@@ -44,12 +45,14 @@ Rng rng();
 ///     EXPECT_ALL_CORRECT(cases);
 ///
 /// While a Cases is alive, a crash names its function, file and current case, and the most
-/// telling failure of the cases before it.
+/// telling failure of the cases before it. Failures never reported (an exception left the loop,
+/// or the test returned before verdict()) are reported when the Cases is destroyed.
 class Cases {
  public:
   /// `where`: the function under test; `noun`: what one case is, for the summary ("size": "failed
   /// at 14 of 74 sizes").
   explicit Cases(Where where, std::string noun = "case");
+  /// Reports failures that verdict() never reported, as a test failure.
   ~Cases();
   Cases(const Cases&) = delete;
   Cases& operator=(const Cases&) = delete;
@@ -64,6 +67,7 @@ class Cases {
   /// True when no check failed.
   bool passed() const { return failures_.empty(); }
   /// The most telling failure's report, with its case, then which cases failed; "" when passed.
+  /// The failures count as reported.
   std::string report() const;
   /// Success, or failure with report().
   ::testing::AssertionResult verdict() const;
@@ -86,6 +90,8 @@ class Cases {
   std::string noun_;
   std::vector<Case> cases_;
   std::vector<Failure> failures_;
+  mutable bool reported_ = false;
+  int exceptions_ = std::uncaught_exceptions();  // in flight when made: more at the end = thrown
 };
 
 /// The rank of a failed check, to compare failures: its Specificity, or mistake when it names one
