@@ -200,6 +200,22 @@ bool one_lane(const Outcome& o, std::size_t lanes, std::size_t& lane) {
   return true;
 }
 
+// Do the last `tail` elements hold the answers for elements 0 to tail - 1 (a tail loop that reads
+// from index 0 again)?
+bool tail_restarts_at_zero(const Outcome& o, std::size_t tail, const Tolerance& tol) {
+  for (std::size_t j = 0; j < tail; ++j) {
+    const double g = o.got(o.n - tail + j), w = o.want(j);
+    if (o.unwritten[o.n - tail + j]) return false;
+    if (std::isnan(g) || std::isnan(w)) {
+      if (std::isnan(g) != std::isnan(w)) return false;
+      continue;
+    }
+    const double scale = o.scale ? o.scale(j) : std::fabs(w);
+    if (std::fabs(g - w) > 2 * (tol.rel * scale + tol.abs)) return false;
+  }
+  return true;
+}
+
 // The smallest period p (a power of two from 2 to n / 2) with bad[i] == bad[i % p] for every i:
 // the same positions of every group of p elements are wrong. 0 if there is none.
 std::size_t bad_period(const Outcome& o) {
@@ -219,7 +235,8 @@ std::string last_rows_and_columns(std::size_t rows, std::size_t columns) {
 }
 
 // Elements never written, in the kernel's own terms.
-std::string diagnose_unwritten(const Outcome& o, Model model, std::size_t lanes) {
+std::string diagnose_unwritten(const Outcome& o, Model model, std::size_t lanes,
+                               Specificity& level) {
   const std::size_t n = o.n, k = o.bad_count;
   std::size_t kr = 0, kc = 0;
   if (o.rows > 1 && bad_in_tails(o, kr, kc)) {
@@ -245,6 +262,12 @@ std::string diagnose_unwritten(const Outcome& o, Model model, std::size_t lanes)
       return which + ": the split into chunks drops the remainder (n = " + std::to_string(n) +
              " is not a multiple of your chunk size, and the first " + std::to_string(n - k) +
              " were covered). Give the last chunk everything up to n.";
+    if (n % lanes == 0 && k == lanes)
+      return "the last SIMD batch (the last " + std::to_string(k) +
+             " elements) was never written, and n = " + std::to_string(n) +
+             " is a whole number of batches of " + std::to_string(lanes) +
+             ": your SIMD loop stops one batch early (a bound like i + " + std::to_string(lanes) +
+             " < n where i + " + std::to_string(lanes) + " <= n is meant).";
     return which + ": your tail loop is missing or stops early (" + batches_of(n, lanes) +
            "; with another width the count differs). After the SIMD loop, finish the remaining "
            "elements one at a time.";
@@ -266,6 +289,8 @@ std::string diagnose_unwritten(const Outcome& o, Model model, std::size_t lanes)
   const std::string which = count(k, "element") + " were never written (the first at index " +
                             std::to_string(o.first_bad()) + ")";
   const std::size_t period = bad_period(o);
+  // Scattered unwritten elements say where to look only when they repeat with a period.
+  if (period == 0) level = Specificity::observed;
   if (model == Model::cuda)
     return which +
            (period > 0
@@ -337,30 +362,39 @@ std::string diagnose_threads(const Outcome& o, const Where& where) {
          tsan_command(where) + ") to see both accesses.";
 }
 
+// `level` says how much the diagnosis returned tells (see Specificity): a generic pattern, unless
+// set to observed where only the symptom is known.
 template <class T>
 std::string diagnose(const Outcome& o, const Tolerance& tol, const Where& where,
-                     std::size_t loop_lanes) {
+                     std::size_t loop_lanes, Specificity& level) {
+  level = Specificity::pattern;
+  auto observed = [&level](std::string text) {
+    level = Specificity::observed;
+    return text;
+  };
   const Model model = where.model;
   const std::size_t lanes = loop_lanes > 0 ? loop_lanes : kLanes<T>;
   const std::size_t n = o.n;
   if (o.unwritten_count == n && model == Model::simd && n < lanes)
-    return "the output was never written, and n = " + std::to_string(n) +
-           " is less than one SIMD batch of " + std::to_string(lanes) +
-           ": only a scalar tail loop writes anything at this size. Is yours missing, or does it "
-           "stop early? After the SIMD loop, finish the remaining elements one at a time.";
+    return observed(
+        "the output was never written, and n = " + std::to_string(n) +
+        " is less than one SIMD batch of " + std::to_string(lanes) +
+        ": only a scalar tail loop writes anything at this size. Is yours missing, or does it "
+        "stop early? After the SIMD loop, finish the remaining elements one at a time.");
   if (o.unwritten_count == n)
-    return "the output was never written: every element still holds the poison value (a NaN the "
-           "harness put there before the call). " +
-           std::string(model == Model::cuda
-                           ? "Was the kernel launched (check cudaGetLastError after it), with "
-                             "the output's device pointer?" +
-                                 std::string(n < 4 ? " With n < 4 there is no whole float4: a "
-                                                     "float4 loop alone writes nothing, so the "
-                                                     "last n % 4 floats need threads of their own."
-                                                   : "")
-                           : "Did you write into a local copy, or return early?");
+    return observed(
+        "the output was never written: every element still holds the poison value (a NaN the "
+        "harness put there before the call). " +
+        std::string(model == Model::cuda
+                        ? "Was the kernel launched (check cudaGetLastError after it), with "
+                          "the output's device pointer?" +
+                              std::string(n < 4 ? " With n < 4 there is no whole float4: a "
+                                                  "float4 loop alone writes nothing, so the "
+                                                  "last n % 4 floats need threads of their own."
+                                                : "")
+                        : "Did you write into a local copy, or return early?"));
 
-  if (o.all_bad_unwritten()) return diagnose_unwritten(o, model, lanes);
+  if (o.all_bad_unwritten()) return diagnose_unwritten(o, model, lanes, level);
 
   bool all_zero = true, any_nonzero_want = false;
   for (std::size_t i = 0; i < n && all_zero; ++i) {
@@ -368,8 +402,9 @@ std::string diagnose(const Outcome& o, const Tolerance& tol, const Where& where,
     any_nonzero_want |= o.want(i) != 0;
   }
   if (all_zero && any_nonzero_want)
-    return "the output is all zeros: the kernel stores zeros, or stores before computing "
-           "anything. Check what your loop writes.";
+    return observed(
+        "the output is all zeros: the kernel stores zeros, or stores before computing anything. "
+        "Check what your loop writes.");
 
   // NaN semantics: NaN in, NaN out (as PyTorch does); finite in, finite out.
   std::size_t swallowed = 0, invented = 0, nan_related = 0, first_swallowed = n, first_invented = n;
@@ -392,9 +427,10 @@ std::string diagnose(const Outcome& o, const Tolerance& tol, const Where& where,
            "maps NaN to 0 while `x < 0 ? 0 : x` keeps it" +
            (model == Model::simd ? "; the same holds for a SIMD select." : ".");
   if (invented > 0 && nan_related == o.bad_count)
-    return "the kernel produced NaN where the answer is a number (" + count(invented, "element") +
-           ", first at index " + std::to_string(first_invented) +
-           "): an uninitialised value, a 0/0 or inf - inf, or a read past the input.";
+    return observed("the kernel produced NaN where the answer is a number (" +
+                    count(invented, "element") + ", first at index " +
+                    std::to_string(first_invented) +
+                    "): an uninitialised value, a 0/0 or inf - inf, or a read past the input.");
 
   double c = 0;
   if (constant_pattern(o, false, tol, c))
@@ -419,9 +455,15 @@ std::string diagnose(const Outcome& o, const Tolerance& tol, const Where& where,
     return "only " + last_rows_and_columns(kr, kc) +
            " are wrong: the remainder after your last full block (M = " + std::to_string(o.rows) +
            ", N = " + std::to_string(o.cols) + ") is computed incorrectly.";
-  if (model == Model::cuda) return diagnose_cuda(o);
-  if (model == Model::threads) return diagnose_threads(o, where);
+  if (model == Model::cuda) return observed(diagnose_cuda(o));
+  if (model == Model::threads) return observed(diagnose_threads(o, where));
   const std::size_t tail = n % lanes;
+  if (tail > 0 && o.first_bad() >= n - tail && tail_restarts_at_zero(o, tail, tol))
+    return "the last " + count(tail, "element") + " (after the last full SIMD batch, " +
+           batches_of(n, lanes) + ") hold the answers for elements 0 to " +
+           std::to_string(tail - 1) +
+           ": your tail loop restarts from index 0 instead of where the SIMD loop stopped. Start "
+           "it at the index the SIMD loop ended on.";
   if (tail > 0 && o.bad_exactly(n - o.bad_count, n) && o.bad_count <= tail)
     return "only the last " + count(o.bad_count, "element") +
            " are wrong, the ones after the last full SIMD batch (" + batches_of(n, lanes) +
@@ -436,8 +478,8 @@ std::string diagnose(const Outcome& o, const Tolerance& tol, const Where& where,
              "-wide batch is wrong (indices " + std::to_string(lane) + ", " +
              std::to_string(lane + w) + ", ...): check how you address lanes inside a batch.";
   }
-  return count(o.bad_count, "element") + " of " + std::to_string(n) +
-         " are wrong, with no simple pattern; start from the first mismatch below.";
+  return observed(count(o.bad_count, "element") + " of " + std::to_string(n) +
+                  " are wrong, with no simple pattern; start from the first mismatch below.");
 }
 
 std::string where_line(const Where& w) {
@@ -620,6 +662,7 @@ CheckResult check_elementwise(const GuardedBuffer<T>& buffer,
   if (!damage.intact() || padding_written > 0) {
     r.ok = false;
     r.summary = how.where.function + ": wrote outside the output";
+    r.specificity = Specificity::pattern;
     if (damage.after > 0)
       r.diagnosis = "wrote past the end of the output: " + count(damage.after, "element") +
                     " after the last one changed (the first " +
@@ -702,7 +745,10 @@ CheckResult check_elementwise(const GuardedBuffer<T>& buffer,
                           : "index " + std::to_string(r.first_wrong)) +
               ")";
   if (o.unwritten_count < o.n && how.mistakes) r.diagnosis = named_mistake<T>(o, how, r.mistake);
-  if (r.diagnosis.empty()) r.diagnosis = diagnose<T>(o, how.tolerance, how.where, how.lanes);
+  if (!r.diagnosis.empty())
+    r.specificity = Specificity::mistake;
+  else
+    r.diagnosis = diagnose<T>(o, how.tolerance, how.where, how.lanes, r.specificity);
 
   std::ostringstream d;
   d << "  First mismatches:\n    " << (o.rows > 1 ? "  row,col" : "    index");
@@ -741,6 +787,8 @@ CheckResult check_elementwise(const GuardedBuffer<T>& buffer,
         first_changed = i;
     if (changed > 0) {
       r.unstable = true;
+      // A race outranks the pattern of one run (which may be chance), not a named mistake.
+      r.specificity = std::max(r.specificity, Specificity::pattern);
       auto shown = [&](T v) { return Poison<T>::is_value(v) ? "(unwritten)" : fmt(as_double(v)); };
       r.diagnosis = race_text(how.where, changed, first_changed, shown(first[first_changed]),
                               shown(buffer[at(first_changed)])) +
@@ -834,6 +882,7 @@ CheckResult check_reduction(double got, const ReductionOracle& oracle, const Whe
   double lo, hi;
   interval(s, lo, hi);
   r.wrong = 1;
+  r.specificity = Specificity::pattern;  // unless set below: a mistake, or only what was observed
   r.max_abs_error = std::fabs(got - want);
   r.rel_error = want != 0 ? r.max_abs_error / std::fabs(want) : r.max_abs_error;
   r.summary = where.function + ": returned " + fmt(got) + ", expected " + fmt(want) +
@@ -863,15 +912,18 @@ CheckResult check_reduction(double got, const ReductionOracle& oracle, const Whe
       if (!same) continue;
       r.mistake = m.what;
       r.diagnosis = "your result matches " + m.what + ": " + m.advice;
+      r.specificity = Specificity::mistake;
       break;
     }
   }
   if (!r.diagnosis.empty()) {
   } else if (std::isnan(got) && std::isfinite(want)) {
+    r.specificity = Specificity::observed;
     r.diagnosis =
         "returned NaN for finite inputs: an uninitialised accumulator, or a read past "
         "the end of the input.";
   } else if (got == 0 && want != 0) {
+    r.specificity = Specificity::observed;
     r.diagnosis =
         "returned 0: the sum never reached the result (an accumulator never added, "
         "or returned before the loop).";
@@ -931,10 +983,12 @@ CheckResult check_reduction(double got, const ReductionOracle& oracle, const Whe
                     " were left out of the sum: check where "
                     "your loop starts.";
   }
-  if (r.diagnosis.empty())
+  if (r.diagnosis.empty()) {
+    r.specificity = Specificity::observed;
     r.diagnosis =
         "no simple pattern (no tail or lane left out, no double counting): check the "
         "arithmetic of one batch against the scalar formula.";
+  }
   return r;
 }
 
@@ -951,6 +1005,7 @@ CheckResult check_unchanged(std::span<const float> before, std::span<const float
   }
   if (r.wrong == 0) return r;
   r.ok = false;
+  r.specificity = Specificity::pattern;
   r.summary = where.function + ": changed its input " + name;
   r.diagnosis = count(r.wrong, "element") + " of the input " + name +
                 " changed (the first at index " + std::to_string(r.first_wrong) + ", from " +

@@ -1,6 +1,16 @@
+#include <workbook/internal/crash_report.hpp>
 #include <workbook/testing.hpp>
 
+#include <algorithm>
+#include <cctype>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
 #include <iostream>
+#include <string_view>
+
+#include <ucontext.h>
+#include <unistd.h>
 
 namespace workbook::testing {
 
@@ -15,10 +25,525 @@ Rng rng() {
   return ::testing::AssertionFailure() << "\n" << result.report();
 }
 
+Specificity rank(const CheckResult& result) {
+  if (result.ok) return Specificity::none;
+  if (!result.mistake.empty()) return Specificity::mistake;
+  return std::max(result.specificity, Specificity::observed);
+}
+
+// --- Cases ---------------------------------------------------------------------------------------
+
+namespace {
+
+// "1..15, 17..31, 255": runs of consecutive sizes, at most `most` of them, then "...".
+std::string ranges(const std::vector<std::size_t>& sizes, std::size_t most = 8) {
+  std::string text;
+  std::size_t shown = 0;
+  for (std::size_t i = 0; i < sizes.size();) {
+    std::size_t j = i;
+    while (j + 1 < sizes.size() && sizes[j + 1] == sizes[j] + 1) ++j;
+    if (shown++ == most) return text + ", ...";
+    text += (text.empty() ? "" : ", ") + std::to_string(sizes[i]);
+    if (j > i) text += (j == i + 1 ? ", " : "..") + std::to_string(sizes[j]);
+    i = j + 1;
+  }
+  return text;
+}
+
+// The largest power of two p (2 to 1024) that divides every nonzero size of `all` and none of
+// `none`: the sizes that passed are multiples of the batch, say, and those that failed are not.
+std::size_t common_multiple(const std::vector<std::size_t>& all,
+                            const std::vector<std::size_t>& none) {
+  std::size_t nonzero = 0;
+  for (std::size_t n : all) nonzero += n != 0;
+  if (nonzero < 2) return 0;
+  for (std::size_t p = 1024; p >= 2; p /= 2) {
+    const bool divides_all =
+        std::all_of(all.begin(), all.end(), [p](std::size_t n) { return n % p == 0; });
+    const bool divides_none =
+        std::none_of(none.begin(), none.end(), [p](std::size_t n) { return n != 0 && n % p == 0; });
+    if (divides_all && divides_none) return p;
+  }
+  return 0;
+}
+
+}  // namespace
+
+Cases::Cases(Where where, std::string noun) : where_(std::move(where)), noun_(std::move(noun)) {
+  publish();
+}
+
+Cases::~Cases() {
+  internal::set_crash_case("", "", "", "");
+  if (reported_ || failures_.empty()) return;
+  ADD_FAILURE() << (std::uncaught_exceptions() > exceptions_
+                        ? "An exception ended the test in the case " + cases_.back().context +
+                              ", after these failures:\n"
+                        : std::string("\n"))
+                << report();
+}
+
+void Cases::next(std::string context) {
+  cases_.push_back({std::move(context), std::nullopt, false});
+  publish();
+}
+
+void Cases::next_size(std::size_t n) {
+  cases_.push_back({"n = " + std::to_string(n), n, false});
+  publish();
+}
+
+bool Cases::check(const CheckResult& result) {
+  if (result.ok) return true;
+  if (cases_.empty()) next("the first case");
+  cases_.back().failed = true;
+  failures_.push_back({cases_.size() - 1, result});
+  publish();
+  return false;
+}
+
+const Cases::Failure* Cases::most_telling() const {
+  const Failure* best = nullptr;
+  for (const Failure& f : failures_) {
+    // Later wins ties: the loops run from small cases to large ones.
+    if (!best || rank(f.result) > rank(best->result) ||
+        (rank(f.result) == rank(best->result) && f.result.checked >= best->result.checked))
+      best = &f;
+  }
+  return best;
+}
+
+std::string Cases::summary() const {
+  std::size_t failed = 0;
+  bool all_sizes = true;
+  std::vector<std::size_t> failing, passing;
+  std::vector<std::string> failing_contexts;
+  for (const Case& c : cases_) {
+    failed += c.failed;
+    all_sizes = all_sizes && c.size.has_value();
+    if (c.failed) failing_contexts.push_back(c.context);
+    if (c.size) (c.failed ? failing : passing).push_back(*c.size);
+  }
+  const std::string plural = noun_ + (cases_.size() == 1 ? "" : "s");
+  std::string text = "Failed at " + std::to_string(failed) + " of " +
+                     std::to_string(cases_.size()) + " " + plural + ": ";
+  if (all_sizes) {
+    text += "n = " + ranges(failing);
+    if (!passing.empty()) text += "; passed at n = " + ranges(passing);
+    if (const std::size_t p = common_multiple(passing, failing))
+      text += " (every size that passed is a multiple of " + std::to_string(p) +
+              ", and none that failed)";
+    else if (const std::size_t q = common_multiple(failing, passing))
+      text += " (every size that failed is a multiple of " + std::to_string(q) +
+              ", and none that passed)";
+    return text + ".";
+  }
+  for (std::size_t i = 0; i < failing_contexts.size() && i < 4; ++i)
+    text += (i ? "; " : "") + failing_contexts[i];
+  if (failing_contexts.size() > 4)
+    text += "; and " + std::to_string(failing_contexts.size() - 4) + " more";
+  return text + ".";
+}
+
+std::string Cases::report() const {
+  reported_ = true;
+  const Failure* best = most_telling();
+  if (!best) return "";
+  std::string text = best->result.report();
+  // The case, right under the result's first line (its summary).
+  std::string the_case = "  Case: " + cases_[best->case_index].context;
+  if (cases_.size() > 1) {
+    std::size_t failed = 0;
+    for (const Case& c : cases_) failed += c.failed;
+    if (failed > 1)
+      the_case += " (of the " + std::to_string(failed) + " " + noun_ +
+                  "s that failed, the one whose diagnosis says most; all are listed below)";
+  }
+  const std::size_t eol = text.find('\n');
+  text.insert(eol == std::string::npos ? text.size() : eol + 1, the_case + "\n");
+  if (cases_.size() > 1) text += "  " + summary() + "\n";
+  return text;
+}
+
+::testing::AssertionResult Cases::verdict() const {
+  if (passed()) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "\n" << report();
+}
+
+void Cases::publish() const {
+  std::string earlier;
+  if (const Failure* best = most_telling()) {
+    std::size_t failed = 0;
+    for (const Case& c : cases_) failed += c.failed;
+    earlier = std::to_string(failed) + " of the " + std::to_string(cases_.size()) + " " + noun_ +
+              "s run so far failed; the most telling (" + cases_[best->case_index].context +
+              "): " + best->result.summary + ". Diagnosis: " + best->result.diagnosis;
+  }
+  internal::set_crash_case(where_.function.c_str(), where_.file.c_str(),
+                           cases_.empty() ? "" : cases_.back().context.c_str(), earlier.c_str());
+}
+
+// --- The crash report ----------------------------------------------------------------------------
+
+namespace internal {
+namespace {
+
+// Appends text to a fixed buffer, cut at its capacity: what a signal handler may do.
+class Text {
+ public:
+  Text(char* out, std::size_t capacity) : out_(out), capacity_(capacity) {}
+  Text& operator<<(const char* s) {
+    while (*s && length_ + 1 < capacity_) out_[length_++] = *s++;
+    return *this;
+  }
+  Text& operator<<(std::size_t v) {
+    char digits[24];
+    int k = 0;
+    do {
+      digits[k++] = static_cast<char>('0' + v % 10);
+      v /= 10;
+    } while (v);
+    while (k > 0 && length_ + 1 < capacity_) out_[length_++] = digits[--k];
+    return *this;
+  }
+  Text& hex(std::uintptr_t v) {
+    *this << "0x";
+    char digits[20];
+    int k = 0;
+    do {
+      digits[k++] = "0123456789abcdef"[v % 16];
+      v /= 16;
+    } while (v);
+    while (k > 0 && length_ + 1 < capacity_) out_[length_++] = digits[--k];
+    return *this;
+  }
+  std::size_t finish() {
+    if (capacity_ > 0) out_[length_] = '\0';
+    return length_;
+  }
+
+ private:
+  char* out_;
+  std::size_t capacity_;
+  std::size_t length_ = 0;
+};
+
+const char* signal_name(int signal) {
+  switch (signal) {
+    case SIGSEGV:
+      return "SIGSEGV (segmentation fault)";
+    case SIGBUS:
+      return "SIGBUS (bus error)";
+    case SIGFPE:
+      return "SIGFPE (arithmetic exception)";
+    case SIGILL:
+      return "SIGILL (illegal instruction)";
+    default:
+      return "a fatal signal";
+  }
+}
+
+// Where `address` lies against one buffer: writes it and returns true when it lies within `near`
+// bytes of it.
+bool place(Text& t, const LiveBuffer& b, std::uintptr_t address, std::size_t near) {
+  const std::uintptr_t first = b.begin + b.front, end = first + b.bytes;
+  const std::uintptr_t guard_end = end + b.back;
+  auto describe = [&] {
+    t << "the " << b.name << " (" << (b.element_size ? b.bytes / b.element_size : 0) << " "
+      << b.type << ")";
+  };
+  if (address >= end) {
+    const std::size_t past = address - end;
+    if (past >= near + b.back) return false;
+    t << past << " bytes past the end of ";
+    describe();
+    t << (address < guard_end ? ", inside its guard zone" : ", beyond its guard zone");
+    return true;
+  }
+  if (address < first) {
+    const std::size_t before = first - address;
+    if (before >= near + b.front) return false;
+    t << before << " bytes before the first element of ";
+    describe();
+    t << (address >= b.begin ? ", inside its guard zone" : ", beyond its guard zone");
+    return true;
+  }
+  t << "inside ";
+  describe();
+  t << ", at element " << (address - first) / (b.element_size ? b.element_size : 1);
+  return true;
+}
+
+// The alignment of each live buffer's first element: what an aligned load or store needs.
+void alignments(Text& t, const CrashFacts& f) {
+  if (f.buffer_count == 0) return;
+  t << "  The test's buffers:";
+  for (std::size_t i = 0; i < f.buffer_count; ++i) {
+    const LiveBuffer& b = f.buffers[i];
+    const std::size_t offset = (b.begin + b.front) % f.simd_bytes;
+    t << (i ? ";" : "") << " the " << b.name << " ("
+      << (b.element_size ? b.bytes / b.element_size : 0) << " " << b.type << ") starts ";
+    if (offset == 0)
+      t << "on a " << f.simd_bytes << "-byte boundary";
+    else
+      t << offset << " bytes past a " << f.simd_bytes << "-byte boundary";
+  }
+  t << ".\n";
+}
+
+void explain_segv(Text& t, const CrashFacts& f) {
+  // x86 reports a general-protection fault (an aligned access to an unaligned address, or a
+  // non-canonical pointer) as SI_KERNEL with no address.
+  if (f.code == SI_KERNEL && f.address == 0) {
+    t << "  The processor gives no address (a general-protection fault). In a SIMD loop this is "
+         "most often an aligned load or store (load_aligned / store_aligned, "
+         "_mm256_load_ps / _mm512_store_ps, ...) on an address that is not a multiple of the "
+         "register width, "
+      << f.simd_bytes
+      << " bytes here: use load_unaligned / store_unaligned, or handle elements one by one until "
+         "the address is aligned. Otherwise, a pointer that holds garbage.\n";
+    alignments(t, f);
+    return;
+  }
+  t << "  The fault address is "
+    << "";
+  t.hex(f.address);
+  if (f.address < 65536) {
+    t << ", near 0: a null pointer was read or written (an empty span's data(), or a pointer "
+         "never set), at an offset of "
+      << static_cast<std::size_t>(f.address) << " bytes.\n";
+    return;
+  }
+  if (f.stack != 0 && f.address < f.stack + 4096 && f.stack - f.address < (std::size_t{1} << 20)) {
+    t << ", just below the stack pointer: the stack overflowed (a recursion that never ends, or a "
+         "large array on the stack).\n";
+    return;
+  }
+  // The buffer it is in or next to, with a margin that grows until one is found.
+  for (std::size_t near : {std::size_t{0}, std::size_t{4096}, std::size_t{1} << 20}) {
+    for (std::size_t i = 0; i < f.buffer_count; ++i) {
+      Text probe(nullptr, 0);  // a dry run: does this buffer hold the address within `near`?
+      if (!place(probe, f.buffers[i], f.address, near)) continue;
+      t << ": ";
+      place(t, f.buffers[i], f.address, near);
+      const LiveBuffer& b = f.buffers[i];
+      const bool past = f.address >= b.begin + b.front + b.bytes;
+      const bool inside = !past && f.address >= b.begin + b.front;
+      if (past)
+        t << ". That is a read or write past the end: the loop runs past n (a bound like i <= n, "
+             "or whole SIMD batches with no tail, or a second index that is never reset).\n";
+      else if (inside)
+        t << ". The memory is there, so the access itself is refused: an aligned access, or a "
+             "write to memory that is read-only.\n";
+      else
+        t << ". That is an access before the start: an index that went below 0 (an unsigned one "
+             "wraps to a huge value) or a start shifted back.\n";
+      return;
+    }
+  }
+  t << ", in or near none of the test's buffers: a pointer that holds garbage, or an index far "
+       "out of range (an unsigned index that went below 0 wraps to a huge value). It may also be "
+       "an input (inputs are not tracked).\n";
+}
+
+void explain(Text& t, const CrashFacts& f) {
+  switch (f.signal) {
+    case SIGSEGV:
+      explain_segv(t, f);
+      return;
+    case SIGBUS:
+      if (f.code == BUS_ADRALN) {
+        t << "  A misaligned access at ";
+        t.hex(f.address);
+        t << ": an aligned load or store on an address that is not a multiple of its width.\n";
+        alignments(t, f);
+      } else {
+        explain_segv(t, f);
+      }
+      return;
+    case SIGFPE:
+      if (f.code == FPE_INTDIV)
+        t << "  An integer division (or %) by zero: a count that can be 0 (the number of "
+             "batches, chunks or threads when n is small) used as a divisor.\n";
+      else if (f.code == FPE_INTOVF)
+        t << "  An integer overflow in a division (INT_MIN / -1).\n";
+      else
+        t << "  A floating-point exception: a trap on floating-point errors was switched on.\n";
+      return;
+    case SIGILL:
+      t << "  The processor met an instruction it cannot run: an instruction set this CPU lacks "
+           "(code built with -march=native elsewhere, or an AVX-512 intrinsic on a CPU without "
+           "AVX-512), a __builtin_trap(), or a jump into garbage (a return address overwritten by "
+           "a write past the end of a local array).\n";
+      return;
+    default:
+      return;
+  }
+}
+
+}  // namespace
+
+std::size_t format_crash_report(const CrashFacts& f, char* out, std::size_t capacity) {
+  Text t(out, capacity);
+  t << "\n*** CRASH: " << signal_name(f.signal);
+  if (*f.test) t << " in test " << f.test;
+  t << "\n";
+  if (*f.function) {
+    t << "  While running " << f.function;
+    if (*f.case_context) t << ", case: " << f.case_context;
+    t << "\n";
+  } else if (*f.case_context) {
+    t << "  In the case: " << f.case_context << "\n";
+  }
+  explain(t, f);
+  if (*f.earlier) t << "  Before the crash, " << f.earlier << "\n";
+  t << "  Next: ";
+  if (*f.file)
+    t << "edit " << f.file << (*f.function ? ": " : "") << f.function << ". ";
+  else if (*f.lab_folder)
+    t << "edit your code in " << f.lab_folder << "/ (the function this test calls). ";
+  const char* lab = *f.lab ? f.lab : "labNN";
+  t << "To find the line, build your code with AddressSanitizer (and UndefinedBehaviorSanitizer, "
+       "which names a misaligned access) and run this test there; the first frame of the stack in "
+       "your file is the line:\n"
+    << "    cmake --preset " << lab << " -B build/" << lab
+    << "-asan -DWORKBOOK_SANITIZER=address -DCMAKE_BUILD_TYPE=RelWithDebInfo\n"
+    << "    cmake --build build/" << lab << "-asan\n"
+    << "    UBSAN_OPTIONS=print_stacktrace=1 ctest --test-dir build/" << lab << "-asan -R '" << lab
+    << "." << f.test << "' --output-on-failure\n";
+  return t.finish();
+}
+
+namespace {
+
+// The handler's state: fixed buffers written between tests and cases, read when a signal comes.
+struct CrashState {
+  char test[256] = "";
+  char function[128] = "";
+  char file[256] = "";
+  char case_context[512] = "";
+  char earlier[2048] = "";
+  char lab[16] = "";
+  char lab_folder[256] = "";
+  char report[16384] = "";
+  LiveBuffer buffers[detail::kLiveSlots];
+};
+CrashState crash_state;
+
+void copy(char* to, std::size_t capacity, const char* from) {
+  std::snprintf(to, capacity, "%s", from ? from : "");
+}
+
+// "labs/01_vectorized_relu" and "lab01" from the executable's path (a lab's build folder has the
+// lab's folder name), so that a crash outside a Cases still names the lab.
+void find_lab(const char* argv0) {
+  char path[4096] = "";
+  const ssize_t length = readlink("/proc/self/exe", path, sizeof path - 1);
+  std::string exe = length > 0 ? std::string(path, static_cast<std::size_t>(length))
+                               : std::string(argv0 ? argv0 : "");
+  const std::size_t at = exe.rfind("/labs/");
+  if (at == std::string::npos) return;
+  const std::string rest = exe.substr(at + 6);
+  const std::string folder = rest.substr(0, rest.find('/'));
+  if (folder.size() < 3 || !std::isdigit(static_cast<unsigned char>(folder[0])) ||
+      !std::isdigit(static_cast<unsigned char>(folder[1])) || folder[2] != '_')
+    return;
+  copy(crash_state.lab_folder, sizeof crash_state.lab_folder, ("labs/" + folder).c_str());
+  copy(crash_state.lab, sizeof crash_state.lab, ("lab" + folder.substr(0, 2)).c_str());
+}
+
+void on_crash(int signal, siginfo_t* info, void* context) {
+  CrashState& s = crash_state;
+  CrashFacts f;
+  f.signal = signal;
+  f.code = info ? info->si_code : 0;
+  f.address = info ? reinterpret_cast<std::uintptr_t>(info->si_addr) : 0;
+#if defined(__x86_64__)
+  if (context)
+    f.stack =
+        static_cast<std::uintptr_t>(static_cast<ucontext_t*>(context)->uc_mcontext.gregs[REG_RSP]);
+#else
+  (void)context;
+#endif
+  f.test = s.test;
+  f.function = s.function;
+  f.file = s.file;
+  f.case_context = s.case_context;
+  f.earlier = s.earlier;
+  f.lab = s.lab;
+  f.lab_folder = s.lab_folder;
+  f.buffer_count = live_buffers(s.buffers, detail::kLiveSlots);
+  f.buffers = s.buffers;
+  f.simd_bytes = simd_lanes<float>() * sizeof(float);
+  const std::size_t length = format_crash_report(f, s.report, sizeof s.report);
+  for (std::size_t done = 0; done < length;) {
+    const ssize_t wrote = write(STDERR_FILENO, s.report + done, length - done);
+    if (wrote <= 0) break;
+    done += static_cast<std::size_t>(wrote);
+  }
+  _exit(kCrashExitCode);
+}
+
+alignas(64) char alternate_stack[1 << 16];
+bool installed = false;
+
+}  // namespace
+
+bool crash_report_installed() {
+  return installed;
+}
+
+void install_crash_report(const char* argv0) {
+  installed = true;
+  find_lab(argv0);
+  stack_t stack{};
+  stack.ss_sp = alternate_stack;
+  stack.ss_size = sizeof alternate_stack;
+  sigaltstack(&stack, nullptr);
+  struct sigaction action {};
+  action.sa_sigaction = on_crash;
+  action.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESETHAND;
+  sigemptyset(&action.sa_mask);
+  for (int signal : {SIGSEGV, SIGBUS, SIGFPE, SIGILL}) sigaction(signal, &action, nullptr);
+}
+
+std::size_t format_running(char* out, std::size_t capacity) {
+  const CrashState& s = crash_state;
+  Text t(out, capacity);
+  if (*s.test) t << "  In test " << s.test << "\n";
+  if (*s.function) {
+    t << "  While running " << s.function;
+    if (*s.case_context) t << ", case: " << s.case_context;
+    t << "\n";
+  }
+  if (*s.earlier) t << "  Before this case, " << s.earlier << "\n";
+  return t.finish();
+}
+
+void set_crash_test(const char* test) {
+  copy(crash_state.test, sizeof crash_state.test, test);
+}
+
+void set_crash_case(const char* function, const char* file, const char* case_context,
+                    const char* earlier) {
+  copy(crash_state.function, sizeof crash_state.function, function);
+  copy(crash_state.file, sizeof crash_state.file, file);
+  copy(crash_state.case_context, sizeof crash_state.case_context, case_context);
+  copy(crash_state.earlier, sizeof crash_state.earlier, earlier);
+}
+
+}  // namespace internal
+
+// --- main() --------------------------------------------------------------------------------------
+
 namespace {
 
 class PrintSeedOnFailure : public ::testing::EmptyTestEventListener {
+  void OnTestStart(const ::testing::TestInfo& test) override {
+    internal::set_crash_test((std::string(test.test_suite_name()) + "." + test.name()).c_str());
+  }
   void OnTestEnd(const ::testing::TestInfo& test) override {
+    internal::set_crash_test("");
     if (!test.result()->Failed()) return;
     std::cout << "  Inputs came from WORKBOOK_SEED=" << base_seed()
               << "; replay them with: WORKBOOK_SEED=" << base_seed() << " ctest -R '"
@@ -26,11 +551,29 @@ class PrintSeedOnFailure : public ::testing::EmptyTestEventListener {
   }
 };
 
+// AddressSanitizer and ThreadSanitizer report a crash themselves, with its stack and lines.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr bool kSanitizer = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+constexpr bool kSanitizer = true;
+#else
+constexpr bool kSanitizer = false;
+#endif
+#else
+constexpr bool kSanitizer = false;
+#endif
+
 }  // namespace
 
 int run_all_tests(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
   ::testing::UnitTest::GetInstance()->listeners().Append(new PrintSeedOnFailure);
+  if (!kSanitizer) {
+    // Line by line, so that what a test printed before a crash is not lost with stdout's buffer.
+    std::setvbuf(stdout, nullptr, _IOLBF, 0);
+    internal::install_crash_report(argc > 0 ? argv[0] : "");
+  }
   return RUN_ALL_TESTS();
 }
 

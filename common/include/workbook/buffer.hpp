@@ -3,6 +3,7 @@
 /// \brief Aligned buffers, and guarded output buffers: poisoned before a kernel runs, with canaries
 /// on both sides, so that unwritten elements and out-of-bounds writes are caught.
 
+#include <workbook/live_buffers.hpp>
 #include <workbook/seed.hpp>
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include <cstdint>
 #include <limits>
 #include <span>
+#include <type_traits>
 #include <vector>
 
 #include <xsimd/memory/xsimd_aligned_allocator.hpp>
@@ -81,6 +83,16 @@ struct Poison<std::int8_t> {
   static bool is_canary(std::int8_t v) { return v == -128; }  ///< still -128
 };
 
+/// The elements of T in the plural, as a crash report names them ("1000 floats").
+template <class T>
+constexpr const char* elements_named() {
+  if constexpr (std::is_same_v<T, float>) return "floats";
+  if constexpr (std::is_same_v<T, double>) return "doubles";
+  if constexpr (std::is_same_v<T, std::int8_t>) return "int8 values";
+  if constexpr (std::is_same_v<T, std::int32_t>) return "int32 values";
+  return "elements";
+}
+
 /// What a write outside an output buffer left behind.
 struct GuardDamage {
   std::size_t before = 0;       ///< canary elements changed before the first element
@@ -92,7 +104,8 @@ struct GuardDamage {
 
 /// An output buffer as the checks want it: n elements, poisoned before each call, between two
 /// canary zones of 64 elements, optionally starting `misalign` elements past a 64-byte boundary to
-/// test unaligned starts.
+/// test unaligned starts. While it lives it is in the registry of live buffers (live_buffers.hpp),
+/// so that a crash report can place a fault address against it and its guard zones.
 template <class T>
 class GuardedBuffer {
  public:
@@ -105,9 +118,28 @@ class GuardedBuffer {
   explicit GuardedBuffer(std::size_t n, std::size_t misalign = 0)
       : storage_(2 * kGuard + misalign + n, Poison<T>::canary()),
         offset_(kGuard + misalign),
-        n_(n) {
+        n_(n),
+        entry_(watch()) {
     poison();
   }
+  /// A copy, registered on its own.
+  GuardedBuffer(const GuardedBuffer& other)
+      : storage_(other.storage_), offset_(other.offset_), n_(other.n_), entry_(watch()) {}
+  /// Copies `other`'s elements and guards; this buffer's registration follows its new storage.
+  GuardedBuffer& operator=(const GuardedBuffer& other) {
+    if (this != &other) {
+      storage_ = other.storage_;
+      offset_ = other.offset_;
+      n_ = other.n_;
+      entry_ = watch();
+    }
+    return *this;
+  }
+  /// Moves keep the storage, and with it the registration.
+  GuardedBuffer(GuardedBuffer&&) noexcept = default;
+  /// Moves keep the storage, and with it the registration.
+  GuardedBuffer& operator=(GuardedBuffer&&) noexcept = default;
+  ~GuardedBuffer() = default;
 
   /// Element 0, right after the front canaries.
   T* data() { return storage_.data() + offset_; }
@@ -145,9 +177,16 @@ class GuardedBuffer {
   }
 
  private:
+  LiveBufferEntry watch() const {
+    return LiveBufferEntry({reinterpret_cast<std::uintptr_t>(storage_.data()), offset_ * sizeof(T),
+                            n_ * sizeof(T), kGuard * sizeof(T), sizeof(T), elements_named<T>(),
+                            "output"});
+  }
+
   AlignedVector<T> storage_;
   std::size_t offset_;
   std::size_t n_;
+  LiveBufferEntry entry_;
 };
 
 }  // namespace workbook

@@ -133,6 +133,17 @@ struct ElementwiseCheck {
   std::function<void()> run_again;
 };
 
+/// How much a failed check's diagnosis tells, so that a test with many cases can report its most
+/// telling failure first (testing::Cases). In increasing order: a named mistake beats a generic
+/// pattern, which beats a bare observation.
+enum class Specificity {
+  none,      ///< passed, or nothing diagnosed
+  observed,  ///< only the symptom: the output never written, all zeros, "no simple pattern"
+  pattern,   ///< a generic pattern that says where to look (the tail, one lane, a shift, a write
+             ///< past the end, an output that changes between runs)
+  mistake,   ///< one of the lab's catalogue of mistakes, matched on exact values (see Mistake)
+};
+
 /// The outcome of a check: ok, or a failure a student can act on.
 struct CheckResult {
   /// Every element within the tolerance, nothing written outside the output.
@@ -151,6 +162,9 @@ struct CheckResult {
   double max_ulps = 0;          ///< float outputs: largest error in units of the last place
   std::string mistake;          ///< the catalogue's Mistake::what that the output matched, if any
   bool unstable = false;        ///< the output changed between two runs on the same inputs
+  /// How much the diagnosis tells; a result built by hand (a lab's own check) that names a mistake
+  /// counts as Specificity::mistake, one that fails without a level as observed.
+  Specificity specificity = Specificity::none;
 
   /// Everything above, formatted for a student.
   std::string report() const;

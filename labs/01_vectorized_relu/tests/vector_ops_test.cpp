@@ -11,6 +11,7 @@
 #include <cmath>
 #include <limits>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 namespace {
@@ -18,9 +19,11 @@ namespace {
 using lab01::oracle::Binary;
 using workbook::as_span;
 using workbook::GuardedBuffer;
+using workbook::testing::Cases;
 
 // Sizes 0..67 reach past four batches of 16 (AVX-512), so every tail length of every SIMD width
-// is tried, plus a few large ones.
+// is tried, plus a few large ones. A test checks them all, then reports its most telling failure
+// (workbook::testing::Cases): the smallest sizes look alike whatever the mistake.
 std::vector<std::size_t> sizes_with_every_tail() {
   std::vector<std::size_t> sizes;
   for (std::size_t n = 0; n <= 67; ++n) sizes.push_back(n);
@@ -32,25 +35,31 @@ std::vector<std::size_t> sizes_with_every_tail() {
 
 TEST(Relu, MatchesOracleAtEverySize) {
   auto rng = workbook::testing::rng();
+  Cases cases(lab01::oracle::where("relu"), "size");
   for (std::size_t n : sizes_with_every_tail()) {
+    cases.next_size(n);
     const workbook::Vector x = workbook::normal(n, rng);
     GuardedBuffer<float> y(n);
     lab01::relu(as_span(x), y.span());
-    ASSERT_CORRECT(lab01::oracle::check_relu(as_span(x), y)) << "n = " << n;
+    cases.check(lab01::oracle::check_relu(as_span(x), y));
   }
+  EXPECT_ALL_CORRECT(cases);
 }
 
 TEST(Relu, UnalignedInputAndOutput) {
   auto rng = workbook::testing::rng();
   const std::size_t n = 1000;
   const workbook::Vector storage = workbook::normal(n + 16, rng);
+  Cases cases(lab01::oracle::where("relu"), "shift");
   for (std::size_t shift = 1; shift < 16; ++shift) {
+    cases.next("offsets from a 64-byte boundary, in floats: x " + std::to_string(shift) + ", y " +
+               std::to_string(16 - shift));
     const auto x = as_span(storage).subspan(shift, n);
     GuardedBuffer<float> y(n, /*misalign=*/16 - shift);
     lab01::relu(x, y.span());
-    ASSERT_CORRECT(lab01::oracle::check_relu(x, y))
-        << "input starts " << shift << " floats past a 64-byte boundary";
+    cases.check(lab01::oracle::check_relu(x, y));
   }
+  EXPECT_ALL_CORRECT(cases);
 }
 
 TEST(Relu, PropagatesNaN) {
@@ -115,12 +124,15 @@ void run_binary(Binary op, std::span<const float> a, std::span<const float> b,
 
 void expect_matches_at_every_size(Binary op) {
   auto rng = workbook::testing::rng();
+  Cases cases(lab01::oracle::where(lab01::oracle::name(op)), "size");
   for (std::size_t n : sizes_with_every_tail()) {
+    cases.next_size(n);
     const workbook::Vector a = workbook::normal(n, rng), b = workbook::normal(n, rng);
     GuardedBuffer<float> out(n);
     run_binary(op, as_span(a), as_span(b), out.span());
-    ASSERT_CORRECT(lab01::oracle::check_binary(op, as_span(a), as_span(b), out)) << "n = " << n;
+    cases.check(lab01::oracle::check_binary(op, as_span(a), as_span(b), out));
   }
+  EXPECT_ALL_CORRECT(cases);
 }
 
 void expect_special_values(Binary op) {
@@ -135,18 +147,21 @@ void expect_unaligned_and_in_place(Binary op) {
   auto rng = workbook::testing::rng();
   const std::size_t n = 999;
   const workbook::Vector a = workbook::normal(n + 16, rng), b = workbook::normal(n + 16, rng);
+  Cases cases(lab01::oracle::where(lab01::oracle::name(op)));
   for (std::size_t shift = 1; shift < 16; shift += 2) {
+    cases.next("offsets from a 64-byte boundary, in floats: a " + std::to_string(shift) + ", b " +
+               std::to_string(16 - shift) + ", out " + std::to_string(shift));
     const auto as = as_span(a).subspan(shift, n), bs = as_span(b).subspan(16 - shift, n);
     GuardedBuffer<float> out(n, shift);
     run_binary(op, as, bs, out.span());
-    ASSERT_CORRECT(lab01::oracle::check_binary(op, as, bs, out))
-        << "shifts " << shift << ", " << 16 - shift;
+    cases.check(lab01::oracle::check_binary(op, as, bs, out));
   }
-  // out is a itself.
+  cases.next("in place: out is a");
   GuardedBuffer<float> inout(n);
   std::copy(a.begin(), a.begin() + n, inout.data());
   run_binary(op, inout.span(), as_span(b).first(n), inout.span());
-  EXPECT_CORRECT(lab01::oracle::check_binary(op, as_span(a).first(n), as_span(b).first(n), inout));
+  cases.check(lab01::oracle::check_binary(op, as_span(a).first(n), as_span(b).first(n), inout));
+  EXPECT_ALL_CORRECT(cases);
 }
 
 TEST(Add, MatchesOracleAtEverySize) {
@@ -190,22 +205,28 @@ TEST(BinaryOps, RejectMismatchedSizes) {
 
 TEST(Dot, MatchesOracleAtEverySize) {
   auto rng = workbook::testing::rng();
+  Cases cases(lab01::oracle::where("dot"), "size");
   for (std::size_t n = 0; n <= 200; ++n) {
+    cases.next_size(n);
     const workbook::Vector a = workbook::normal(n, rng), b = workbook::normal(n, rng);
-    ASSERT_CORRECT(
-        lab01::oracle::check_dot(as_span(a), as_span(b), lab01::dot(as_span(a), as_span(b))))
-        << "n = " << n;
+    cases.check(
+        lab01::oracle::check_dot(as_span(a), as_span(b), lab01::dot(as_span(a), as_span(b))));
   }
+  EXPECT_ALL_CORRECT(cases);
 }
 
 TEST(Dot, LargeAndUnaligned) {
   auto rng = workbook::testing::rng();
   const std::size_t n = (1 << 20) + 7;
   const workbook::Vector a = workbook::normal(n + 3, rng), b = workbook::normal(n + 3, rng);
+  Cases cases(lab01::oracle::where("dot"), "shift");
   for (std::size_t shift : {0, 1, 3}) {
+    cases.next("n = " + std::to_string(n) + ", offsets from a 64-byte boundary, in floats: a " +
+               std::to_string(shift) + ", b " + std::to_string(3 - shift));
     const auto as = as_span(a).subspan(shift, n), bs = as_span(b).subspan(3 - shift, n);
-    EXPECT_CORRECT(lab01::oracle::check_dot(as, bs, lab01::dot(as, bs))) << "shift " << shift;
+    cases.check(lab01::oracle::check_dot(as, bs, lab01::dot(as, bs)));
   }
+  EXPECT_ALL_CORRECT(cases);
 }
 
 TEST(Dot, EmptyIsZero) {
@@ -240,12 +261,14 @@ TEST(Dot, RejectsMismatchedSizes) {
 
 TEST(EuclideanDistance, MatchesOracleAtEverySize) {
   auto rng = workbook::testing::rng();
+  Cases cases(lab01::oracle::where("euclidean_distance"), "size");
   for (std::size_t n = 0; n <= 200; ++n) {
+    cases.next_size(n);
     const workbook::Vector a = workbook::normal(n, rng), b = workbook::normal(n, rng);
-    ASSERT_CORRECT(lab01::oracle::check_euclidean(
-        as_span(a), as_span(b), lab01::euclidean_distance(as_span(a), as_span(b))))
-        << "n = " << n;
+    cases.check(lab01::oracle::check_euclidean(as_span(a), as_span(b),
+                                               lab01::euclidean_distance(as_span(a), as_span(b))));
   }
+  EXPECT_ALL_CORRECT(cases);
 }
 
 TEST(EuclideanDistance, LargeAndUnaligned) {

@@ -9,6 +9,7 @@
 
 #include <limits>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 namespace {
@@ -16,11 +17,12 @@ namespace {
 using lab02::MatmulShape;
 using lab02::oracle::describe;
 using lab02::oracle::random_matrix;
+using workbook::testing::Cases;
 
 // Draws A and B for the shape, multiplies, and checks C (and C's padding) against the oracle.
 // `offset` starts A, B and C that many floats past a 64-byte boundary.
-::testing::AssertionResult multiplies_correctly(const MatmulShape& s, workbook::Rng& rng,
-                                                std::size_t offset = 0) {
+workbook::CheckResult multiply_and_check(const MatmulShape& s, workbook::Rng& rng,
+                                         std::size_t offset = 0) {
   std::vector<float> a = random_matrix(s.m, s.k, s.lda, rng),
                      b = random_matrix(s.k, s.n, s.ldb, rng);
   a.insert(a.begin(), offset, 0.0f);
@@ -29,13 +31,19 @@ using lab02::oracle::random_matrix;
   const std::span<const float> bs = std::span<const float>(b).subspan(offset);
   workbook::GuardedBuffer<float> c = lab02::oracle::output_for(s, offset);
   lab02::matmul(as, bs, c.span(), s);
-  return workbook::testing::correct(lab02::oracle::check(lab02::oracle::multiply(as, bs, s), c, s))
-         << "\n  with " << describe(s);
+  return lab02::oracle::check(lab02::oracle::multiply(as, bs, s), c, s);
 }
 
+// Every shape is checked, then the most telling failure is reported (workbook::testing::Cases):
+// the smallest shapes look alike whatever the mistake.
 void expect_all_correct(const std::vector<MatmulShape>& shapes) {
   auto rng = workbook::testing::rng();
-  for (const MatmulShape& s : shapes) ASSERT_TRUE(multiplies_correctly(s, rng));
+  Cases cases(lab02::oracle::where(), "shape");
+  for (const MatmulShape& s : shapes) {
+    cases.next(describe(s));
+    cases.check(multiply_and_check(s, rng));
+  }
+  EXPECT_ALL_CORRECT(cases);
 }
 
 MatmulShape packed(std::size_t m, std::size_t n, std::size_t k) {
@@ -101,9 +109,13 @@ TEST(Matmul, LeadingDimensionsLargerThanTheRows) {
 
 TEST(Matmul, UnalignedStarts) {
   auto rng = workbook::testing::rng();
-  for (std::size_t offset : {1, 3, 7, 15})
-    ASSERT_TRUE(multiplies_correctly(packed(37, 77, 53), rng, offset))
-        << "A, B and C start " << offset << " floats past a 64-byte boundary";
+  Cases cases(lab02::oracle::where(), "offset");
+  for (std::size_t offset : {1, 3, 7, 15}) {
+    cases.next(describe(packed(37, 77, 53)) + "; A, B and C start " + std::to_string(offset) +
+               " floats past a 64-byte boundary");
+    cases.check(multiply_and_check(packed(37, 77, 53), rng, offset));
+  }
+  EXPECT_ALL_CORRECT(cases);
 }
 
 // --- Semantics -----------------------------------------------------------------------------------
@@ -111,6 +123,7 @@ TEST(Matmul, UnalignedStarts) {
 // C is overwritten (beta = 0): whatever it held must not leak into the result.
 TEST(Matmul, OverwritesStaleContentsOfC) {
   auto rng = workbook::testing::rng();
+  Cases cases(lab02::oracle::where());
   for (const MatmulShape& s : {packed(50, 70, 90), packed(7, 300, 600)}) {
     const std::vector<float> a = random_matrix(s.m, s.k, s.lda, rng),
                              b = random_matrix(s.k, s.n, s.ldb, rng);
@@ -119,18 +132,19 @@ TEST(Matmul, OverwritesStaleContentsOfC) {
     lab02::oracle::fill_stale(c, s);
     // What C held before each call, so that a C added to (C += A * B) is recognised as such.
     std::vector<float> before(c.span().begin(), c.span().end());
+    cases.next("C held " + std::to_string(static_cast<int>(lab02::oracle::kStale)) +
+               " in every element before the call; matmul must overwrite C (as sgemm with beta = "
+               "0), not add to it. With " +
+               describe(s));
     lab02::matmul(a, b, c.span(), s);
-    EXPECT_CORRECT(lab02::oracle::check(want, c, s, before))
-        << "C held " << lab02::oracle::kStale
-        << " in every element before the call; matmul must overwrite C (as sgemm with beta = 0), "
-           "not add to it. With "
-        << describe(s);
+    cases.check(lab02::oracle::check(want, c, s, before));
     // Twice on the same C: the second call must not build on the first.
     before.assign(c.span().begin(), c.span().end());
+    cases.next("after a second call on the same C, " + describe(s));
     lab02::matmul(a, b, c.span(), s);
-    EXPECT_CORRECT(lab02::oracle::check(want, c, s, before))
-        << "after a second call on the same C, " << describe(s);
+    cases.check(lab02::oracle::check(want, c, s, before));
   }
+  EXPECT_ALL_CORRECT(cases);
 }
 
 TEST(Matmul, KIsZeroGivesZeros) {

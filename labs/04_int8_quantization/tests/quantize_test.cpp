@@ -23,6 +23,7 @@ namespace {
 using lab04::QuantizedMatrix;
 using workbook::as_span;
 using workbook::GuardedBuffer;
+using workbook::testing::Cases;
 using Int8Vector = xt::xtensor<std::int8_t, 1>;
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
@@ -30,7 +31,9 @@ constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 constexpr float kFloatMax = std::numeric_limits<float>::max();
 
 // Sizes 0..200 reach past three batches of 64 int8 lanes (AVX-512), so every tail of every SIMD
-// width is tried, for floats and for bytes, plus a few large ones.
+// width is tried, for floats and for bytes, plus a few large ones. A test checks them all, then
+// reports its most telling failure (workbook::testing::Cases): the smallest sizes look alike
+// whatever the mistake.
 std::vector<std::size_t> sizes_with_every_tail() {
   std::vector<std::size_t> sizes;
   for (std::size_t n = 0; n <= 200; ++n) sizes.push_back(n);
@@ -66,26 +69,30 @@ void expect_rejects(Call call, const std::string& what, std::size_t index,
 
 TEST(SymmetricScale, IsMaxAbsOver127AtEverySize) {
   auto rng = workbook::testing::rng();
+  Cases cases(lab04::oracle::where("symmetric_scale"), "size");
   for (std::size_t n : sizes_with_every_tail()) {
+    cases.next_size(n);
     const workbook::Vector x = workbook::normal(n, rng);
-    ASSERT_CORRECT(
-        lab04::oracle::check_symmetric_scale(as_span(x), lab04::symmetric_scale(as_span(x))))
-        << "n = " << n;
+    cases.check(
+        lab04::oracle::check_symmetric_scale(as_span(x), lab04::symmetric_scale(as_span(x))));
   }
+  EXPECT_ALL_CORRECT(cases);
 }
 
 TEST(SymmetricScale, LargestMagnitudeAnywhereAndNegative) {
   // The largest magnitude is negative, and sits at each position in turn, the tail included. The
   // next largest, right after it, is negative too: every scale that misses a sign then differs.
   auto rng = workbook::testing::rng();
+  Cases cases(lab04::oracle::where("symmetric_scale"), "position");
   for (std::size_t at = 0; at < 70; ++at) {
+    cases.next("the largest magnitude, -3.5, at index " + std::to_string(at) + " of 70");
     workbook::Vector x = workbook::uniform(70, rng, -1, 1);
     x(at) = -3.5f;
     x((at + 1) % 70) = -2.0f;
-    ASSERT_CORRECT(
-        lab04::oracle::check_symmetric_scale(as_span(x), lab04::symmetric_scale(as_span(x))))
-        << "the largest magnitude, -3.5, at index " << at << " of 70";
+    cases.check(
+        lab04::oracle::check_symmetric_scale(as_span(x), lab04::symmetric_scale(as_span(x))));
   }
+  EXPECT_ALL_CORRECT(cases);
 }
 
 TEST(SymmetricScale, AllZeroOrEmptyIsOne) {
@@ -133,13 +140,16 @@ TEST(SymmetricScale, RejectsInfinity) {
 
 TEST(Quantize, MatchesOracleAtEverySize) {
   auto rng = workbook::testing::rng();
+  Cases cases(lab04::oracle::where("quantize"), "size");
   for (std::size_t n : sizes_with_every_tail()) {
+    cases.next_size(n);
     const workbook::Vector x = workbook::normal(n, rng);
     const float scale = lab04::oracle::symmetric_scale(as_span(x));
     GuardedBuffer<std::int8_t> q(n);
     lab04::quantize(as_span(x), scale, q.span());
-    ASSERT_CORRECT(lab04::oracle::check_quantize(as_span(x), scale, q)) << "n = " << n;
+    cases.check(lab04::oracle::check_quantize(as_span(x), scale, q));
   }
+  EXPECT_ALL_CORRECT(cases);
 }
 
 TEST(Quantize, RoundsHalfToEven) {
@@ -181,25 +191,31 @@ TEST(Quantize, WithAGivenScaleManySaturate) {
 TEST(Quantize, HugeTinyAndDenormalValues) {
   auto rng = workbook::testing::rng();
   const workbook::Vector x = workbook::adversarial(4099, rng, workbook::Specials::finite);
+  Cases cases(lab04::oracle::where("quantize"), "scale");
   for (float scale : {lab04::oracle::symmetric_scale(as_span(x)), 1e-3f, 1e-40f}) {
+    cases.next("scale " + lab04::oracle::show(scale));
     GuardedBuffer<std::int8_t> q(x.size());
     lab04::quantize(as_span(x), scale, q.span());
-    ASSERT_CORRECT(lab04::oracle::check_quantize(as_span(x), scale, q)) << "scale " << scale;
+    cases.check(lab04::oracle::check_quantize(as_span(x), scale, q));
   }
+  EXPECT_ALL_CORRECT(cases);
 }
 
 TEST(Quantize, UnalignedInputAndOutput) {
   auto rng = workbook::testing::rng();
   const std::size_t n = 1000;
   const workbook::Vector storage = workbook::normal(n + 16, rng);
+  Cases cases(lab04::oracle::where("quantize"), "shift");
   for (std::size_t shift = 1; shift < 16; ++shift) {
+    cases.next("offsets from a 64-byte boundary: x " + std::to_string(shift) + " floats, q " +
+               std::to_string(64 - 3 * shift) + " bytes");
     const auto x = as_span(storage).subspan(shift, n);
     const float scale = lab04::oracle::symmetric_scale(x);
     GuardedBuffer<std::int8_t> q(n, /*misalign=*/64 - 3 * shift);
     lab04::quantize(x, scale, q.span());
-    ASSERT_CORRECT(lab04::oracle::check_quantize(x, scale, q))
-        << "input starts " << shift << " floats past a 64-byte boundary";
+    cases.check(lab04::oracle::check_quantize(x, scale, q));
   }
+  EXPECT_ALL_CORRECT(cases);
 }
 
 // Outputs of more than 8 MiB: where a kernel may switch to streaming stores (lab 01, step 6),
@@ -259,26 +275,32 @@ TEST(Quantize, RoundTripIsWithinHalfAStep) {
 
 TEST(Dequantize, MatchesOracleAtEverySize) {
   auto rng = workbook::testing::rng();
+  Cases cases(lab04::oracle::where("dequantize"), "size");
   for (std::size_t n : sizes_with_every_tail()) {
+    cases.next_size(n);
     const Int8Vector q = workbook::int8_uniform(n, rng);
     const float scale = static_cast<float>(rng.uniform(1e-3, 1.0));
     GuardedBuffer<float> x(n);
     lab04::dequantize(as_span(q), scale, x.span());
-    ASSERT_CORRECT(lab04::oracle::check_dequantize(as_span(q), scale, x)) << "n = " << n;
+    cases.check(lab04::oracle::check_dequantize(as_span(q), scale, x));
   }
+  EXPECT_ALL_CORRECT(cases);
 }
 
 TEST(Dequantize, UnalignedInputAndOutput) {
   auto rng = workbook::testing::rng();
   const std::size_t n = 1000;
   const Int8Vector storage = workbook::int8_uniform(n + 64, rng);
+  Cases cases(lab04::oracle::where("dequantize"), "shift");
   for (std::size_t shift = 1; shift < 64; shift += 7) {
+    cases.next("offsets from a 64-byte boundary: q " + std::to_string(shift) + " bytes, x " +
+               std::to_string(shift % 16) + " floats");
     const auto q = as_span(storage).subspan(shift, n);
     GuardedBuffer<float> x(n, shift % 16);
     lab04::dequantize(q, 0.03125f, x.span());
-    ASSERT_CORRECT(lab04::oracle::check_dequantize(q, 0.03125f, x))
-        << "input starts " << shift << " bytes past a 64-byte boundary";
+    cases.check(lab04::oracle::check_dequantize(q, 0.03125f, x));
   }
+  EXPECT_ALL_CORRECT(cases);
 }
 
 TEST(Dequantize, LargeAndUnaligned) {
@@ -299,18 +321,27 @@ TEST(Dequantize, RejectsInvalidScaleAndSizes) {
 
 // --- quantize_rows -----------------------------------------------------------------------------
 
-// Per-row quantization of a rows x cols matrix: every scale, then every value, against the oracle.
-void expect_rows_match(std::span<const float> x, std::size_t rows, std::size_t cols) {
+// Per-row quantization of a rows x cols matrix, as one of `cases`: every scale, then every value,
+// against the oracle.
+void check_rows(Cases& cases, std::span<const float> x, std::size_t rows, std::size_t cols) {
+  cases.next(std::to_string(rows) + " x " + std::to_string(cols));
   std::vector<float> scales(rows, -1.0f);
   GuardedBuffer<std::int8_t> q(x.size());
   lab04::quantize_rows(x, cols, scales, q.span());
-  ASSERT_CORRECT(lab04::oracle::check_row_scales(x, cols, scales)) << rows << " x " << cols;
-  ASSERT_CORRECT(lab04::oracle::check_quantize(x, scales, cols, q, "quantize_rows"))
-      << rows << " x " << cols;
+  cases.check(lab04::oracle::check_row_scales(x, cols, scales));
+  cases.check(lab04::oracle::check_quantize(x, scales, cols, q, "quantize_rows"));
+}
+
+// The same, as a test of its own.
+void expect_rows_match(std::span<const float> x, std::size_t rows, std::size_t cols) {
+  Cases cases(lab04::oracle::where("quantize_rows"));
+  check_rows(cases, x, rows, cols);
+  EXPECT_ALL_CORRECT(cases);
 }
 
 TEST(QuantizeRows, EachRowHasItsOwnScale) {
   auto rng = workbook::testing::rng();
+  Cases cases(lab04::oracle::where("quantize_rows"), "shape");
   for (auto [rows, cols] : std::vector<std::pair<std::size_t, std::size_t>>{
            {1, 1}, {1, 67}, {67, 1}, {13, 100}, {64, 64}, {3, 1031}, {0, 5}}) {
     workbook::Vector x = workbook::normal(rows * cols, rng);
@@ -318,8 +349,9 @@ TEST(QuantizeRows, EachRowHasItsOwnScale) {
     for (std::size_t r = 0; r < rows; ++r)
       for (std::size_t c = 0; c < cols; ++c)
         x(r * cols + c) *= r % 3 == 2 ? 0.0f : std::pow(10.0f, float(r % 5) - 2);
-    expect_rows_match(as_span(x), rows, cols);
+    check_rows(cases, as_span(x), rows, cols);
   }
+  EXPECT_ALL_CORRECT(cases);
 }
 
 TEST(QuantizeRows, AnOutlierCostsPrecisionOnlyInItsRow) {
@@ -370,24 +402,29 @@ TEST(QuantizeRows, RejectsMismatchedShapes) {
 
 TEST(QuantizedRelu, MatchesOracleAtEverySize) {
   auto rng = workbook::testing::rng();
+  Cases cases(lab04::oracle::where("quantized_relu"), "size");
   for (std::size_t n : sizes_with_every_tail()) {
+    cases.next_size(n);
     const Int8Vector q = workbook::int8_uniform(n, rng);
     GuardedBuffer<std::int8_t> out(n);
     lab04::quantized_relu(as_span(q), out.span());
-    ASSERT_CORRECT(lab04::oracle::check_quantized_relu(as_span(q), out)) << "n = " << n;
+    cases.check(lab04::oracle::check_quantized_relu(as_span(q), out));
   }
+  EXPECT_ALL_CORRECT(cases);
 }
 
 TEST(QuantizedRelu, InPlaceAndUnaligned) {
   auto rng = workbook::testing::rng();
   const Int8Vector q = workbook::int8_uniform(1031, rng);
+  Cases cases(lab04::oracle::where("quantized_relu"), "shift");
   for (std::size_t shift : {0, 1, 13, 63}) {
+    cases.next("in place, " + std::to_string(shift) + " bytes past a 64-byte boundary");
     GuardedBuffer<std::int8_t> inout(q.size(), shift);
     std::copy(q.begin(), q.end(), inout.data());
     lab04::quantized_relu(inout.span(), inout.span());
-    ASSERT_CORRECT(lab04::oracle::check_quantized_relu(as_span(q), inout))
-        << "in place, " << shift << " bytes past a 64-byte boundary";
+    cases.check(lab04::oracle::check_quantized_relu(as_span(q), inout));
   }
+  EXPECT_ALL_CORRECT(cases);
 }
 
 TEST(QuantizedRelu, LargeAndUnaligned) {
@@ -419,39 +456,41 @@ workbook::CheckResult multiply_and_check(const Int8Vector& a, const Int8Vector& 
       depth);
 }
 
-// A random m x depth times (n x depth)^T product against the exact oracle.
-void expect_product(std::size_t m, std::size_t n, std::size_t depth, workbook::Rng& rng) {
+// A random m x depth times (n x depth)^T product against the exact oracle, as one of `cases`.
+void check_product(Cases& cases, std::size_t m, std::size_t n, std::size_t depth,
+                   workbook::Rng& rng) {
+  cases.next("m = " + std::to_string(m) + ", n = " + std::to_string(n) +
+             ", depth = " + std::to_string(depth));
   const Int8Vector a = workbook::int8_uniform(m * depth, rng);
   const Int8Vector b = workbook::int8_uniform(n * depth, rng);
   GuardedBuffer<std::int32_t> c(m * n);
-  ASSERT_CORRECT(multiply_and_check(a, b, m, n, depth, c))
-      << "m = " << m << ", n = " << n << ", depth = " << depth;
+  cases.check(multiply_and_check(a, b, m, n, depth, c));
 }
 
 TEST(MatmulInt8, EverySmallShape) {
   // Remainders of every block size a kernel might use: rows 1..13, columns around 16, 32, 48 and
   // 64, depths around multiples of 4 and 64.
   auto rng = workbook::testing::rng();
+  Cases cases(lab04::oracle::where("matmul_int8"), "shape");
   for (std::size_t m : {1, 2, 3, 5, 6, 7, 13})
     for (std::size_t n : {1, 15, 16, 17, 33, 47, 48, 49, 65})
-      for (std::size_t depth : {1, 2, 3, 4, 5, 7, 8, 63, 64, 65}) {
-        expect_product(m, n, depth, rng);
-        if (::testing::Test::HasFatalFailure()) return;
-      }
+      for (std::size_t depth : {1, 2, 3, 4, 5, 7, 8, 63, 64, 65})
+        check_product(cases, m, n, depth, rng);
+  EXPECT_ALL_CORRECT(cases);
 }
 
 TEST(MatmulInt8, SquareTallAndWide) {
   auto rng = workbook::testing::rng();
+  Cases cases(lab04::oracle::where("matmul_int8"), "shape");
   for (auto [m, n, depth] :
        std::vector<std::tuple<std::size_t, std::size_t, std::size_t>>{{64, 64, 64},
                                                                       {100, 130, 257},
                                                                       {1000, 3, 37},
                                                                       {3, 1000, 37},
                                                                       {257, 129, 1031},
-                                                                      {1, 1, 5000}}) {
-    expect_product(m, n, depth, rng);
-    if (::testing::Test::HasFatalFailure()) return;
-  }
+                                                                      {1, 1, 5000}})
+    check_product(cases, m, n, depth, rng);
+  EXPECT_ALL_CORRECT(cases);
 }
 
 TEST(MatmulInt8, ExtremeValues) {
@@ -470,15 +509,18 @@ TEST(MatmulInt8, SumsBeyondInt16AreExact) {
   // 127 * 127 * 3 = 48387 > 32767: an int16 sum overflows from depth 3 on. With depth 4096 the
   // sums reach 127 * 127 * 4096 = 66064384, far beyond int16, well within int32.
   auto rng = workbook::testing::rng();
+  Cases cases(lab04::oracle::where("matmul_int8"), "depth");
   for (std::size_t depth : {3, 4, 4096}) {
+    cases.next("depth " + std::to_string(depth) + ": every sum is +-" +
+               std::to_string(16129 * depth));
     const std::size_t m = 5, n = 19;
     Int8Vector a = workbook::int8_uniform(m * depth, rng, 127, 127),
                b = workbook::int8_uniform(n * depth, rng, 127, 127);
     for (std::size_t k = 0; k < depth; ++k) b(3 * depth + k) = -127;  // one column of negative sums
     GuardedBuffer<std::int32_t> c(m * n);
-    ASSERT_CORRECT(multiply_and_check(a, b, m, n, depth, c))
-        << "depth " << depth << ": every sum is +-" << 16129 * depth;
+    cases.check(multiply_and_check(a, b, m, n, depth, c));
   }
+  EXPECT_ALL_CORRECT(cases);
 }
 
 TEST(MatmulInt8, ExactAtTheLargestDepth) {
@@ -556,20 +598,23 @@ Quantized random_quantized(std::size_t rows, std::size_t cols, bool per_row, wor
 
 TEST(QuantizedMatmul, IsTheScaledIntegerProduct) {
   auto rng = workbook::testing::rng();
+  Cases cases(lab04::oracle::where("quantized_matmul"));
   for (auto [m, n, depth] : std::vector<std::tuple<std::size_t, std::size_t, std::size_t>>{
            {1, 1, 1}, {7, 17, 33}, {64, 48, 100}, {33, 65, 129}})
     for (bool per_row_a : {false, true})
       for (bool per_row_b : {false, true}) {
+        cases.next(std::to_string(m) + " x " + std::to_string(n) + " x " + std::to_string(depth) +
+                   ", A " + (per_row_a ? "per row" : "per tensor") + ", B " +
+                   (per_row_b ? "per row" : "per tensor"));
         const Quantized a = random_quantized(m, depth, per_row_a, rng),
                         b = random_quantized(n, depth, per_row_b, rng);
         GuardedBuffer<float> c(m * n);
         lab04::quantized_matmul(a.view(), b.view(), c.span());
         const auto exact =
             lab04::oracle::product(as_span(a.values), as_span(b.values), m, n, depth);
-        ASSERT_CORRECT(lab04::oracle::check_quantized_matmul(a.view(), b.view(), exact, c))
-            << m << " x " << n << " x " << depth << ", A " << (per_row_a ? "per row" : "per tensor")
-            << ", B " << (per_row_b ? "per row" : "per tensor");
+        cases.check(lab04::oracle::check_quantized_matmul(a.view(), b.view(), exact, c));
       }
+  EXPECT_ALL_CORRECT(cases);
 }
 
 // x_a (m x depth) and x_b (n x depth) in float, quantized per row (or per tensor) by your code.
@@ -600,16 +645,18 @@ TEST(QuantizedMatmul, AccuracyAgainstFloat32WithinTheDerivedBound) {
   // The error of the whole pipeline (quantize_rows, quantized_matmul) against the float64 product
   // of the original floats, element by element, within the worst-case bound of the handout.
   auto rng = workbook::testing::rng();
+  Cases cases(lab04::oracle::where("quantized_matmul"));
   for (bool per_row : {true, false}) {
+    cases.next(per_row ? "per row" : "per tensor");
     const std::size_t m = 96, n = 80, depth = 512;
     const QuantizedProduct p = quantize_operands(m, n, depth, per_row, rng);
     GuardedBuffer<float> c(m * n);
     lab04::quantized_matmul(p.a.view(), p.b.view(), c.span());
     const auto bound =
         lab04::oracle::accuracy_bound(as_span(p.xa), as_span(p.xb), p.a.view(), p.b.view());
-    ASSERT_CORRECT(lab04::oracle::check_accuracy(bound, m, n, c))
-        << (per_row ? "per row" : "per tensor");
+    cases.check(lab04::oracle::check_accuracy(bound, m, n, c));
   }
+  EXPECT_ALL_CORRECT(cases);
 }
 
 TEST(QuantizedMatmul, TypicalErrorFollowsTheModel) {

@@ -1,6 +1,6 @@
 // Mistake: a register-blocked kernel of 4 x 8 tiles with no code for the leftover rows and columns.
 // Checked by: Matmul.PrimeShapes
-// Expect: the last 3 rows and the last 5 columns were never written
+// Expect: the last 3 rows and the last 7 columns were never written
 // Expect: your blocked loops skip the remainder
 #include "matmul.hpp"
 

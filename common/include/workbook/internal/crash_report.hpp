@@ -1,0 +1,56 @@
+#pragma once
+/// \file crash_report.hpp
+/// \brief The crash report of test executables (see testing.hpp), split from its signal handler so
+/// that it can be tested on facts made up for the purpose.
+
+#include <workbook/live_buffers.hpp>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace workbook::testing::internal {
+
+/// What the signal handler knows when a test crashes. Strings are never null ("" when unknown).
+struct CrashFacts {
+  int signal = 0;                       ///< SIGSEGV, SIGBUS, SIGFPE or SIGILL
+  int code = 0;                         ///< siginfo's si_code
+  std::uintptr_t address = 0;           ///< siginfo's si_addr
+  std::uintptr_t stack = 0;             ///< the stack pointer at the fault; 0 when unknown
+  const char* test = "";                ///< "Relu.UnalignedInputAndOutput"
+  const char* function = "";            ///< the function under test, from testing::Cases
+  const char* file = "";                ///< the file to edit, from testing::Cases
+  const char* case_context = "";        ///< the case running: "n = 17"
+  const char* earlier = "";             ///< the most telling failure of the cases before it
+  const char* lab = "";                 ///< "lab01", from the executable's folder
+  const char* lab_folder = "";          ///< "labs/01_vectorized_relu"
+  const LiveBuffer* buffers = nullptr;  ///< the test's live buffers
+  std::size_t buffer_count = 0;
+  std::size_t simd_bytes = 64;  ///< bytes per SIMD register in this build
+};
+
+/// Writes the report of `facts` into `out` (NUL-terminated, cut at `capacity`) and returns its
+/// length. Async-signal-safe: no allocation, no locks, no stdio.
+std::size_t format_crash_report(const CrashFacts& facts, char* out, std::size_t capacity);
+
+/// Installs the handlers of SIGSEGV, SIGBUS, SIGFPE and SIGILL on an alternate stack (so that a
+/// stack overflow is reported too); `argv0` locates the lab. Each prints the report on stdout and
+/// exits with kCrashExitCode.
+void install_crash_report(const char* argv0);
+
+/// True when install_crash_report ran in this process (run_all_tests leaves it out under
+/// AddressSanitizer and ThreadSanitizer, which report crashes themselves).
+bool crash_report_installed();
+
+/// What is running now, as the crash report names it: the test, the function and case of the
+/// running testing::Cases, and the most telling failure of the cases before it. For a report of
+/// another kind (a watchdog's, on a hang). Async-signal-safe; returns the length written.
+std::size_t format_running(char* out, std::size_t capacity);
+
+/// What the handler names: the running test ("" between tests), and the function, file, case and
+/// earlier failures of the running testing::Cases ("" when none). Copied into fixed buffers.
+void set_crash_test(const char* test);
+/// See set_crash_test.
+void set_crash_case(const char* function, const char* file, const char* case_context,
+                    const char* earlier);
+
+}  // namespace workbook::testing::internal

@@ -1,0 +1,392 @@
+// The test glue of testing.hpp: how much a diagnosis tells (Specificity, set by the checks), a test
+// of many cases reporting its most telling failure and which cases failed, the registry of live
+// buffers, and the crash report, on made-up facts and on real crashes in a child process.
+#include <workbook/check.hpp>
+#include <workbook/internal/crash_report.hpp>
+#include <workbook/live_buffers.hpp>
+#include <workbook/testing.hpp>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest-spi.h>
+
+#include <algorithm>
+#include <csignal>
+#include <cstdint>
+#include <cstdio>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <immintrin.h>
+
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+using ::testing::StartsWith;
+using workbook::CheckResult;
+using workbook::GuardedBuffer;
+using workbook::Specificity;
+using workbook::testing::Cases;
+
+workbook::Where where() {
+  return {"kernel", "labs/07_example/kernel.cpp", workbook::Model::simd};
+}
+
+double answer(std::size_t i) {
+  return 0.25 + static_cast<double>(i % 13) - 4.0;
+}
+
+// The check of a made-up kernel in batches of 16, with one mistake in its catalogue: every element
+// negated.
+CheckResult check(const GuardedBuffer<float>& y) {
+  return workbook::check_elementwise(
+      y, answer,
+      {.where = where(),
+       .tolerance = workbook::Tolerance::exact(),
+       .mistakes =
+           [] {
+             return std::vector<workbook::Mistake>{{"the negated answer", "negate it back.",
+                                                    [](std::size_t i) { return -answer(i); }}};
+           },
+       .lanes = 16});
+}
+
+// y[i] = answer(i) for i < written; the rest stays poison.
+GuardedBuffer<float> written_up_to(std::size_t n, std::size_t written) {
+  GuardedBuffer<float> y(n);
+  for (std::size_t i = 0; i < written; ++i) y[i] = static_cast<float>(answer(i));
+  return y;
+}
+
+// --- Specificity, set by the checks --------------------------------------------------------------
+
+TEST(Specificity, SaysHowMuchEachDiagnosisTells) {
+  EXPECT_EQ(check(written_up_to(40, 40)).specificity, Specificity::none) << "passed";
+  EXPECT_EQ(check(written_up_to(5, 0)).specificity, Specificity::observed)
+      << "never written, n less than a batch: nothing to go on";
+  EXPECT_EQ(check(written_up_to(40, 0)).specificity, Specificity::observed);
+  EXPECT_EQ(check(written_up_to(40, 32)).specificity, Specificity::pattern) << "the tail";
+  GuardedBuffer<float> negated(40);
+  for (std::size_t i = 0; i < 40; ++i) negated[i] = static_cast<float>(-answer(i));
+  EXPECT_EQ(check(negated).specificity, Specificity::mistake);
+  GuardedBuffer<float> past_the_end = written_up_to(40, 40);
+  past_the_end.data()[40] = 1.0f;
+  EXPECT_EQ(check(past_the_end).specificity, Specificity::pattern);
+
+  const workbook::ReductionOracle sum{.terms = 100, .term = [](std::size_t) { return 1.0; }};
+  EXPECT_EQ(workbook::check_reduction(0.0, sum, where()).specificity, Specificity::observed);
+  EXPECT_EQ(workbook::check_reduction(97.0, sum, where()).specificity, Specificity::pattern)
+      << "the last 3 left out";
+  EXPECT_EQ(
+      workbook::check_reduction(
+          7.0, sum, where(),
+          [] {
+            return std::vector<workbook::Mistake>{{"seven", "", [](std::size_t) { return 7.0; }}};
+          })
+          .specificity,
+      Specificity::mistake);
+}
+
+TEST(Specificity, RankCountsANamedMistakeAndAFailureWithoutALevel) {
+  CheckResult by_hand;
+  EXPECT_EQ(workbook::testing::rank(by_hand), Specificity::none) << "ok";
+  by_hand.ok = false;
+  EXPECT_EQ(workbook::testing::rank(by_hand), Specificity::observed);
+  by_hand.mistake = "the variance over n - 1";
+  EXPECT_EQ(workbook::testing::rank(by_hand), Specificity::mistake);
+}
+
+TEST(Specificity, TheLastBatchLeftOutIsNamedAsTheLoopBound) {
+  // n a multiple of the batch, and exactly the last batch unwritten: the loop's bound, not a tail.
+  const CheckResult r = check(written_up_to(64, 48));
+  EXPECT_THAT(r.diagnosis, HasSubstr("your SIMD loop stops one batch early"));
+  EXPECT_EQ(r.specificity, Specificity::pattern);
+}
+
+// --- Cases ---------------------------------------------------------------------------------------
+
+// A kernel with no tail loop, run at sizes 0..67: below 16 nothing is written at all.
+TEST(Cases, ReportsTheMostTellingFailureNotTheFirst) {
+  Cases cases(where(), "size");
+  for (std::size_t n = 0; n <= 67; ++n) {
+    cases.next_size(n);
+    cases.check(check(written_up_to(n, n / 16 * 16)));
+  }
+  ASSERT_FALSE(cases.passed());
+  const std::string report = cases.report();
+  // n = 1 reads "the output was never written"; the largest size shows the tail.
+  EXPECT_THAT(report, StartsWith("kernel: 3 of 67 elements are wrong"));
+  EXPECT_THAT(report, HasSubstr("  Case: n = 67 (of the 63 sizes that failed, the one whose"));
+  EXPECT_THAT(report, HasSubstr("the last 3 elements were never written"));
+  EXPECT_THAT(report, Not(HasSubstr("never written, and n =")));
+  EXPECT_THAT(report, HasSubstr("Failed at 63 of 68 sizes: n = 1..15, 17..31, 33..47, 49..63, "
+                                "65..67; passed at n = 0, 16, 32, 48, 64 (every size that passed "
+                                "is a multiple of 16, and none that failed)."));
+  EXPECT_FALSE(cases.verdict());
+}
+
+TEST(Cases, AMistakeBeatsAPatternWhichBeatsAnObservation) {
+  GuardedBuffer<float> negated(20);
+  for (std::size_t i = 0; i < 20; ++i) negated[i] = static_cast<float>(-answer(i));
+  Cases cases(where(), "shift");
+  cases.next("never written");
+  cases.check(check(written_up_to(100, 0)));
+  cases.next("negated");
+  cases.check(check(negated));
+  cases.next("tail");
+  cases.check(check(written_up_to(1000, 992)));
+  cases.next("passes");
+  cases.check(check(written_up_to(10, 10)));
+  EXPECT_THAT(cases.report(), HasSubstr("your output matches the negated answer"));
+  EXPECT_THAT(cases.report(), HasSubstr("  Case: negated (of the 3 shifts that failed"));
+  EXPECT_THAT(cases.report(), HasSubstr("Failed at 3 of 4 shifts: never written; negated; tail."));
+}
+
+TEST(Cases, AmongEqualsTheLargerCase) {
+  Cases cases(where());
+  cases.next("big");
+  cases.check(check(written_up_to(1000, 992)));
+  cases.next("small");
+  cases.check(check(written_up_to(40, 32)));
+  EXPECT_THAT(cases.report(), HasSubstr("  Case: big"));
+}
+
+TEST(Cases, AllPassedIsSuccess) {
+  Cases cases(where(), "size");
+  for (std::size_t n : {0, 1, 100}) {
+    cases.next_size(n);
+    EXPECT_TRUE(cases.check(check(written_up_to(n, n))));
+  }
+  EXPECT_TRUE(cases.passed());
+  EXPECT_TRUE(cases.verdict());
+  EXPECT_EQ(cases.report(), "");
+}
+
+TEST(Cases, OneCaseHasNoSummaryLine) {
+  Cases cases(where());
+  cases.next("m = 3");
+  cases.check(check(written_up_to(40, 32)));
+  EXPECT_THAT(cases.report(), HasSubstr("  Case: m = 3\n"));
+  EXPECT_THAT(cases.report(), Not(HasSubstr("Failed at")));
+}
+
+TEST(Cases, FailuresLeftUnreportedByAnExceptionAreReportedAtTheEnd) {
+  EXPECT_NONFATAL_FAILURE(
+      {
+        try {
+          Cases cases(where(), "size");
+          cases.next_size(40);
+          cases.check(check(written_up_to(40, 32)));
+          cases.next_size(1000);
+          throw std::out_of_range("vector::_M_range_check");
+        } catch (const std::out_of_range&) {
+        }
+      },
+      "An exception ended the test in the case n = 1000, after these failures:\n"
+      "kernel: 8 of 40 elements are wrong");
+}
+
+// --- The registry of live buffers ----------------------------------------------------------------
+
+std::vector<workbook::LiveBuffer> live() {
+  std::vector<workbook::LiveBuffer> out(workbook::detail::kLiveSlots);
+  out.resize(workbook::live_buffers(out.data(), out.size()));
+  return out;
+}
+
+TEST(LiveBuffers, AGuardedBufferIsRegisteredWhileItLives) {
+  const std::size_t before = live().size();
+  {
+    GuardedBuffer<float> y(1000, 3);
+    const auto buffers = live();
+    ASSERT_EQ(buffers.size(), before + 1);
+    const auto it = std::find_if(buffers.begin(), buffers.end(), [&](const auto& b) {
+      return b.begin + b.front == reinterpret_cast<std::uintptr_t>(y.data());
+    });
+    ASSERT_NE(it, buffers.end());
+    EXPECT_EQ(it->bytes, 4000u);
+    EXPECT_EQ(it->back, GuardedBuffer<float>::kGuard * 4);
+    EXPECT_STREQ(it->type, "floats");
+    GuardedBuffer<float> moved = std::move(y);
+    EXPECT_EQ(live().size(), before + 1) << "a move keeps one registration";
+    GuardedBuffer<float> copy = moved;
+    EXPECT_EQ(live().size(), before + 2) << "a copy has its own";
+  }
+  EXPECT_EQ(live().size(), before);
+}
+
+// --- The crash report, on made-up facts ----------------------------------------------------------
+
+std::string report(const workbook::testing::internal::CrashFacts& facts) {
+  char text[8192];
+  const std::size_t length =
+      workbook::testing::internal::format_crash_report(facts, text, sizeof text);
+  EXPECT_EQ(length, std::string(text).size());
+  return text;
+}
+
+// An output of 1000 floats with 64 guard floats on each side and element 0 at 0x10100 + 12.
+workbook::LiveBuffer output_at(std::uintptr_t begin) {
+  return {begin, 256 + 12, 4000, 256, 4, "floats", "output"};
+}
+
+workbook::testing::internal::CrashFacts facts(int signal, int code, std::uintptr_t address,
+                                              const workbook::LiveBuffer* buffer) {
+  workbook::testing::internal::CrashFacts f;
+  f.signal = signal;
+  f.code = code;
+  f.address = address;
+  f.test = "Relu.UnalignedInputAndOutput";
+  f.function = "relu";
+  f.file = "labs/01_vectorized_relu/vector_ops.cpp";
+  f.case_context = "offsets from a 64-byte boundary, in floats: x 1, y 3";
+  f.lab = "lab01";
+  f.lab_folder = "labs/01_vectorized_relu";
+  f.buffers = buffer;
+  f.buffer_count = buffer ? 1 : 0;
+  f.simd_bytes = 64;
+  return f;
+}
+
+TEST(CrashReport, AGeneralProtectionFaultIsAnAlignedAccessOnAnUnalignedAddress) {
+  const workbook::LiveBuffer y = output_at(0x10000);
+  const std::string text = report(facts(SIGSEGV, SI_KERNEL, 0, &y));
+  EXPECT_THAT(text, HasSubstr("*** CRASH: SIGSEGV (segmentation fault) in test "
+                              "Relu.UnalignedInputAndOutput\n"));
+  EXPECT_THAT(text, HasSubstr("While running relu, case: offsets from a 64-byte boundary, in "
+                              "floats: x 1, y 3\n"));
+  EXPECT_THAT(text, HasSubstr("an aligned load or store"));
+  EXPECT_THAT(text, HasSubstr("the output (1000 floats) starts 12 bytes past a 64-byte boundary"));
+  EXPECT_THAT(text, HasSubstr("Next: edit labs/01_vectorized_relu/vector_ops.cpp: relu."));
+  EXPECT_THAT(text, HasSubstr("cmake --preset lab01 -B build/lab01-asan "
+                              "-DWORKBOOK_SANITIZER=address -DCMAKE_BUILD_TYPE=RelWithDebInfo\n"));
+  EXPECT_THAT(text,
+              HasSubstr("    UBSAN_OPTIONS=print_stacktrace=1 ctest --test-dir build/lab01-asan -R "
+                        "'lab01.Relu.UnalignedInputAndOutput' --output-on-failure\n"));
+}
+
+TEST(CrashReport, PlacesTheAddressAgainstTheBufferAndItsGuards) {
+  const workbook::LiveBuffer y = output_at(0x10000);
+  const std::uintptr_t first = 0x10000 + 268, end = first + 4000;
+  EXPECT_THAT(
+      report(facts(SIGSEGV, SEGV_MAPERR, end + 4, &y)),
+      HasSubstr("is 0x" +
+                [&] {
+                  char hex[32];
+                  std::snprintf(hex, sizeof hex, "%lx", static_cast<unsigned long>(end + 4));
+                  return std::string(hex);
+                }() +
+                ": 4 bytes past the end of the output (1000 floats), inside its guard zone. "
+                "That is a read or write past the end"));
+  EXPECT_THAT(report(facts(SIGSEGV, SEGV_MAPERR, end + 256 + 64, &y)),
+              HasSubstr(": 320 bytes past the end of the output (1000 floats), beyond its guard "
+                        "zone."));
+  EXPECT_THAT(report(facts(SIGSEGV, SEGV_MAPERR, first - 8, &y)),
+              HasSubstr(": 8 bytes before the first element of the output (1000 floats), inside "
+                        "its guard zone. That is an access before the start"));
+  EXPECT_THAT(report(facts(SIGSEGV, SEGV_ACCERR, first + 40, &y)),
+              HasSubstr(": inside the output (1000 floats), at element 10."));
+  EXPECT_THAT(report(facts(SIGSEGV, SEGV_MAPERR, 0x7f0000000000, &y)),
+              HasSubstr("in or near none of the test's buffers"));
+}
+
+TEST(CrashReport, NullPointerStackOverflowDivisionAndIllegalInstruction) {
+  EXPECT_THAT(report(facts(SIGSEGV, SEGV_MAPERR, 0x10, nullptr)),
+              HasSubstr("is 0x10, near 0: a null pointer was read or written"));
+  auto overflow = facts(SIGSEGV, SEGV_MAPERR, 0x7ffd0000 - 8, nullptr);
+  overflow.stack = 0x7ffd0000;
+  EXPECT_THAT(report(overflow), HasSubstr("the stack overflowed"));
+  EXPECT_THAT(report(facts(SIGFPE, FPE_INTDIV, 0x401000, nullptr)),
+              HasSubstr("An integer division (or %) by zero"));
+  EXPECT_THAT(report(facts(SIGILL, ILL_ILLOPN, 0x401000, nullptr)),
+              HasSubstr("an instruction set this CPU lacks"));
+}
+
+TEST(CrashReport, OutsideACasesItNamesTheLabFolderAndSaysWhatFailedBefore) {
+  auto f = facts(SIGSEGV, SEGV_MAPERR, 0x10, nullptr);
+  f.function = "";
+  f.file = "";
+  f.case_context = "";
+  EXPECT_THAT(report(f), HasSubstr("Next: edit your code in labs/01_vectorized_relu/ (the "
+                                   "function this test calls)."));
+  f.lab = "";
+  EXPECT_THAT(report(f), HasSubstr("cmake --preset labNN"));
+  f.earlier = "2 of the 3 sizes run so far failed";
+  EXPECT_THAT(report(f), HasSubstr("Before the crash, 2 of the 3 sizes run so far failed\n"));
+}
+
+TEST(CrashReport, WhatIsRunningForAWatchdog) {
+  Cases cases(where(), "size");
+  cases.next_size(40);
+  cases.check(check(written_up_to(40, 32)));
+  cases.next_size(1000);
+  char text[4096];
+  workbook::testing::internal::format_running(text, sizeof text);
+  EXPECT_THAT(text, HasSubstr("  In test CrashReport.WhatIsRunningForAWatchdog\n"
+                              "  While running kernel, case: n = 1000\n"
+                              "  Before this case, 1 of the 2 sizes run so far failed; the most "
+                              "telling (n = 40): kernel: 8 of 40 elements are wrong"));
+  EXPECT_FALSE(cases.verdict());
+}
+
+TEST(CrashReport, IsCutAtTheBuffersEnd) {
+  const workbook::LiveBuffer y = output_at(0x10000);
+  char small[40];
+  const std::size_t length = workbook::testing::internal::format_crash_report(
+      facts(SIGSEGV, SI_KERNEL, 0, &y), small, sizeof small);
+  EXPECT_EQ(length, sizeof small - 1);
+  EXPECT_EQ(std::string(small).size(), length);
+}
+
+// --- The crash report, on real crashes (in a child process) --------------------------------------
+
+// Each crashes the way a kernel would; `volatile` keeps the compiler from seeing through it.
+void write_through_null() {
+  volatile float* volatile p = nullptr;
+  p[4] = 1.0f;
+}
+void aligned_store_to_unaligned(float* out) {
+  _mm_store_ps(out, _mm_set1_ps(1.0f));  // movaps: a 16-byte aligned address, or a fault
+}
+void divide(int a, int b) {
+  volatile int dividend = a, divisor = b;
+  volatile int quotient = dividend / divisor;
+  (void)quotient;
+}
+
+TEST(CrashReportDeathTest, ANullPointerWriteIsReportedAndExitsWithTheCrashCode) {
+  if (!workbook::testing::internal::crash_report_installed())
+    GTEST_SKIP() << "no crash report in a sanitizer's build: the sanitizer reports crashes";
+  EXPECT_EXIT(write_through_null(), ::testing::ExitedWithCode(workbook::testing::kCrashExitCode),
+              "CRASH: SIGSEGV.*\n.*is 0x10, near 0: a null pointer");
+}
+
+TEST(CrashReportDeathTest, AnAlignedStoreOnAnUnalignedOutputNamesTheCaseAndTheAlignment) {
+  if (!workbook::testing::internal::crash_report_installed())
+    GTEST_SKIP() << "no crash report in a sanitizer's build: the sanitizer reports crashes";
+  auto run = [] {
+    Cases cases(where(), "shift");
+    cases.next("before: fails");
+    cases.check(check(written_up_to(40, 32)));
+    cases.next("out starts 1 float past a 64-byte boundary");
+    GuardedBuffer<float> out(100, 1);
+    aligned_store_to_unaligned(out.data());
+  };
+  EXPECT_EXIT(run(), ::testing::ExitedWithCode(workbook::testing::kCrashExitCode),
+              "While running kernel, case: out starts 1 float past a 64-byte boundary\n"
+              "(.|\n)*an aligned load or store"
+              "(.|\n)*the output \\(100 floats\\) starts 4 bytes past a"
+              "(.|\n)*Before the crash, 1 of the 2 shifts run so far failed; the most telling "
+              "\\(before: fails\\)"
+              "(.|\n)*Next: edit labs/07_example/kernel.cpp: kernel");
+}
+
+TEST(CrashReportDeathTest, AnIntegerDivisionByZero) {
+  if (!workbook::testing::internal::crash_report_installed())
+    GTEST_SKIP() << "no crash report in a sanitizer's build: the sanitizer reports crashes";
+  EXPECT_EXIT(divide(1000, 0), ::testing::ExitedWithCode(workbook::testing::kCrashExitCode),
+              "CRASH: SIGFPE(.|\n)*An integer division \\(or %\\) by zero");
+}
+
+}  // namespace
