@@ -23,7 +23,6 @@
 #include <chrono>
 #include <functional>
 #include <future>
-#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -43,15 +42,6 @@ std::string threads_text(unsigned threads) {
   return std::to_string(threads) + (threads == 1 ? " thread" : " threads");
 }
 
-// A pool with one thread per logical CPU, and its workers' thread ids (for the evidence below).
-struct Pool {
-  std::unique_ptr<lab03::ThreadPool> pool;
-  std::vector<pid_t> workers;
-  Pool()
-      : workers(lab03::threads::threads_started_by(
-            [this] { pool = std::make_unique<lab03::ThreadPool>(threads()); })) {}
-};
-
 // The best of two calls, in seconds.
 double seconds_of(const std::function<void()>& call) {
   double best = 1e30;
@@ -65,17 +55,15 @@ double seconds_of(const std::function<void()>& call) {
 }
 
 // The evidence the advice rests on (perf_evidence.hpp): one call watched from another thread (the
-// threads started, how many ran together), then timed on `pool` and on a pool of one thread. Not
+// threads started), how many chunks of parallel_for run at once, and the call timed on `pool` and
+// on a pool of one thread. Not
 // the measurement, which the harness makes; run_on_one empty: only the threads started count.
-lab03::evidence::Call observe(const Pool& pool, const std::function<void()>& run,
+lab03::evidence::Call observe(lab03::ThreadPool& pool, const std::function<void()>& run,
                               const std::function<void()>& run_on_one) {
-  std::vector<pid_t> watched = pool.workers;
-  watched.push_back(lab03::threads::this_thread_id());
-  const lab03::threads::CallThreads seen = lab03::threads::watch_call(watched, run);
-  lab03::evidence::Call call{.threads_started = seen.started.size()};
+  lab03::evidence::Call call{.threads_started = lab03::threads::watch_call(run).started.size()};
   if (run_on_one) {
-    call.workers = pool.pool->size();
-    call.runnable = seen.runnable;
+    call.workers = pool.size();
+    call.at_once = lab03::evidence::chunks_at_once(pool);
     call.seconds = seconds_of(run);
     call.one_thread = seconds_of(run_on_one);
   }
@@ -97,8 +85,7 @@ workbook::Work on_one_thread(workbook::Work work) {
 // together, which on most machines is well short of one core's bandwidth times the cores.
 void parallel_relu(workbook::perf::Case& perf) {
   constexpr std::size_t n = std::size_t{64} << 20;  // 64 Mi floats: 256 MiB in, 256 MiB out
-  const Pool watched;
-  lab03::ThreadPool &pool = *watched.pool, one(1);
+  lab03::ThreadPool pool(threads()), one(1);
   AlignedVector<float> x(n);
   workbook::fill_uniform(x, perf.rng());
   GuardedBuffer<float> y(n);
@@ -110,7 +97,7 @@ void parallel_relu(workbook::perf::Case& perf) {
   perf.work(work);
   add_hints(perf,
             observe(
-                watched, [&] { parallel_relu(pool, x, y.span()); },
+                pool, [&] { parallel_relu(pool, x, y.span()); },
                 [&] { parallel_relu(one, x, y.span()); }),
             {.function = "parallel_relu",
              .roof = "the all-core copy roof",
@@ -133,8 +120,7 @@ WORKBOOK_PERF_CASE(parallel_relu);
 // which grows with the cores: the speedup should come close to the number of threads.
 void process_batch(workbook::perf::Case& perf) {
   lab03::ops::keep_freed_memory();  // time the arithmetic, not page faults (see there)
-  const Pool watched;
-  lab03::ThreadPool &pool = *watched.pool, one(1);
+  lab03::ThreadPool pool(threads()), one(1);
   // 64 tensors of 32 Ki to 96 Ki floats: uneven, as real batches are, so that a pool that hands
   // out work as workers free up balances better than a fixed split.
   const std::vector<lab03::Tensor> batch =
@@ -153,7 +139,7 @@ void process_batch(workbook::perf::Case& perf) {
   perf.work(work);
   add_hints(perf,
             observe(
-                watched, [&] { results = process_batch(pool, batch, lab03::ops::polynomial); },
+                pool, [&] { results = process_batch(pool, batch, lab03::ops::polynomial); },
                 [&] { results = process_batch(one, batch, lab03::ops::polynomial); }),
             {.function = "process_batch",
              .roof = "the all-core FMA peak",
@@ -191,8 +177,7 @@ WORKBOOK_PERF_CASE(process_batch);
 // all the pool's own: a lock, a queue push and pop, a wake-up, a future.
 void submit(workbook::perf::Case& perf) {
   constexpr std::size_t kTasks = 16384, kPerTask = 256, n = kTasks * kPerTask;
-  const Pool watched;
-  lab03::ThreadPool& pool = *watched.pool;
+  lab03::ThreadPool pool(threads());
   AlignedVector<float> x(n);
   workbook::fill_uniform(x, perf.rng());
   GuardedBuffer<float> y(n);
@@ -213,7 +198,7 @@ void submit(workbook::perf::Case& perf) {
     for (std::future<void>& f : done) f.get();
     done.clear();
   };
-  const lab03::evidence::Call call = observe(watched, run, {});
+  const lab03::evidence::Call call = observe(pool, run, {});
   if (call.threads_started > 0)
     add_hints(perf, call, {.function = "submit"});
   else

@@ -116,22 +116,17 @@ std::vector<pid_t> threads_started_by(Make&& make) {
   return added;
 }
 
-/// How this process's threads ran during one call, as another thread saw it in /proc/self/task,
-/// looking every 100 us: which threads appeared, and how many of the `watched` ones (a pool's
-/// workers and the caller) were running or ready to run, on average. A thread that lives less
-/// than 100 us may go unseen.
+/// The threads that appeared in this process while `call` ran, as another thread saw them in
+/// /proc/self/task, looking every 100 us (one that lives shorter may go unseen), and the call's
+/// wall time.
 struct CallThreads {
   std::vector<pid_t> started;  ///< threads seen during the call that were not there before it
-  double runnable = 0;         ///< the mean number of watched threads running or ready to run
-  std::size_t looks = 0;       ///< how many times the threads were looked at
   double seconds = 0;          ///< the call's wall time
 };
 
-inline CallThreads watch_call(const std::vector<pid_t>& watched,
-                              const std::function<void()>& call) {
+inline CallThreads watch_call(const std::function<void()>& call) {
   CallThreads seen;
   std::atomic<int> phase{0};  // 0 starting, 1 the call runs, 2 it has returned
-  std::size_t runnable = 0;
   std::jthread watcher([&] {
     const std::vector<pid_t> before = thread_ids();  // this thread's own id among them
     phase = 1;
@@ -140,8 +135,6 @@ inline CallThreads watch_call(const std::vector<pid_t>& watched,
         if (!std::binary_search(before.begin(), before.end(), tid) &&
             std::find(seen.started.begin(), seen.started.end(), tid) == seen.started.end())
           seen.started.push_back(tid);
-      for (pid_t tid : watched) runnable += thread_state(tid).state == 'R';
-      ++seen.looks;
       std::this_thread::sleep_for(std::chrono::microseconds(100));
     }
   });
@@ -151,7 +144,6 @@ inline CallThreads watch_call(const std::vector<pid_t>& watched,
   seen.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   phase = 2;
   watcher.join();
-  seen.runnable = seen.looks > 0 ? static_cast<double>(runnable) / seen.looks : 0;
   return seen;
 }
 
