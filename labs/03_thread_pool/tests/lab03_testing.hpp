@@ -82,13 +82,16 @@ inline Registry& registry() {
 /// and marks when its destruction begins, so that a Watchdog can say what a stuck pool is doing.
 class WatchedPool {
  public:
-  explicit WatchedPool(unsigned threads) : pool_(threads) { workers_ = new_threads(); }
+  explicit WatchedPool(unsigned threads) : pool_(threads) {
+    workers_ = new_threads();
+    size_ = pool_.size();
+  }
   ~WatchedPool() { destroying_ = true; }  // then pool_'s destructor runs
   WatchedPool(const WatchedPool&) = delete;
   WatchedPool& operator=(const WatchedPool&) = delete;
 
   operator ThreadPool&() { return pool_; }
-  unsigned size() const { return pool_.size(); }
+  unsigned size() const { return size_; }  ///< pool.size(), read once it was constructed
   bool is_worker_thread() const { return pool_.is_worker_thread(); }
 
   /// pool.submit(task), counted: started when a worker begins it, finished when it ends.
@@ -140,6 +143,7 @@ class WatchedPool {
   } registration_{this};
   // Before pool_, so that they outlive it: its destructor still runs tasks that count.
   std::vector<pid_t> workers_;
+  unsigned size_ = 0;
   std::atomic<long> submitted_{0}, started_{0}, finished_{0};
   std::atomic<bool> destroying_{false};
   ThreadPool pool_;
@@ -185,7 +189,7 @@ inline std::string describe(const ThreadState& s, const WatchedPool* pool) {
 // The one cause the state shows, or "" when it shows none of those this lab knows.
 inline std::string cause(const WatchedPool& p, const std::vector<ThreadState>& workers,
                          const ThreadState& caller) {
-  long alive = 0, on_condition = 0, running = 0;
+  long alive = 0, on_condition = 0, running = 0, waiting_elsewhere = 0;
   const ThreadState* self_locked = nullptr;
   const ThreadState* locked = nullptr;
   for (const ThreadState& w : workers) {
@@ -194,6 +198,7 @@ inline std::string cause(const WatchedPool& p, const std::vector<ThreadState>& w
     const bool in_pool = w.waits_inside(&p.pool(), sizeof(ThreadPool));
     if (in_pool && w.futex_is_condition_wait()) ++on_condition;
     if (w.state == 'R') ++running;
+    if (w.in_futex() && !in_pool) ++waiting_elsewhere;
     if (in_pool && w.futex_is_lock_wait()) {
       locked = &w;
       if (mutex_owner(w.arg0) == w.tid) self_locked = &w;
@@ -214,12 +219,12 @@ inline std::string cause(const WatchedPool& p, const std::vector<ThreadState>& w
            "std::unique_lock, never mutex.lock() without its unlock().";
   if (p.destroying() && alive > 0 && on_condition == alive && pending == 0) {
     if (alive < n)
-      return "the destructor woke only " + plural(n - alive, "worker", "workers") + " of " +
-             std::to_string(n) + ": the other " + std::to_string(alive) +
+      return "only " + std::to_string(n - alive) + " of the pool's " + std::to_string(n) +
+             " workers left when it was destroyed: the other " + std::to_string(alive) +
              (alive == 1 ? " still sleeps" : " still sleep") +
-             " on the condition variable with nothing queued, and the destructor "
-             "waits to join them. notify_one() wakes one thread: after setting stopping_, wake "
-             "them all with work_available_.notify_all().";
+             " on the condition variable with nothing queued, and the destructor waits to join "
+             "them: the sleepers were never woken. After setting stopping_, wake them all with "
+             "work_available_.notify_all() (notify_one() wakes one thread only).";
     return "the pool's destructor waits to join its workers, but " +
            (alive == 1 ? std::string("its worker sleeps")
                        : "all " + std::to_string(alive) + " sleep") +
@@ -236,6 +241,19 @@ inline std::string cause(const WatchedPool& p, const std::vector<ThreadState>& w
            "(work_available_.notify_one()) after pushing the task onto the queue with the mutex "
            "held, and a worker must check the queue under the mutex before it sleeps (wait with "
            "a predicate).";
+  if (static_cast<long>(p.size()) > n)
+    return "the pool says size() = " + std::to_string(p.size()) + ", but its constructor started " +
+           std::to_string(n) + (n == 1 ? " thread" : " threads") +
+           ": the tasks wait for workers that do not exist. Start size() workers in the "
+           "constructor, each running work().";
+  if (alive > 0 && waiting_elsewhere == alive)
+    return (alive == 1 ? std::string("the pool's one worker is inside a task that waits")
+                       : "all " + std::to_string(alive) + " workers are inside tasks that wait") +
+           " (for a future, a latch or a join: not for the pool's mutex or condition variable), "
+           "so no worker is left to run what they wait for. "
+           "When a task of the pool calls parallel_for on the same pool, it must run the chunks "
+           "in the calling thread (if pool.is_worker_thread()) instead of submitting them and "
+           "waiting for other workers, all of which may be doing the same.";
   if (alive > 0 && on_condition == alive && pending == 0 && running == 0 && caller.in_futex() &&
       !caller.waits_inside(&p.pool(), sizeof(ThreadPool)))
     return "the caller waits (for a future, most likely) while every worker sleeps on the "
