@@ -30,6 +30,12 @@ inline std::vector<pid_t> thread_ids() {
   return ids;
 }
 
+/// Whether this process's threads can be listed (/proc mounted): where they cannot, the checks
+/// that need them are left out rather than failed.
+inline bool visible() {
+  return !thread_ids().empty();
+}
+
 inline pid_t this_thread_id() {
   return static_cast<pid_t>(::syscall(SYS_gettid));
 }
