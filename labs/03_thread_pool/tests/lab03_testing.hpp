@@ -218,20 +218,22 @@ inline std::string cause(const WatchedPool& p, const std::vector<ThreadState>& w
            "). Every lock must be released on every path: use std::lock_guard or "
            "std::unique_lock, never mutex.lock() without its unlock().";
   if (p.destroying() && alive > 0 && on_condition == alive && pending == 0) {
+    const std::string wake_all =
+        "Set stopping_ = true while holding the mutex, then work_available_.notify_all(), then "
+        "join; work() must leave once stopping_ is set and the queue is empty (its wait's "
+        "predicate looks at stopping_)";
     if (alive < n)
       return "only " + std::to_string(n - alive) + " of the pool's " + std::to_string(n) +
              " workers left when it was destroyed: the other " + std::to_string(alive) +
              (alive == 1 ? " still sleeps" : " still sleep") +
              " on the condition variable with nothing queued, and the destructor waits to join "
-             "them: the sleepers were never woken. After setting stopping_, wake them all with "
-             "work_available_.notify_all() (notify_one() wakes one thread only).";
+             "them: the sleepers were never woken. " +
+             wake_all + " (notify_one() wakes one thread only).";
     return "the pool's destructor waits to join its workers, but " +
            (alive == 1 ? std::string("its worker sleeps")
                        : "all " + std::to_string(alive) + " sleep") +
-           " on the condition variable with nothing queued: the destructor never woke them. "
-           "Set stopping_ = true while holding the mutex, then work_available_.notify_all(), then "
-           "join; and work() must leave once stopping_ is set and the queue is empty (its wait's "
-           "predicate must look at stopping_).";
+           " on the condition variable with nothing queued: the destructor never woke them. " +
+           wake_all + ".";
   }
   if (pending > 0 && on_condition > 0)
     return plural(pending, "task was", "tasks were") + " submitted and never started, yet " +

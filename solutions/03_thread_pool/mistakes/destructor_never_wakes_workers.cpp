@@ -1,8 +1,8 @@
 // Mistake: the destructor sets stopping_ and joins, but never notifies: the workers sleep on the
 // condition variable through the change, and join() waits for them forever.
 // Checked by: ThreadPool.RunsTasksOnAllItsWorkersAtOnce
-// Expect: the destructor never woke them
-// Expect: notify_all()
+// Expect: on the condition variable with nothing queued
+// Expect: then work_available_.notify_all(), then join
 #include "thread_pool.hpp"
 
 namespace lab03 {

@@ -1,7 +1,6 @@
 // Mistake: the destructor wakes one worker (notify_one) where all must leave: with two workers or
 // more, the others sleep on, and join() waits for them forever.
 // Checked by: ThreadPool.RunsTasksOnAllItsWorkersAtOnce
-// Expect: workers left when it was destroyed
 // Expect: the sleepers were never woken
 // Expect: notify_one() wakes one thread only
 #include "thread_pool.hpp"
