@@ -290,8 +290,9 @@ struct Activity {
   pid_t tid = 0;
   double cpu = 0;
   long switches = 0;
-  // A sleeping thread uses microseconds of CPU and leaves its core a few times in 300 ms.
-  bool polls() const { return cpu > 0.015 || switches > 100; }
+  // A sleeping thread uses microseconds of CPU and leaves its core a few times at most in 300 ms;
+  // a polling one, even on a machine so loaded that it seldom runs, more of either.
+  bool polls() const { return cpu > 0.005 || switches > 20; }
 };
 
 // The most active of `threads` while `wait` runs.
