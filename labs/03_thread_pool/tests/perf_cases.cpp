@@ -10,14 +10,18 @@
 #include "thread_pool.hpp"
 
 #include "batch_ops.hpp"
+#include "perf_evidence.hpp"
 #include "relu_chunk.hpp"
 #include "thread_pool_oracle.hpp"
+#include "threads.hpp"
 
 #include <workbook/buffer.hpp>
 #include <workbook/format.hpp>
 #include <workbook/perf.hpp>
 
 #include <algorithm>
+#include <chrono>
+#include <functional>
 #include <future>
 #include <string>
 #include <thread>
@@ -36,6 +40,39 @@ unsigned threads() {
 
 std::string threads_text(unsigned threads) {
   return std::to_string(threads) + (threads == 1 ? " thread" : " threads");
+}
+
+// The best of two calls, in seconds.
+double seconds_of(const std::function<void()>& call) {
+  double best = 1e30;
+  for (int i = 0; i < 2; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    call();
+    best = std::min(
+        best, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  return best;
+}
+
+// The evidence the advice rests on (perf_evidence.hpp): one call watched from another thread (the
+// threads started), how many chunks of parallel_for run at once, and the call timed on `pool` and
+// on a pool of one thread. Not
+// the measurement, which the harness makes; run_on_one empty: only the threads started count.
+lab03::evidence::Call observe(lab03::ThreadPool& pool, const std::function<void()>& run,
+                              const std::function<void()>& run_on_one) {
+  lab03::evidence::Call call{.threads_started = lab03::threads::watch_call(run).started.size()};
+  if (run_on_one) {
+    call.workers = pool.size();
+    call.at_once = lab03::evidence::chunks_at_once(pool);
+    call.seconds = seconds_of(run);
+    call.one_thread = seconds_of(run_on_one);
+  }
+  return call;
+}
+
+void add_hints(workbook::perf::Case& perf, const lab03::evidence::Call& call,
+               const lab03::evidence::About& about) {
+  for (const workbook::Hint& h : lab03::evidence::hints(call, about)) perf.hint(h.below, h.text);
 }
 
 // The same work on one thread, for the speedup (see workbook::perf::Extra).
@@ -58,18 +95,16 @@ void parallel_relu(workbook::perf::Case& perf) {
   const workbook::Work work{
       .ops = double(n), .bytes = 8.0 * n, .traffic = Traffic::copy, .threads = pool.size()};
   perf.work(work);
-  perf.hint(
-      0.5,
-      "Far below the all-core copy roof. Do the chunks run on different workers at the same time "
-      "(see the speedup line)? A speedup near 1 means they do not: a future waited for right "
-      "after its submit (submit(...).get() inside the loop) runs the chunks one at a time; "
-      "submit them all, then wait. Chunks of at least 64 Ki floats, so that the overhead of a "
-      "task is small next to its work.");
-  perf.hint(
-      0.85,
-      "Close, but short of the all-core copy roof: streaming stores for the whole output "
-      "(stores_for(y.size_bytes()), decided once, not per chunk), chunk borders on multiples of "
-      "16 floats (64-byte lines), and a few chunks per worker rather than hundreds.");
+  add_hints(perf,
+            observe(
+                pool, [&] { parallel_relu(pool, x, y.span()); },
+                [&] { parallel_relu(one, x, y.span()); }),
+            {.function = "parallel_relu",
+             .roof = "the all-core copy roof",
+             .own_speed = "chunks of at least 64 Ki floats, each by relu_chunk, on borders that "
+                          "are multiples of 16 floats (64-byte lines); streaming stores for the "
+                          "whole output (stores_for(y.size_bytes()), decided once, not per "
+                          "chunk); a few chunks per worker rather than hundreds."});
   perf.extra({.label = "your parallel_relu, 1 thread",
               .side = Extra::Side::yours,
               .run = [&] { parallel_relu(one, x, y.span()); },
@@ -102,20 +137,15 @@ void process_batch(workbook::perf::Case& perf) {
                             .traffic = Traffic::copy,
                             .threads = pool.size()};
   perf.work(work);
-  perf.hint(
-      0.4,
-      "Far below the all-core FMA peak: are the tensors processed on all workers at once? Compare "
-      "with the speedup line; a pool whose workers wait for each other (a task run while the "
-      "mutex is held), or a loop that waits for each task before submitting the next, is no "
-      "faster than one thread. Starting threads in the call (a std::thread or std::async per "
-      "call or per tensor) instead of using the pool's workers costs about 20 us a thread: "
-      "submit to the pool.");
-  perf.hint(
-      0.7,
-      "Each worker should always have a tensor to work on: hand out work one tensor (or a few) "
-      "at a time, so that uneven tensors even out, and avoid a fixed split into equal halves. "
-      "A thread started per tensor or per call (std::thread, std::async) instead of a task for "
-      "the pool's workers costs about 20 us each, a good part of a tensor's time here.");
+  add_hints(perf,
+            observe(
+                pool, [&] { results = process_batch(pool, batch, lab03::ops::polynomial); },
+                [&] { results = process_batch(one, batch, lab03::ops::polynomial); }),
+            {.function = "process_batch",
+             .roof = "the all-core FMA peak",
+             .own_speed = "each worker should always have a tensor to work on: hand out work one "
+                          "tensor (or a few) at a time, so that uneven tensors even out, rather "
+                          "than a fixed split into equal shares."});
   perf.extra({.label = "your process_batch, 1 thread",
               .side = Extra::Side::yours,
               .run = [&] { results = process_batch(one, batch, lab03::ops::polynomial); },
@@ -157,26 +187,27 @@ void submit(workbook::perf::Case& perf) {
                               threads_text(pool.size()));
   perf.work({.ops = double(n), .bytes = 8.0 * n, .traffic = Traffic::copy, .threads = pool.size()});
   perf.per_item(kTasks, "task");
-  perf.hint(
-      1.01,
-      "Here the pool's overhead per task binds, not memory: see the time per task. If yours "
-      "is well above the reference's: wake one worker per task (notify_one, after unlocking), "
-      "hold the mutex only to push or pop, and never sleep or poll in a loop. Tens of "
-      "microseconds per task means a thread started per task (std::thread, std::async) instead "
-      "of a task queued for the pool's workers.");
-  perf.measure({.run =
-                    [&] {
-                      const std::span<const float> in(x);
-                      const std::span<float> out = y.span();
-                      for (std::size_t t = 0; t < kTasks; ++t)
-                        done.push_back(pool.submit([in, out, t] {
-                          lab03::relu_chunk(in.subspan(t * kPerTask, kPerTask),
-                                            out.subspan(t * kPerTask, kPerTask),
-                                            lab03::Stores::ordinary);
-                        }));
-                      for (std::future<void>& f : done) f.get();
-                      done.clear();
-                    },
+  const auto run = [&] {
+    const std::span<const float> in(x);
+    const std::span<float> out = y.span();
+    for (std::size_t t = 0; t < kTasks; ++t)
+      done.push_back(pool.submit([in, out, t] {
+        lab03::relu_chunk(in.subspan(t * kPerTask, kPerTask), out.subspan(t * kPerTask, kPerTask),
+                          lab03::Stores::ordinary);
+      }));
+    for (std::future<void>& f : done) f.get();
+    done.clear();
+  };
+  const lab03::evidence::Call call = observe(pool, run, {});
+  if (call.threads_started > 0)
+    add_hints(perf, call, {.function = "submit"});
+  else
+    perf.hint(1.01,
+              "Here the pool's overhead per task binds, not memory: see the time per task. If "
+              "yours is well above the reference's: wake one worker per task (notify_one, after "
+              "unlocking), hold the mutex only to push or pop, and never sleep or poll in a "
+              "loop.");
+  perf.measure({.run = run,
                 .poison = [&] { y.poison(); },
                 .verify = [&] { return lab03::oracle::check_relu(x, y, "submit"); },
                 .output = workbook::perf::output_of(y, workbook::Tolerance::exact())});

@@ -24,6 +24,7 @@
 #include <future>
 #include <latch>
 #include <limits>
+#include <memory>
 #include <mutex>
 #include <ostream>
 #include <set>
@@ -44,10 +45,14 @@ namespace {
 using lab03::Range;
 using lab03::Tensor;
 using lab03::ThreadPool;
-using lab03::testing::cpu_seconds;
 using lab03::testing::kPoolSizes;
+using lab03::testing::kTsanCommand;
 using lab03::testing::kUnderTsan;
 using lab03::testing::Watchdog;
+using lab03::testing::WatchedPool;
+using lab03::threads::this_thread_id;
+using lab03::threads::thread_cpu_seconds;
+using lab03::threads::thread_ids;
 using workbook::as_span;
 using workbook::GuardedBuffer;
 using namespace std::chrono_literals;
@@ -67,7 +72,13 @@ class Counts {
       const int c = counts_[i].load();
       if (c != 1)
         return thing + " " + std::to_string(i) + " ran " + std::to_string(c) +
-               " times instead of once";
+               " times instead of once" +
+               (c > 1 ? std::string(". Something that runs twice is most often a race between "
+                                    "threads: ") +
+                            kTsanCommand +
+                            " builds your thread_pool.cpp with ThreadSanitizer and runs these "
+                            "tests under it, which names the two unordered accesses"
+                      : "");
     }
     return "";
   }
@@ -75,6 +86,13 @@ class Counts {
   // chunk.)
   bool some_more_than_once() const {
     return std::any_of(counts_.begin(), counts_.end(), [](const auto& c) { return c.load() > 1; });
+  }
+  // The things that did not happen exactly once.
+  std::vector<std::size_t> not_once() const {
+    std::vector<std::size_t> wrong;
+    for (std::size_t i = 0; i < counts_.size(); ++i)
+      if (counts_[i].load() != 1) wrong.push_back(i);
+    return wrong;
   }
 
  private:
@@ -99,7 +117,7 @@ std::string message_of(const std::exception_ptr& error) {
 // it (the packaged_task that carried it) would be reported as a race, falsely.
 std::exception_ptr thrown_by(unsigned threads, const std::function<void(ThreadPool&)>& call) {
   std::exception_ptr error;
-  ThreadPool pool(threads);
+  WatchedPool pool(threads);
   try {
     call(pool);
   } catch (const workbook::NotImplemented&) {
@@ -120,19 +138,22 @@ TEST(ThreadPool, RunsTasksOnAllItsWorkersAtOnce) {
   for (unsigned n : kPoolSizes) {
     // n tasks that each wait until all n have started: they finish only if n workers run them at
     // the same time, each on its own thread.
-    Watchdog watchdog(std::to_string(n) + " tasks on " + pool_of(n) +
+    Watchdog watchdog(std::to_string(n) + (n == 1 ? " task on " : " tasks on ") + pool_of(n) +
                       ", each waiting for the others to start");
-    ThreadPool pool(n);
+    WatchedPool pool(n);
     ASSERT_EQ(pool.size(), n);
+    pool.wait_until_idle();  // as between two calls: each task must wake a sleeping worker
     std::latch all_started(n);
     std::mutex mutex;
     std::set<std::thread::id> threads;
+    std::set<pid_t> tids;
     std::vector<std::future<void>> done;
     for (unsigned t = 0; t < n; ++t) {
       done.push_back(pool.submit([&] {
         {
           std::lock_guard lock(mutex);
           threads.insert(std::this_thread::get_id());
+          tids.insert(this_thread_id());
         }
         all_started.arrive_and_wait();
       }));
@@ -142,6 +163,13 @@ TEST(ThreadPool, RunsTasksOnAllItsWorkersAtOnce) {
                                  << " threads, not on the pool's " << n;
     EXPECT_FALSE(threads.contains(std::this_thread::get_id()))
         << "a task ran on the thread that submitted it: tasks belong on the workers";
+    const std::set<pid_t> workers(pool.workers().begin(), pool.workers().end());
+    EXPECT_TRUE(!lab03::threads::visible() ||
+                std::includes(workers.begin(), workers.end(), tids.begin(), tids.end()))
+        << "with " << pool_of(n) << ": tasks ran on threads that the pool's constructor did not "
+        << "start (it started " << workers.size() << "). Tasks must run on the pool's own "
+        << "workers, started once: a thread started per task (std::thread or std::async in "
+        << "submit()) costs tens of microseconds each";
   }
 }
 
@@ -151,7 +179,7 @@ TEST(ThreadPool, RunsEveryTaskExactlyOnce) {
     Watchdog watchdog(std::to_string(tasks) + " tiny tasks on " + pool_of(n));
     Counts runs(tasks);
     {
-      ThreadPool pool(n);
+      WatchedPool pool(n);
       std::vector<std::future<void>> done;
       done.reserve(tasks);
       for (std::size_t i = 0; i < tasks; ++i)
@@ -186,7 +214,8 @@ TEST(ThreadPool, FutureCarriesTheTaskException) {
 }
 
 TEST(ThreadPool, RejectsAnEmptyTask) {
-  ThreadPool pool(1);
+  Watchdog watchdog("submitting an empty std::function to a pool of 1 thread");
+  WatchedPool pool(1);
   EXPECT_THROW(pool.submit(std::function<void()>()), std::invalid_argument);
 }
 
@@ -197,7 +226,7 @@ TEST(ThreadPool, DestructorFinishesQueuedTasks) {
   std::promise<void> gate;
   std::jthread opener;
   {
-    ThreadPool pool(1);
+    WatchedPool pool(1);
     // The first task holds the only worker until the gate opens, so the other 100 wait in the
     // queue.
     std::shared_future<void> open = gate.get_future().share();
@@ -226,7 +255,7 @@ TEST(ThreadPool, TasksMaySubmitTasks) {
   std::promise<void> last_ran;
   std::atomic<int> ran{0};
   std::function<void()> link;
-  ThreadPool pool(2);  // declared after what its tasks use, so destroyed (and drained) first
+  WatchedPool pool(2);  // declared after what its tasks use, so destroyed (and drained) first
   link = [&] {
     if (++ran == 100)
       last_ran.set_value();
@@ -243,7 +272,7 @@ TEST(ThreadPool, DestructorFinishesTasksSubmittedByTasks) {
   std::atomic<int> ran{0};
   {
     std::function<void()> link;
-    ThreadPool pool(2);
+    WatchedPool pool(2);
     link = [&] {
       if (++ran < 50) pool.submit(link);
     };
@@ -253,17 +282,50 @@ TEST(ThreadPool, DestructorFinishesTasksSubmittedByTasks) {
       << "tasks submitted by tasks while the pool was being destroyed were lost";
 }
 
+// What one thread did while the test waited: its CPU time (its own clock) and how many times it
+// left its core. Unlike the process's CPU time against a wall clock, these show a thread that
+// polls however loaded the machine is: a spinning thread uses CPU, a yielding one is switched at
+// every turn, and a sleeping one does neither.
+struct Activity {
+  pid_t tid = 0;
+  double cpu = 0;
+  long switches = 0;
+  // A sleeping thread uses microseconds of CPU and leaves its core a few times at most in 300 ms;
+  // a polling one, even on a machine so loaded that it seldom runs, more of either.
+  bool polls() const { return cpu > 0.005 || switches > 20; }
+};
+
+// The most active of `threads` while `wait` runs.
+Activity busiest_during(const std::vector<pid_t>& threads, const std::function<void()>& wait) {
+  std::vector<Activity> seen;
+  for (pid_t tid : threads)
+    seen.push_back({tid, thread_cpu_seconds(tid), lab03::threads::thread_switches(tid)});
+  wait();
+  Activity most;
+  for (Activity& a : seen) {
+    a.cpu = std::max(0.0, thread_cpu_seconds(a.tid) - a.cpu);
+    a.switches = std::max(0L, lab03::threads::thread_switches(a.tid) - a.switches);
+    if (a.polls() > most.polls() || (a.polls() == most.polls() && a.cpu > most.cpu)) most = a;
+  }
+  return most;
+}
+
+std::string activity_text(const Activity& a) {
+  return "used " + std::to_string(std::lround(1000 * a.cpu)) +
+         " ms of CPU time (its own clock) and left its core " + std::to_string(a.switches) +
+         " times";
+}
+
 TEST(ThreadPool, IdleWorkersSleep) {
-  ThreadPool pool(2);
+  Watchdog watchdog("a pool of 2 threads with nothing to do for 300 ms");
+  WatchedPool pool(2);
   pool.submit([] {}).get();  // the workers have started and found the queue empty
-  const double before = cpu_seconds();
-  std::this_thread::sleep_for(300ms);
-  const double used = cpu_seconds() - before;
-  EXPECT_LT(used, 0.06) << "with nothing to do for 300 ms, the pool used "
-                        << std::lround(1000 * used)
-                        << " ms of CPU time: its workers busy-wait (check the queue in a loop, or "
-                           "std::this_thread::yield()). Wait on the condition variable instead: a "
-                           "sleeping thread uses no CPU, and another program can use the core.";
+  const Activity a = busiest_during(pool.workers(), [] { std::this_thread::sleep_for(300ms); });
+  EXPECT_FALSE(a.polls())
+      << "with nothing to do for 300 ms, worker thread " << a.tid << " " << activity_text(a)
+      << ": the pool's workers busy-wait (check the queue in a "
+         "loop, or std::this_thread::yield()). Wait on the condition variable instead: a "
+         "sleeping thread uses no CPU, and another program can use the core.";
 }
 
 // --- Step 2: parallel_for ------------------------------------------------------------------------
@@ -295,22 +357,39 @@ TEST(ParallelFor, EveryIndexInExactlyOneChunk) {
       {{0, 0}, 1}, {{5, 5}, 4},      {{0, 1}, 1},     {{0, 2}, 1},    {{0, 10}, 3},
       {{0, 3}, 5}, {{7, 100}, 1000}, {{3, 1003}, 10}, {{0, 1000}, 1}, {{100, (1 << 20) + 5}, 4096}};
   for (unsigned n : kPoolSizes) {
-    ThreadPool pool(n);
+    WatchedPool pool(n);
     for (const auto& [range, grain] : cases) {
       Watchdog watchdog("parallel_for over [" + std::to_string(range.begin) + ", " +
                         std::to_string(range.end) + ") in chunks of " + std::to_string(grain) +
                         " on " + pool_of(n));
-      EXPECT_EQ(chunks_of(pool, range, grain), expected_chunks(range, grain))
+      const std::vector<Range> seen = chunks_of(pool, range, grain);
+      if (seen == expected_chunks(range, grain)) continue;
+      // Once more: chunks that come out differently from the same call are a race.
+      const bool varies = chunks_of(pool, range, grain) != seen;
+      const bool repeated = std::adjacent_find(seen.begin(), seen.end()) != seen.end();
+      EXPECT_EQ(seen, expected_chunks(range, grain))
           << "parallel_for over [" << range.begin << ", " << range.end << ") with grain " << grain
           << " on " << pool_of(n)
           << ": the chunks are [begin, begin + grain), [begin + grain, begin + 2 grain), ..., "
-          << "the last one shorter; each exactly once";
+          << "the last one shorter; each exactly once"
+          << (varies ? std::string(". A second call made other chunks: a race between the "
+                                   "tasks. ") +
+                           kTsanCommand +
+                           " runs these tests on your code under ThreadSanitizer, which names "
+                           "the two unordered accesses" +
+                           (repeated ? ". Some chunks ran twice: often a task lambda captures the "
+                                       "loop's chunk by reference ([&]) and reads it when the "
+                                       "task starts, after the loop has moved on; capture it by "
+                                       "value"
+                                     : "")
+                     : std::string(""));
     }
   }
 }
 
 TEST(ParallelFor, RejectsZeroGrainAndReversedRange) {
-  ThreadPool pool(2);
+  Watchdog watchdog("parallel_for with a grain of 0 and with a reversed range");
+  WatchedPool pool(2);
   EXPECT_THROW(lab03::parallel_for(pool, {0, 10}, 0, [](Range) {}), std::invalid_argument);
   EXPECT_THROW(lab03::parallel_for(pool, {10, 0}, 1, [](Range) {}), std::invalid_argument);
 }
@@ -322,20 +401,32 @@ TEST(ParallelFor, ManyTinyChunks) {
   for (unsigned threads : {2u, 8u}) {
     Watchdog watchdog("parallel_for over " + std::to_string(n) + " chunks of one index on " +
                       pool_of(threads));
-    ThreadPool pool(threads);
-    Counts counts(n);
-    lab03::parallel_for(pool, {0, n}, 1, [&](Range r) {
-      for (std::size_t i = r.begin; i < r.end; ++i) counts.add(i);
-    });
-    ASSERT_EQ(counts.not_once("index"), "")
-        << "with " << pool_of(threads)
-        << (counts.some_more_than_once()
-                ? ". Some indices ran twice and others never: the tasks did not run the chunks "
-                  "they were made for, a race between the tasks. Often a task lambda captures "
-                  "the loop's chunk or index by reference ([&]) and reads it when the task "
-                  "starts, after the loop has moved on; capture it by value. ThreadSanitizer "
-                  "shows it (the handout, section 8)."
-                : "");
+    WatchedPool pool(threads);
+    const auto run = [&] {
+      auto counts = std::make_unique<Counts>(n);
+      lab03::parallel_for(pool, {0, n}, 1, [&](Range r) {
+        for (std::size_t i = r.begin; i < r.end; ++i) counts->add(i);
+      });
+      return counts;
+    };
+    const auto counts = run();
+    if (counts->not_once().empty()) continue;
+    // Once more: a mistake in the chunks gives the same wrong indices every time, a race others.
+    const bool varies = run()->not_once() != counts->not_once();
+    FAIL() << "with " << pool_of(threads) << ": " << counts->not_once("index")
+           << (counts->some_more_than_once()
+                   ? ". Some indices ran twice and others never: the tasks did not run the chunks "
+                     "they were made for, a race between the tasks. Often a task lambda captures "
+                     "the loop's chunk or index by reference ([&]) and reads it when the task "
+                     "starts, after the loop has moved on; capture it by value"
+                   : "")
+           << (varies ? std::string(". The indices that went wrong changed between two runs of "
+                                    "the same call: a race. ") +
+                            kTsanCommand +
+                            " runs these tests on your code under ThreadSanitizer, which names "
+                            "the two unordered accesses and their lines"
+                      : std::string(". The same indices went wrong in a second run: look at how "
+                                    "the chunks are cut"));
   }
 }
 
@@ -368,7 +459,7 @@ TEST(ParallelFor, RethrowsTheLowestFailingChunkAfterRunningAll) {
 
 TEST(ParallelFor, ReturnsOnlyAfterEveryChunkFinished) {
   Watchdog watchdog("parallel_for whose chunk 0 throws while chunk 1 still runs");
-  ThreadPool pool(2);
+  WatchedPool pool(2);
   std::atomic<bool> slow_chunk_finished{false};
   EXPECT_THROW(lab03::parallel_for(pool, {0, 2}, 1,
                                    [&](Range r) {
@@ -384,15 +475,50 @@ TEST(ParallelFor, ReturnsOnlyAfterEveryChunkFinished) {
                                       "future first, then get() them.";
 }
 
+TEST(ParallelFor, ChunksRunOnThePoolsWorkers) {
+  // The pool's workers are started once, by its constructor; parallel_for hands them tasks. The
+  // thread that called may run chunks too (as the reference does), but no other thread.
+  Watchdog watchdog("parallel_for over 64 chunks on a pool of 2 threads, twice");
+  WatchedPool pool(2);
+  std::set<pid_t> allowed(pool.workers().begin(), pool.workers().end());
+  allowed.insert(this_thread_id());
+  const std::vector<pid_t> before = thread_ids();
+  std::mutex mutex;
+  std::set<pid_t> ran_on;
+  for (int call = 0; call < 2; ++call)
+    lab03::parallel_for(pool, {0, 64}, 1, [&](Range) {
+      std::lock_guard lock(mutex);
+      ran_on.insert(this_thread_id());
+    });
+  std::vector<pid_t> others, new_ones;
+  std::set_difference(ran_on.begin(), ran_on.end(), allowed.begin(), allowed.end(),
+                      std::back_inserter(others));
+  for (pid_t tid : others)
+    if (!std::binary_search(before.begin(), before.end(), tid)) new_ones.push_back(tid);
+  EXPECT_TRUE(!lab03::threads::visible() || others.empty())
+      << "parallel_for ran chunks on " << others.size() << " threads that are neither the pool's "
+      << pool.size() << " workers nor the thread that called it"
+      << (new_ones.size() == others.size()
+              ? ", threads that did not exist before the call: parallel_for starts threads of its "
+                "own on every call (std::thread, std::jthread or std::async) instead of "
+                "submitting tasks to the pool. Each thread costs tens of microseconds to start; "
+                "the pool's workers are started once."
+              : ": submit the chunks to this pool, whose workers the caller chose.");
+}
+
 TEST(ParallelFor, WaitingCallerSleeps) {
   Watchdog watchdog("parallel_for over two chunks that sleep 300 ms each");
-  ThreadPool pool(2);
-  const double before = cpu_seconds();
-  lab03::parallel_for(pool, {0, 2}, 1, [](Range) { std::this_thread::sleep_for(300ms); });
-  const double used = cpu_seconds() - before;
-  EXPECT_LT(used, 0.06)
-      << "while its two chunks slept for 300 ms, parallel_for used " << std::lround(1000 * used)
-      << " ms of CPU time: something busy-waits (a loop over future.wait_for(0s), or "
+  WatchedPool pool(2);
+  std::vector<pid_t> threads = pool.workers();
+  threads.push_back(this_thread_id());
+  const Activity a = busiest_during(threads, [&] {
+    lab03::parallel_for(pool, {0, 2}, 1, [](Range) { std::this_thread::sleep_for(300ms); });
+  });
+  EXPECT_FALSE(a.polls())
+      << "while its two chunks slept for 300 ms, "
+      << (a.tid == this_thread_id() ? "the thread that called parallel_for" : "worker thread")
+      << " " << a.tid << " " << activity_text(a)
+      << ": it busy-waits (a loop over future.wait_for(0s), or "
          "a worker polling the queue). future.wait() and condition variables sleep.";
 }
 
@@ -416,7 +542,7 @@ TEST(ParallelFor, SameSumOnEveryPool) {
   std::uint32_t first = 0;
   for (unsigned n : kPoolSizes) {
     Watchdog watchdog("a parallel sum on " + pool_of(n));
-    ThreadPool pool(n);
+    WatchedPool pool(n);
     for (int repeat = 0; repeat < 3; ++repeat) {
       const std::uint32_t bits = sum(pool);
       if (n == kPoolSizes[0] && repeat == 0) first = bits;
@@ -434,7 +560,7 @@ TEST(ParallelFor, NestedCallsDoNotDeadlock) {
     Watchdog watchdog(
         "parallel_for called from inside a chunk of parallel_for on the same pool (" + pool_of(n) +
         "); a nested call must run its chunks in the calling thread, see is_worker_thread()");
-    ThreadPool pool(n);
+    WatchedPool pool(n);
     Counts counts(8 * 100);
     lab03::parallel_for(pool, {0, 8}, 1, [&](Range outer) {
       lab03::parallel_for(pool, {0, 100}, 7, [&](Range inner) {
@@ -448,7 +574,7 @@ TEST(ParallelFor, NestedCallsDoNotDeadlock) {
 TEST(ParallelFor, ConcurrentCallersShareOnePool) {
   // Four threads use one pool at once: each call must wait for its own chunks, not for the others'.
   Watchdog watchdog("four threads calling parallel_for on one pool at the same time");
-  ThreadPool pool(2);
+  WatchedPool pool(2);
   constexpr int kCallers = 4, kCalls = 20;
   constexpr std::size_t kN = 1000;
   std::vector<std::string> problems(kCallers);
@@ -488,7 +614,7 @@ TEST(ParallelRelu, MatchesOracleAtManySizes) {
   for (std::size_t n = 0; n <= 40; ++n) sizes.push_back(n);
   for (std::size_t n : {1000, 65536 + 3, (1 << 20) + 13, (3 << 20) + 5}) sizes.push_back(n);
   for (unsigned threads : kPoolSizes) {
-    ThreadPool pool(threads);
+    WatchedPool pool(threads);
     for (std::size_t n : sizes) {
       Watchdog watchdog("parallel_relu of " + std::to_string(n) + " floats on " + pool_of(threads));
       const workbook::Vector x = workbook::normal(n, rng);
@@ -504,7 +630,7 @@ TEST(ParallelRelu, MatchesOracleAtManySizes) {
 TEST(ParallelRelu, UnalignedAndInPlace) {
   Watchdog watchdog("parallel_relu on unaligned and in-place buffers");
   auto rng = workbook::testing::rng();
-  ThreadPool pool(3);
+  WatchedPool pool(3);
   const std::size_t n = (1 << 18) + 7;
   const workbook::Vector storage = workbook::normal(n + 16, rng);
   for (std::size_t shift : {1, 5, 15}) {
@@ -529,7 +655,7 @@ TEST(ParallelRelu, SpecialValues) {
   // NaN stays NaN, -inf gives 0, denormals and huge values pass through.
   Watchdog watchdog("parallel_relu on special values");
   auto rng = workbook::testing::rng();
-  ThreadPool pool(2);
+  WatchedPool pool(2);
   const workbook::Vector x = workbook::adversarial(300001, rng);
   GuardedBuffer<float> y(x.size());
   lab03::parallel_relu(pool, as_span(x), y.span());
@@ -537,8 +663,52 @@ TEST(ParallelRelu, SpecialValues) {
       lab03::oracle::check_relu(as_span(x), y, "parallel_relu", again(pool, as_span(x), y)));
 }
 
+TEST(ParallelRelu, ThreadsWriteContiguousRanges) {
+  // While parallel_relu runs, this thread looks at y again and again: the elements written so far
+  // show how the work is split. Contiguous chunks leave one front per thread, each inside one
+  // 64-byte line; threads that interleave (thread t taking i = t, t + T, ...) leave many lines
+  // half written, because they write the same lines at once. The look races with the writes on
+  // purpose, so it is left out under ThreadSanitizer.
+  if (kUnderTsan) GTEST_SKIP() << "looks at y while it is written: not under ThreadSanitizer";
+  Watchdog watchdog("parallel_relu of 4 Mi floats on a pool of 8 threads, watched while it runs");
+  auto rng = workbook::testing::rng();
+  const std::size_t n = std::size_t{1} << 22, kLine = 16;
+  const workbook::Vector x = workbook::normal(n, rng);
+  GuardedBuffer<float> y(n);
+  WatchedPool pool(8);
+  std::size_t most = 0, looks = 0;
+  for (int call = 0; call < 10 && most < 64; ++call) {
+    y.poison();
+    std::atomic<bool> running{true};
+    std::jthread call_thread([&] {
+      lab03::parallel_relu(pool, as_span(x), y.span());
+      running = false;
+    });
+    while (running) {
+      std::size_t half_written = 0;
+      for (std::size_t line = 0; line + kLine <= n; line += kLine) {
+        std::size_t written = 0;
+        for (std::size_t i = line; i < line + kLine; ++i) written += !y.is_poison(i);
+        half_written += written > 0 && written < kLine;
+      }
+      if (running) most = std::max(most, half_written), ++looks;
+    }
+  }
+  ASSERT_CORRECT(lab03::oracle::check_relu(as_span(x), y, "parallel_relu"));
+  EXPECT_LT(most, 64u)
+      << "while parallel_relu ran on " << pool_of(8) << ", up to " << most
+      << " of y's 64-byte cache lines were half written at the same moment (" << looks
+      << " looks): several threads write into the same lines, their elements interleaved (thread "
+         "t taking i = t, t + T, ...?). Each line then moves from core to core at every write "
+         "(false sharing), and no thread has a contiguous range of its own for relu_chunk: it "
+         "runs slower than on one thread. Give each task one contiguous range, a chunk of "
+         "parallel_for, and run "
+         "relu_chunk on it.";
+}
+
 TEST(ParallelRelu, RejectsMismatchedOrOverlappingBuffers) {
-  ThreadPool pool(2);
+  Watchdog watchdog("parallel_relu on mismatched and overlapping buffers");
+  WatchedPool pool(2);
   std::vector<float> x(10), y(9), z(11);
   EXPECT_THROW(lab03::parallel_relu(pool, x, y), std::invalid_argument);
   EXPECT_THROW(
@@ -572,7 +742,7 @@ TEST(ProcessBatch, SameResultsAsSerialOnEveryPool) {
   const std::vector<Tensor> expected = lab03::oracle::serial(batch, op);
   for (unsigned n : kPoolSizes) {
     Watchdog watchdog("process_batch of 40 tensors on " + pool_of(n));
-    ThreadPool pool(n);
+    WatchedPool pool(n);
     const std::vector<Tensor> results = lab03::process_batch(pool, batch, op);
     ASSERT_CORRECT(lab03::oracle::check_batch(results, expected)) << "with " << pool_of(n);
   }
@@ -582,7 +752,7 @@ TEST(ProcessBatch, EachTensorExactlyOnce) {
   Watchdog watchdog("process_batch of 300 tensors");
   auto rng = workbook::testing::rng();
   const std::vector<Tensor> batch = numbered_batch(300, 1, 100, rng);
-  ThreadPool pool(3);
+  WatchedPool pool(3);
   Counts calls(batch.size());
   const auto twice = [](const Tensor& t) { return Tensor(2.0f * t); };
   const std::vector<Tensor> results = lab03::process_batch(pool, batch, [&](const Tensor& t) {
@@ -595,7 +765,7 @@ TEST(ProcessBatch, EachTensorExactlyOnce) {
 
 TEST(ProcessBatch, EmptyBatchGivesNoResults) {
   Watchdog watchdog("process_batch of an empty batch");
-  ThreadPool pool(2);
+  WatchedPool pool(2);
   std::atomic<int> calls{0};
   const std::vector<Tensor> results = lab03::process_batch(pool, {}, [&](const Tensor& t) {
     ++calls;
@@ -609,7 +779,7 @@ TEST(ProcessBatch, BatchSmallerThanThePool) {
   Watchdog watchdog("process_batch of 3 tensors on a pool of 8 threads");
   auto rng = workbook::testing::rng();
   const std::vector<Tensor> batch = lab03::ops::make_batch(3, 1, 5000, rng);
-  ThreadPool pool(8);
+  WatchedPool pool(8);
   const std::vector<Tensor> results = lab03::process_batch(pool, batch, lab03::ops::polynomial);
   EXPECT_CORRECT(
       lab03::oracle::check_batch(results, lab03::oracle::serial(batch, lab03::ops::polynomial)));
@@ -644,7 +814,7 @@ TEST(ProcessBatch, OpMayUseThePool) {
   Watchdog watchdog("process_batch whose op calls parallel_relu on the same pool");
   auto rng = workbook::testing::rng();
   const std::vector<Tensor> batch = lab03::ops::make_batch(6, 100000, 300000, rng);
-  ThreadPool pool(2);
+  WatchedPool pool(2);
   const lab03::TensorOp relu_on_pool = [&](const Tensor& t) {
     Tensor y(Tensor::shape_type{t.size()});
     lab03::parallel_relu(pool, as_span(t), as_span(y));
@@ -664,7 +834,7 @@ TEST(ProcessBatch, ManySmallTensors) {
   Watchdog watchdog("process_batch of " + std::to_string(count) + " small tensors");
   auto rng = workbook::testing::rng();
   const std::vector<Tensor> batch = lab03::ops::make_batch(count, 0, 16, rng);
-  ThreadPool pool(2);
+  WatchedPool pool(2);
   const std::vector<Tensor> results = lab03::process_batch(pool, batch, lab03::ops::polynomial);
   EXPECT_CORRECT(
       lab03::oracle::check_batch(results, lab03::oracle::serial(batch, lab03::ops::polynomial)));

@@ -2,6 +2,8 @@
 // entry: the output each mistake gives, built here as the buggy code builds it (one chunk after
 // the other, as one worker runs them), must be named by the oracle's check as that mistake; the
 // right output must pass; and an output that changes between two runs must be called a race.
+// Then the perf advice (perf_evidence.hpp) on evidence made up for each case it tells apart.
+#include "perf_evidence.hpp"
 #include "thread_pool_oracle.hpp"
 
 #include <workbook/tensor.hpp>
@@ -179,6 +181,58 @@ TEST(ThreadPoolMistakes, RightBatchPasses) {
   Batch t(10);
   for (std::size_t i = 0; i < 10; ++i) t.results[i] = Batch::op(t.batch[i]);
   EXPECT_CORRECT(t.check());
+}
+
+// --- Perf advice from what the threads did ------------------------------------------------------
+
+const lab03::evidence::About kRelu{.function = "parallel_relu",
+                                   .roof = "the all-core copy roof",
+                                   .own_speed = "chunks of at least 64 Ki floats."};
+
+bool says(const std::vector<workbook::Hint>& hints, const std::string& text) {
+  return std::any_of(hints.begin(), hints.end(), [&](const workbook::Hint& h) {
+    return h.text.find(text) != std::string::npos;
+  });
+}
+
+TEST(PerfEvidence, ThreadsStartedPerCallAreNamedAtAnySpeed) {
+  // A fast call that still starts its own threads: said however close to the roof it is.
+  const auto hints = lab03::evidence::hints(
+      {.workers = 2, .threads_started = 2, .at_once = 2, .seconds = 0.05, .one_thread = 0.1},
+      kRelu);
+  ASSERT_EQ(hints.size(), 1u);
+  EXPECT_GT(hints[0].below, 1.0);
+  EXPECT_TRUE(says(hints, "2 threads were started")) << hints[0].text;
+  EXPECT_TRUE(says(hints, "your parallel_relu starts threads of its own on every call"));
+}
+
+TEST(PerfEvidence, ChunksRunOneAtATime) {
+  const auto hints = lab03::evidence::hints(
+      {.workers = 2, .at_once = 1, .seconds = 0.1, .one_thread = 0.1}, kRelu);
+  ASSERT_EQ(hints.size(), 1u);
+  EXPECT_TRUE(says(hints, "never ran two chunks at once")) << hints[0].text;
+}
+
+TEST(PerfEvidence, ThreadsThatRunTogetherButSlowEachOtherAreNotToldTheyRunOneAtATime) {
+  // Chunks dealt out as i = t, t + T, ...: every thread runs, and the call is slower than on one.
+  const auto hints = lab03::evidence::hints(
+      {.workers = 2, .at_once = 3, .seconds = 0.3, .one_thread = 0.1}, kRelu);
+  ASSERT_EQ(hints.size(), 1u);
+  EXPECT_TRUE(says(hints, "the threads slow each other down")) << hints[0].text;
+  EXPECT_TRUE(says(hints, "false sharing"));
+  EXPECT_FALSE(says(hints, "never ran two chunks at once"));
+}
+
+TEST(PerfEvidence, AParallelCallGetsTheCasesOwnAdviceOnly) {
+  // As the reference runs: all threads together, faster than on one; no cause is named.
+  const auto hints = lab03::evidence::hints(
+      {.workers = 2, .at_once = 2, .seconds = 0.06, .one_thread = 0.1}, kRelu);
+  ASSERT_EQ(hints.size(), 1u);
+  EXPECT_DOUBLE_EQ(hints[0].below, 0.85);
+  EXPECT_TRUE(says(hints, "(speedup 1.67x over one thread): chunks of at least 64 Ki floats."))
+      << hints[0].text;
+  EXPECT_FALSE(says(hints, "never ran two chunks at once"));
+  EXPECT_FALSE(says(hints, "slow each other down"));
 }
 
 }  // namespace

@@ -1,0 +1,95 @@
+#pragma once
+// Lab 03's perf advice, from what the threads of a call were seen doing: threads started during the
+// call (threads.hpp), chunks of parallel_for that never ran two at a time, or chunks that did and
+// still made the call slower than on one thread. Each hint states what was measured, so that it
+// never names a cause the code does not have; perf_cases.cpp gathers the evidence, the tests of
+// solutions/03 check the advice against evidence made up for each case.
+#include "thread_pool.hpp"
+#include "threads.hpp"
+
+#include <workbook/format.hpp>
+#include <workbook/roofline.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace lab03::evidence {
+
+/// What one call of a parallel function showed, and the same call on a pool of one thread.
+struct Call {
+  unsigned workers = 0;             ///< the pool's size; 0: only the threads started are looked at
+  std::size_t threads_started = 0;  ///< threads that appeared during the call
+  unsigned at_once = 0;   ///< the most chunks of parallel_for seen running at once (chunks_at_once)
+  double seconds = 0;     ///< the call's time
+  double one_thread = 0;  ///< the same call's time on a pool of one worker
+};
+
+/// What the advice is about: "parallel_relu" and what bounds it ("the all-core copy roof").
+struct About {
+  std::string function;
+  std::string roof;
+  std::string own_speed;  ///< what to look at once every thread runs: the case's own advice
+};
+
+/// The most chunks of parallel_for on `pool` in flight at the same time, over 4 chunks per worker
+/// that each sleep 2 ms: 1 when they run one at a time, up to the pool's size (and the caller)
+/// when they run in parallel. Sleeping chunks overlap however loaded the machine is.
+inline unsigned chunks_at_once(ThreadPool& pool) {
+  std::mutex mutex;
+  unsigned now = 0, most = 0;
+  parallel_for(pool, {0, 4 * std::size_t{pool.size()}}, 1, [&](Range) {
+    {
+      std::lock_guard lock(mutex);
+      most = std::max(most, ++now);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    std::lock_guard lock(mutex);
+    --now;
+  });
+  return most;
+}
+
+/// The hints for `call` (see workbook::perf::Case::hint): when the evidence shows a cause, one hint
+/// that applies at any speed and names it; otherwise the case's advice on the threads' own speed.
+inline std::vector<workbook::Hint> hints(const Call& call, const About& about) {
+  const double always = 1e9;  // any fraction of the roof (finite: the hints travel as JSON)
+  const std::string speedup =
+      call.seconds > 0 ? workbook::format_fixed(call.one_thread / call.seconds, 2) + "x" : "?";
+  if (call.threads_started > 0)
+    return {{always,
+             "During one call, " + std::to_string(call.threads_started) +
+                 (call.threads_started == 1 ? " thread was" : " threads were") +
+                 " started (seen in /proc/self/task): your " + about.function +
+                 " starts threads of its own on every call (std::thread, std::jthread or "
+                 "std::async) instead of handing tasks to the pool's workers, which are started "
+                 "once. Each thread costs tens of microseconds to start and join; submit to the "
+                 "pool."}};
+  if (call.workers >= 2 && call.at_once == 1)
+    return {
+        {always, "Your parallel_for never ran two chunks at once: of " +
+                     std::to_string(4 * call.workers) + " chunks that each sleep 2 ms, on " +
+                     std::to_string(call.workers) +
+                     " workers, each started only once the one before had finished. Submit every "
+                     "task before waiting for any: a future "
+                     "waited for right after its submit (submit(...).get() in the loop) serialises "
+                     "them, and so does a worker that runs its task while holding the pool's "
+                     "mutex."}};
+  if (call.workers >= 2 && call.at_once >= 2 && call.one_thread > 0 &&
+      call.seconds > call.one_thread / 0.8)
+    return {{always,
+             "Your parallel_for runs up to " + std::to_string(call.at_once) +
+                 " chunks at once, yet this call took longer than on one thread (speedup " +
+                 speedup +
+                 "): the threads slow each other down. The usual cause is threads writing into "
+                 "the same cache lines (false sharing: elements dealt out as i = t, t + T, ... "
+                 "instead of one contiguous range per task, or per-thread results side by side), "
+                 "or one lock or shared counter taken per element."}};
+  return {{0.85, "Below " + about.roof + " while the threads ran together (speedup " + speedup +
+                     " over one thread): " + about.own_speed}};
+}
+
+}  // namespace lab03::evidence
