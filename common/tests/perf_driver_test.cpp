@@ -576,7 +576,7 @@ TEST_F(PerfDriver, CpuTimeOfHelperThreadsCountsInAOneThreadCase) {
   run(options("helper_threads", WORKBOOK_TEST_WORKER_BAD));
   ASSERT_TRUE(verdict.graded) << output.str();
   EXPECT_GT(verdict.graded->yours.cpu_seconds / verdict.graded->yours.calls, 3.9e-3);
-  EXPECT_GT(verdict.graded->seconds, 3.5e-3) << output.str();
+  EXPECT_GT(verdict.graded->seconds, 3.1e-3) << output.str();  // 4 ms / kCpuMargin at least
   EXPECT_GT(verdict.graded->ratio, 2 * verdict.graded->reported_ratio);
 }
 
