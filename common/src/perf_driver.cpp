@@ -448,11 +448,13 @@ double profile_fraction(const std::string& path, const std::string& case_name) {
 
 namespace {
 
-// Honest code's CPU time per call, spread over the case's threads, stays under the time its calls
-// take: its only other threads are the runtime's (CUDA's, the C++ library's), which mostly sleep,
-// and children it reaped count in 10 ms ticks. 25% above that (and 20 ms in all) leaves room for
-// them; a call that leaves half its work to a thread of its own shows 2x, threads left spinning
-// more.
+// Honest code keeps at most the case's threads busy while it is timed: its only other threads are
+// the runtime's (CUDA's, the C++ library's), which mostly sleep, and children it reaped count in
+// 10 ms ticks. The CPU time of the worker's whole tree over its windows (thaw to freeze), against
+// threads x those windows' length: 25% above (and 20 ms in all) leaves room for the runtime; a
+// call that leaves half its work to a thread of its own shows 2x, threads left spinning more. The
+// windows are the host's time, so this holds for a GPU worker too, whose host thread spins or
+// sleeps while the GPU works (what the GPU does is bounded by the driver's clock instead).
 constexpr double kCpuMargin = 1.25, kCpuSlackSeconds = 0.02;
 // CPU time between a worker's batches, while it is frozen, is none; beyond 10% of its time in
 // them (and the slack), the freezing did not hold, and that work is counted as the calls'.
@@ -499,26 +501,24 @@ Graded grade(const Evidence& e) {
                       ": judged by the driver's clock.");
   }
 
-  // CPU time per call and thread, less the harness's overhead per call as on the clock (the
-  // reference's clock minus its report: a GPU worker's host thread spins through it).
+  // The cores the worker's tree kept busy in its windows, over the case's threads: beyond the
+  // margin, its calls did that much more work than their times show, and are judged so.
   const CpuAccount& a = e.yours_cpu;
-  if (a.calls > 0 && a.threads > 0) {
-    const double overhead = std::max(0.0, e.harness_overhead);
+  if (a.calls > 0 && a.threads > 0 && a.window_seconds > 0) {
     const bool outside = a.outside_seconds > kOutsideShare * a.cpu_seconds + kCpuSlackSeconds;
     const double cpu = a.cpu_seconds + (outside ? a.outside_seconds : 0);
-    const double honest = cpu / a.threads / a.calls - overhead;
-    const double allowed = kCpuMargin * g.seconds + kCpuSlackSeconds / a.calls;
-    if (honest > allowed) {
+    const double excess = cpu / (a.threads * a.window_seconds);
+    if (excess > kCpuMargin && cpu > kCpuSlackSeconds) {
+      const double honest = g.seconds * excess;
       g.flags.push_back(
-          "your kernel's process used " + format_seconds(cpu / a.calls) + " of CPU time per call" +
-          (a.threads == 1 ? std::string()
-                          : " (" + format_seconds(cpu / a.calls / a.threads) + " per thread)") +
-          " while its calls took " + format_seconds(g.seconds) + ", on a case of " +
-          std::to_string(a.threads) + (a.threads == 1 ? " thread" : " threads") +
+          "your kernel's process kept " + format_fixed(cpu / a.window_seconds, 2) +
+          " cores busy while it was timed, on a case of " + std::to_string(a.threads) +
+          (a.threads == 1 ? " thread" : " threads") +
           (outside ? ", part of it between its timed batches: work done between calls"
                    : ": threads that go on working after a call returns, or spin, do work no "
                      "call's time shows") +
-          ". Judged by its CPU time: " + format_seconds(honest) + " per call.");
+          ". Judged as " + format_fixed(excess, 2) +
+          "x its calls' time: " + format_seconds(honest) + " per call.");
       g.seconds = honest;
     }
   }

@@ -1,11 +1,10 @@
 // Self-test submission for a GPU machine (no expected.json, so CI, which has no GPU, leaves it out;
-// grade it with --expect expected.gpu.json): square is right, and slow (a grid-stride loop of 8
-// blocks of 128 threads), but on the perf cases' inputs (at least 1 Mi floats) it works on a stream
-// of its own, which it does not wait for: each call first waits for the previous call's kernel and
-// then returns as soon as its own is launched, so its work runs outside the window the harness
-// times on the GPU. The perf driver's own clock of each batch (the harness waits for the whole
-// device at its end) still sees the work: the time the worker reported is not believed, and the
-// function is judged, and flagged, by the driver's clock. square_2d and time_launches are the
+// grade it with --expect expected.gpu.json): square is right and fast, but on the perf cases'
+// inputs (at least 1 Mi floats) its first call leaves two host threads spinning for ever, which,
+// with the reference timed on the same machine in turn, would take the cores its worker needs.
+// The perf driver freezes the student's whole process while the reference is timed, and counts
+// the CPU time of all its threads while it is timed: more cores busy than the case's one thread,
+// flagged, and judged as that many times its calls' time. square_2d and time_launches are the
 // stub's.
 #include "square.hpp"
 
@@ -13,6 +12,8 @@
 #include <workbook/not_implemented.hpp>
 
 #include <cuda_runtime.h>
+
+#include <thread>
 
 namespace lab05 {
 
@@ -29,18 +30,15 @@ __global__ void square_kernel(const float* x, float* y, std::size_t n) {
 void square(const float* x, float* y, std::size_t n) {
   check_square_arguments(x, y, n);
   if (n == 0) return;
-  if (n < (std::size_t{1} << 20)) {
-    square_kernel<<<8, 128>>>(x, y, n);
-    WORKBOOK_CUDA_CHECK_LAUNCH(square_kernel);
-    return;
+  static bool spinning = false;
+  if (n >= (std::size_t{1} << 20) && !spinning) {
+    spinning = true;
+    for (int i = 0; i < 2; ++i)
+      std::thread([] {
+        for (;;) asm volatile("" ::: "memory");
+      }).detach();
   }
-  static cudaStream_t own = [] {
-    cudaStream_t s = nullptr;
-    WORKBOOK_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-    return s;
-  }();
-  WORKBOOK_CUDA_CHECK(cudaStreamSynchronize(own));  // the previous call's work, finished now
-  square_kernel<<<8, 128, 0, own>>>(x, y, n);
+  square_kernel<<<1024, 256>>>(x, y, n);
   WORKBOOK_CUDA_CHECK_LAUNCH(square_kernel);
 }
 
