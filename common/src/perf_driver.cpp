@@ -509,7 +509,12 @@ Graded grade(const Evidence& e) {
     const double cpu = a.cpu_seconds + (outside ? a.outside_seconds : 0);
     const double excess = cpu / (a.threads * a.window_seconds);
     if (excess > kCpuMargin && cpu > kCpuSlackSeconds) {
-      const double honest = g.seconds * excess;
+      // Its calls' time scaled by the cores it kept busy, or its CPU time per call and thread
+      // (less the harness's overhead, as on the clock), whichever is more: the windows include the
+      // freezing's own milliseconds, which dilute the first.
+      const double overhead = std::max(0.0, e.harness_overhead);
+      const double honest =
+          std::max(g.seconds * excess, cpu / (a.threads * static_cast<double>(a.calls)) - overhead);
       g.flags.push_back(
           "your kernel's process kept " + format_fixed(cpu / a.window_seconds, 2) +
           " cores busy while it was timed, on a case of " + std::to_string(a.threads) +

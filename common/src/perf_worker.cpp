@@ -197,9 +197,12 @@ class WorkerCase : public Case {
     kernel.poison();
     if (fresh_) {
       // Whatever the set-up left in flight (a GPU's uploads from pageable memory return before
-      // they land) finishes before "ready", not in the first timed call: a runner asked for no
-      // call waits for its device and runs nothing.
-      runner_of(kernel)(0);
+      // they land) finishes before "ready", not in the first timed call: copying the (poisoned)
+      // output waits for it, as a GPU case's copy downloads after its device is done.
+      if (kernel.output.count > 0 && kernel.output.copy) {
+        std::vector<std::byte> scratch(size_of(kernel.output.element) * kernel.output.count);
+        kernel.output.copy(scratch);
+      }
     } else {
       // Check once before timing anything: a wrong kernel's speed means nothing. (On fresh inputs
       // the driver compares the output with the reference's instead.)

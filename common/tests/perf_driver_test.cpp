@@ -466,7 +466,7 @@ TEST(Grade, CpuTimeBeyondTheCasesThreadsIsCountedAsTheCalls) {
   Evidence e = honest();
   e.yours_cpu.cpu_seconds = 0.2;  // in windows of 0.11 s
   const auto g = grade(e);
-  EXPECT_NEAR(g.ratio, 0.2 / 0.11, 1e-9);  // its calls' time, times the cores it kept busy
+  EXPECT_NEAR(g.ratio, 2.0 - 0.01, 1e-9);  // its CPU time per call, less the harness's overhead
   ASSERT_EQ(g.flags.size(), 1u);
   EXPECT_THAT(g.flags[0], HasSubstr("threads that go on working after a call returns"));
   // The same CPU time on a case of two threads is what two threads do in that time.
@@ -478,7 +478,7 @@ TEST(Grade, CpuTimeBetweenTimedBatchesIsCountedAsTheCalls) {
   Evidence e = honest();
   e.yours_cpu.outside_seconds = 0.1;  // as much again, while it should have been frozen
   const auto g = grade(e);
-  EXPECT_NEAR(g.ratio, 0.2 / 0.11, 1e-9);
+  EXPECT_NEAR(g.ratio, 2.0 - 0.01, 1e-9);
   ASSERT_EQ(g.flags.size(), 1u);
   EXPECT_THAT(g.flags[0], HasSubstr("between its timed batches"));
 }
@@ -578,7 +578,7 @@ TEST_F(PerfDriver, CpuTimeOfHelperThreadsCountsInAOneThreadCase) {
   run(options("helper_threads", WORKBOOK_TEST_WORKER_BAD));
   ASSERT_TRUE(verdict.graded) << output.str();
   EXPECT_GT(verdict.graded->yours.cpu_seconds / verdict.graded->yours.calls, 3.9e-3);
-  EXPECT_GT(verdict.graded->seconds, 3.1e-3) << output.str();  // 4 ms / kCpuMargin at least
+  EXPECT_GT(verdict.graded->seconds, 3.1e-3) << output.str();
   EXPECT_GT(verdict.graded->ratio, 2 * verdict.graded->reported_ratio);
 }
 
