@@ -522,8 +522,7 @@ Graded grade(const Evidence& e) {
           (outside ? ", part of it between its timed batches: work done between calls"
                    : ": threads that go on working after a call returns, or spin, do work no "
                      "call's time shows") +
-          ". Judged as " + format_fixed(excess, 2) +
-          "x its calls' time: " + format_seconds(honest) + " per call.");
+          ". Judged by that work: " + format_seconds(honest) + " per call.");
       g.seconds = honest;
     }
   }
