@@ -466,21 +466,16 @@ constexpr double kOutsideShare = 0.1;
 // first of every set, and caching buys far more than 1.5x (the whole call).
 constexpr double kFreshMargin = 1.5;
 constexpr std::size_t kFreshSetsToJudge = 2;
-// The driver's clock of a batch also counts what a worker's median of its calls leaves out: a
-// neighbour that took the core between two calls, the channel's round trip. Within 15% of the
-// report (on the least of the batches, less the harness's overhead) that is noise of a shared
-// machine, and the report stands; beyond, the worker reports less than its calls took, and the
-// clock is what counts, flagged.
+// The driver's clock of a batch also counts what a worker's median of its calls leaves out (a
+// neighbour that took the core between two calls, the channel's round trip, a GPU's L2 flush), in
+// both workers alike, round by round. Within 15% of the ratio the workers reported, that is the
+// noise of a shared machine, and the report stands; beyond, and where the student's calls also took
+// longer by the clock than its worker says, it reports less than its calls took, and the clock's
+// ratio is what counts, flagged.
 constexpr double kClockMargin = 1.15;
 
 double median(std::vector<double> v) {
   return v.empty() ? 0 : summarize(std::move(v)).median;
-}
-
-// A time the student's worker reported, never below the driver's clock of it less the overhead the
-// same harness has on the reference's side (the channel's round trip, a GPU's L2 flush).
-double bounded(double reported, double clock, double overhead) {
-  return std::max(reported, clock - std::max(0.0, overhead));
 }
 
 }  // namespace
@@ -493,12 +488,13 @@ Graded grade(const Evidence& e) {
   g.reference_seconds = e.reference_reported;
   g.reported_ratio = e.reference_reported > 0 ? e.yours_reported / e.reference_reported : 0;
   g.seconds = e.yours_reported;
-  if (const double clock = bounded(e.yours_reported, e.yours_clock, e.harness_overhead);
-      clock > kClockMargin * e.yours_reported) {
-    g.seconds = clock;
-    g.flags.push_back("your worker reported " + format_seconds(e.yours_reported) +
-                      " per call, but the driver's clock saw " + format_seconds(g.seconds) +
-                      ": judged by the driver's clock.");
+  if (e.clock_ratio > kClockMargin * g.reported_ratio && g.reported_ratio > 0 &&
+      e.yours_clock > kClockMargin * e.yours_reported) {
+    g.seconds = e.clock_ratio * e.reference_reported;
+    g.flags.push_back("your worker reported " + format_fixed(g.reported_ratio, 2) +
+                      "x the reference's time per call, but the driver's clock of the same rounds "
+                      "saw " +
+                      format_fixed(e.clock_ratio, 2) + "x: judged by the driver's clock.");
   }
 
   // The cores the worker's tree kept busy in its windows, over the case's threads: beyond the
@@ -531,11 +527,8 @@ Graded grade(const Evidence& e) {
     std::vector<double> yours_first, yours_repeat, reference_first, reference_repeat, excess,
         first_ratio;
     for (const Evidence::FreshSet& f : e.fresh) {
-      const double yf = bounded(f.yours_first_reported, f.yours_first_clock,
-                                f.reference_first_clock - f.reference_first_reported);
-      const double yr = bounded(f.yours_repeat_reported, f.yours_repeat_clock,
-                                f.reference_repeat_clock - f.reference_repeat_reported);
-      const double rf = f.reference_first_reported, rr = f.reference_repeat_reported;
+      const double yf = f.yours_first, yr = f.yours_repeat;
+      const double rf = f.reference_first, rr = f.reference_repeat;
       if (!(yf > 0 && yr > 0 && rf > 0 && rr > 0)) continue;
       yours_first.push_back(yf);
       yours_repeat.push_back(yr);
@@ -671,10 +664,11 @@ Verdict judge(const DriverOptions& o, std::ostream& out) {
   bool reference_failed = false;
   // The session whose worker failed keeps what it found of the timed output (the verdict shows it).
   std::optional<TimedOutputCheck> failed_check;
-  // Fresh inputs: set up again from a new seed in both workers, at rounds 0 and 2 and then every
-  // third round, at most kFreshSets times (each costs a set-up of the case, outside the timing).
+  // Fresh inputs: set up again from a new seed in both workers, at rounds 0 and 1 (a comparison
+  // runs two at least, and the first calls are judged on two sets at least) and then every third
+  // round, at most kFreshSets times (each costs a set-up of the case, outside the timing).
   constexpr int kFreshSets = 4;
-  auto fresh_round = [](int round) { return round == 0 || (round >= 2 && (round - 2) % 3 == 0); };
+  auto fresh_round = [](int round) { return round <= 1 || (round - 1) % 3 == 0; };
   auto measure = [&]() -> Session {
     Session session;
     std::optional<Worker> student, reference;
@@ -990,27 +984,28 @@ Verdict judge(const DriverOptions& o, std::ostream& out) {
   // Without a reference worker there is no measure of the harness's own overhead to take off the
   // clock (and no grade: profile mode is the student kit's), so its report stands.
   Evidence evidence{.yours_reported = session.student.median,
-                    .yours_clock = session.student_timed.empty() || o.reference.empty()
-                                       ? 0
-                                       : *std::min_element(session.student_timed.begin(),
-                                                           session.student_timed.end()),
+                    .yours_clock = o.reference.empty() ? 0 : clock.yours,
                     .reference_reported = reference_time.median,
                     .harness_overhead = session.harness_overhead,
                     .apart = session.apart,
                     .yours_cpu = session.student_cpu,
                     .reference_cpu = session.reference_cpu};
+  {
+    std::vector<double> clock_ratios;
+    for (std::size_t r = 0;
+         r < session.yours_round_clock.size() && r < session.reference_round_clock.size(); ++r)
+      if (session.yours_round_clock[r] > 0 && session.reference_round_clock[r] > 0)
+        clock_ratios.push_back(session.yours_round_clock[r] / session.reference_round_clock[r]);
+    if (!clock_ratios.empty()) evidence.clock_ratio = summarize(clock_ratios).median;
+  }
   for (const Session::FreshSet& f : session.fresh_sets) {
     const auto r = static_cast<std::size_t>(f.first_round);
     if (r >= session.yours_round_reported.size() || r >= session.reference_round_reported.size())
       continue;
-    evidence.fresh.push_back({.yours_first_reported = f.yours_first.first,
-                              .yours_first_clock = f.yours_first.second,
-                              .yours_repeat_reported = session.yours_round_reported[r],
-                              .yours_repeat_clock = session.yours_round_clock[r],
-                              .reference_first_reported = f.reference_first.first,
-                              .reference_first_clock = f.reference_first.second,
-                              .reference_repeat_reported = session.reference_round_reported[r],
-                              .reference_repeat_clock = session.reference_round_clock[r]});
+    evidence.fresh.push_back({.yours_first = f.yours_first.first,
+                              .yours_repeat = session.yours_round_reported[r],
+                              .reference_first = f.reference_first.first,
+                              .reference_repeat = session.reference_round_reported[r]});
   }
   v.graded = grade(evidence);
   const double judged = v.graded->ratio;
