@@ -565,13 +565,13 @@ TEST_F(PerfDriver, AWorkerThatUnderReportsIsJudgedByTheDriversClock) {
 }
 
 TEST_F(PerfDriver, CpuTimeOfHelperThreadsCountsInAOneThreadCase) {
-  // 4 ms of CPU time a call in two threads, reported as 1 ms: at least 2 ms by the clock (on two
-  // free cores), 4 ms by the CPU time (on any number), less the harness's overhead.
+  // 4 ms of CPU time a call in two threads, reported as 1 ms.
   run(options("helper_threads", WORKBOOK_TEST_WORKER_BAD));
   ASSERT_TRUE(verdict.graded) << output.str();
   EXPECT_GT(verdict.graded->yours.cpu_seconds / verdict.graded->yours.calls, 3.9e-3);
-  EXPECT_GT(verdict.graded->seconds, 3.1e-3) << output.str();
-  EXPECT_GT(verdict.graded->ratio, 2 * verdict.graded->reported_ratio);
+  // Judged by its CPU time where the two threads ran at once, by the clock where they could not:
+  // 2 ms a call at least either way, twice what its worker reported.
+  EXPECT_GT(verdict.graded->seconds, 2e-3) << output.str();
 }
 
 TEST_F(PerfDriver, AWorkerIsFrozenWhileTheOtherIsTimed) {
