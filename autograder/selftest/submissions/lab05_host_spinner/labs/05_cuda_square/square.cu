@@ -4,7 +4,7 @@
 // with the reference timed on the same machine in turn, would take the cores its worker needs.
 // The perf driver freezes the student's whole process while the reference is timed, and counts
 // the CPU time of all its threads while it is timed: more cores busy than the case's one thread,
-// flagged, and judged as that many times its calls' time. square_2d and time_launches are the
+// flagged, and judged by that work. square_2d and time_launches are the
 // stub's.
 #include "square.hpp"
 
