@@ -30,32 +30,28 @@ std::string reason_name(perf::Reason reason) {
 // The reference's sandbox user is the job's plus this: a user of its own.
 constexpr int kReferenceSlotOffset = 1000;
 
-// The two ratios of a perf verdict: the one the harness judged by (interleaved rounds, from the
-// times each worker reported) and the one of the driver's own clock (timed batches, round trips).
+// The ratio a perf verdict is scored by: the driver's own judgement (perf::Graded: its clock,
+// the CPU time of the student's whole process tree, its first calls on fresh inputs), never the
+// times the student's worker reported, which only show on the console.
 struct PerfRatios {
   bool valid = false;
   bool reference_ok = false;
-  double claimed = 0, clock = 0;
-  double claimed_seconds = 0, clock_seconds = 0;
-  // Within 1.3x: noise of a shared machine. Beyond: a worker that reports faster than it runs.
-  bool agree() const { return clock <= 1.3 * claimed; }
+  double ratio = 0, reported = 0;
+  double seconds = 0, reference_seconds = 0;
 };
 
 PerfRatios perf_ratios(const perf::Verdict& v) {
   PerfRatios r;
-  if (!v.student || !v.reference || !v.ratio || !v.clock) return r;
-  const double mine = v.clock->yours;
-  const double claimed = v.student->timing.median;
-  const double theirs =
-      v.clock->reference;  // expected from the profile when there is no reference worker
-  r.claimed = v.ratio->median;
-  r.reference_ok = theirs > 0 && std::isfinite(theirs);
-  if (!(r.reference_ok && mine > 0 && claimed > 0 && r.claimed > 0 && std::isfinite(claimed) &&
-        std::isfinite(r.claimed)))
+  if (!v.student || !v.reference || !v.ratio || !v.graded) return r;
+  const perf::Graded& g = *v.graded;
+  r.reference_ok = g.reference_seconds > 0 && std::isfinite(g.reference_seconds);
+  r.reported = g.reported_ratio;
+  if (!(r.reference_ok && g.seconds > 0 && std::isfinite(g.seconds) && g.ratio > 0 &&
+        std::isfinite(g.ratio)))
     return r;
-  r.clock = v.clock->ratio;
-  r.claimed_seconds = claimed;
-  r.clock_seconds = mine;
+  r.ratio = g.ratio;
+  r.seconds = g.seconds;
+  r.reference_seconds = g.reference_seconds;
   r.valid = true;
   return r;
 }
@@ -135,35 +131,16 @@ void run_perf(Context& c, const LabRecipe& lab, const Rubric& rubric, std::vecto
     std::ostringstream text;
     const auto start = Clock::now();
     std::optional<perf::Verdict> verdict;
-    PerfRatios ratios;
-    for (int attempt = 1; attempt <= 2; ++attempt) {
-      std::ostringstream attempt_text;
-      std::optional<perf::Verdict> this_verdict;
-      {
-        std::unique_ptr<PhaseLock> alone;
-        if (c.options.perf_lock) alone = std::make_unique<PhaseLock>(c.cache.root, true);
-        try {
-          this_verdict =
-              perf::drive(o, attempt_text);  // the verdict, a value (its record is written too)
-        } catch (const std::exception& e) {
-          attempt_text << "ERROR: " << e.what() << "\n";
-        }
+    {
+      std::unique_ptr<PhaseLock> alone;
+      if (c.options.perf_lock) alone = std::make_unique<PhaseLock>(c.cache.root, true);
+      try {
+        verdict = perf::drive(o, text);  // the verdict, a value (its record is written too)
+      } catch (const std::exception& e) {
+        text << "ERROR: " << e.what() << "\n";
       }
-      if (!this_verdict) {
-        if (!verdict) text.str(attempt_text.str());
-        break;
-      }
-      const PerfRatios these = perf_ratios(*this_verdict);
-      if (attempt == 1 || (these.valid && (!ratios.valid || these.clock < ratios.clock))) {
-        verdict = std::move(this_verdict);
-        ratios = these;
-        text.str(attempt_text.str());
-      }
-      // Measure again only when the grader's clock disagrees with what the worker reported.
-      if (!ratios.valid || ratios.agree()) break;
-      c.log << "    " << item.name() << ": the grader's clock says " << fixed(ratios.clock)
-            << "x, the worker " << fixed(ratios.claimed) << "x: measuring again\n";
     }
+    const PerfRatios ratios = verdict ? perf_ratios(*verdict) : PerfRatios{};
     item.seconds = since(start);
     if (!verdict) {
       item.status = ItemStatus::skipped;
@@ -229,24 +206,19 @@ void run_perf(Context& c, const LabRecipe& lab, const Rubric& rubric, std::vecto
               : "Not credited: your perf worker reported no usable times.";
       continue;
     }
-    // The harness's ratio (interleaved rounds, medians: robust to a loaded machine) when the
-    // grader's own clock agrees with the times the worker reported; else the grader's clock, which
-    // code in the worker cannot forge, and a flag.
-    const bool agree = ratios.agree();
-    const double ratio = agree ? ratios.claimed : ratios.clock;
-    const double mine = agree ? ratios.claimed_seconds : ratios.clock_seconds;
-    const double theirs = mine / ratio;
-    // The driver placed both times on the roofline: the worker's (the student's analysis) and its
-    // own clock's.
-    const workbook::Analysis& a = agree ? v.student->analysis : *v.clock->analysis;
+    // The driver's judgement (perf::Graded), which code in the worker cannot shape.
+    const perf::Graded& g = *v.graded;
+    const double ratio = ratios.ratio;
+    const double mine = ratios.seconds;
+    const double theirs = ratios.reference_seconds;
+    const workbook::Analysis a = workbook::analyze(*v.work, mine, *v.ceilings);
     const bool implausible =
         ratio < scale.implausible_ratio && a.fraction_of_roof > scale.implausible_roof;
     item.score = implausible ? 0 : item.max_score * scale.fraction(ratio);
     item.status = item.score >= item.max_score - 1e-9 ? ItemStatus::passed : ItemStatus::failed;
     item.details.update({{"ratio", ratio},
-                         {"worker_reported_ratio", ratios.claimed},
-                         {"grader_clock_ratio", ratios.clock},
-                         {"clocks_agree", agree},
+                         {"worker_reported_ratio", ratios.reported},
+                         {"grader_clock_ratio", ratio},
                          {"seconds", mine},
                          {"reference_seconds", theirs},
                          {"fraction_of_roof", a.fraction_of_roof},
@@ -258,20 +230,28 @@ void run_perf(Context& c, const LabRecipe& lab, const Rubric& rubric, std::vecto
                          {"full_within", scale.full_within},
                          {"zero_at", scale.zero_at},
                          {"implausible", implausible},
+                         {"kept_apart_by", g.apart},
+                         {"cpu", g.yours},
                          {"output_checked", v.output_check && v.output_check->checked}});
-    std::string grading = std::string("**Graded**") + (agree ? "" : " by the grader's own clock") +
-                          ": your time is **" + fixed(ratio) + "x** the reference's" +
+    if (g.fresh) item.details["fresh_inputs"] = *g.fresh;
+    std::string grading = std::string("**Graded** by the grader's own clock: your time is **") +
+                          fixed(ratio) + "x** the reference's" +
                           (v.reference->expected_from_profile
                                ? " (expected from its recorded fraction of the roofline)"
                                : "") +
                           ": " + fixed(item.score, 2) + " of " + fixed(item.max_score, 2) +
                           " points (full within " + fixed(scale.full_within) + "x, none from " +
                           fixed(scale.zero_at) + "x).\n";
-    if (!agree) {
-      grading += "(The times your worker reported, " + fixed(ratios.claimed) +
-                 "x, disagree with the grader's clock, " + fixed(ratios.clock) +
-                 "x, twice: graded by the grader's clock.)\n";
-      item.details["flag"] = "clocks disagree";
+    if (!g.flags.empty()) {
+      // Each flag says what was observed and what it changed; the instructor sees them all.
+      std::string flags;
+      for (const std::string& f : g.flags) {
+        grading += "(Flagged: " + f + ")\n";
+        flags += (flags.empty() ? "" : " / ") + f;
+      }
+      item.details["flag"] = flags;
+      result.notes.push_back("perf " + item.test + ": " + flags + " (flagged)");
+      c.log << "    " << item.name() << ": flagged: " << flags << "\n";
     }
     if (implausible) {
       grading = "**Not credited:** your kernel took " + fixed(ratio) +

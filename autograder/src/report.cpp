@@ -300,6 +300,8 @@ std::vector<std::string> flags(const GradeResult& r) {
         out.push_back(i.name() + " (timed output differs from the reference's)");
       else if (i.details.value("grader_error", false))
         out.push_back(i.name() + " (grader error)");
+      else if (i.source == Source::perf && i.details.contains("flag"))
+        out.push_back(i.name() + " (" + i.details.value("flag", std::string()) + ")");
       else if (i.source == Source::visible && i.details.contains("flag") &&
                functions.insert(i.function).second)
         out.push_back("lab" + l.number + " " + i.function + ": " +

@@ -5,6 +5,7 @@
 #include <workbook/skip.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <ostream>
 #include <sstream>
 
@@ -86,6 +87,31 @@ std::string notes_text(const Verdict& v) {
   return text;
 }
 
+// The ratio the verdict is judged by: the driver's (see Graded), else the workers' own.
+double judged_ratio(const Verdict& v) {
+  return v.graded && v.graded->ratio > 0 ? v.graded->ratio : v.ratio->median;
+}
+
+// How the ratio was judged, when it is not simply the workers' reports: a sentence per flag.
+std::string graded_note(const Verdict& v) {
+  if (!v.graded) return "";
+  std::string text;
+  if (std::abs(v.graded->ratio - v.graded->reported_ratio) > 0.005)
+    text += "Judged by the driver's clock: " + format_fixed(v.graded->ratio, 2) +
+            "x (the times the workers reported make it " +
+            format_fixed(v.graded->reported_ratio, 2) + "x).\n";
+  for (const std::string& flag : v.graded->flags) text += "Flagged: " + flag + "\n";
+  return text;
+}
+
+// Lines as Markdown paragraphs.
+std::string paragraphs(const std::string& lines) {
+  std::string md;
+  std::istringstream in(lines);
+  for (std::string line; std::getline(in, line);) md += line + "\n\n";
+  return md;
+}
+
 std::string plot_path(const Verdict& v) {
   return (std::filesystem::path(v.results) / (v.case_name + ".svg")).string();
 }
@@ -148,8 +174,12 @@ void print(const Verdict& v, std::ostream& out) {
   for (const ExtraResult& e : v.extras)
     out << "  " << e.label << ": " << format_fixed(e.time_over_yours, 2) << "x your time.\n";
   for (const std::string& line : v.notes) out << "  " << line << "\n";
-  out << "  Ratio: your time / the reference's = " << format_fixed(v.ratio->median, 2) << "x ("
+  out << "  Ratio: your time / the reference's = " << format_fixed(judged_ratio(v), 2) << "x ("
       << v.ratio_note << "); within " << format_fixed(v.max_ratio, 2) << "x passes.\n";
+  if (const std::string note = graded_note(v); !note.empty()) {
+    std::istringstream lines(note);
+    for (std::string line; std::getline(lines, line);) out << "  " << line << "\n";
+  }
   out << "  " << output_check_note(v.output_check) << "\n";
   out << "  Roofline: " << verdict(mine) << ".\n";
   if (std::max(mine.fraction_of_roof, theirs.fraction_of_roof) > 1.05)
@@ -162,7 +192,7 @@ void print(const Verdict& v, std::ostream& out) {
   out << "  Plot: " << plot_path(v) << " (and " << v.case_name << ".json, " << v.case_name
       << ".md)\n";
   if (v.outcome == Outcome::pass)
-    out << "PASS: your " << v.function << " takes " << format_fixed(v.ratio->median, 2)
+    out << "PASS: your " << v.function << " takes " << format_fixed(judged_ratio(v), 2)
         << "x the reference's time.\n";
   else
     print_fail(v, out);
@@ -177,9 +207,10 @@ std::string markdown(const Verdict& v, bool plot) {
      << "| | median | GB/s | G" << v.work->ops_unit << "/s | % of roof |\n|---|---|---|---|---|\n"
      << markdown_row("your " + v.function, v.student->timing, v.student->analysis)
      << markdown_row(v.reference_label, v.reference->timing, v.reference->analysis) << "\n"
-     << "Your time is **" << format_fixed(v.ratio->median, 2) << "x** the reference's ("
+     << "Your time is **" << format_fixed(judged_ratio(v), 2) << "x** the reference's ("
      << v.ratio_note << "); within " << format_fixed(v.max_ratio, 2) << "x passes.\n\n"
-     << (notes.empty() ? "" : notes + "\n") << output_check_note(v.output_check) << "\n\n"
+     << paragraphs(graded_note(v)) << (notes.empty() ? "" : notes + "\n")
+     << output_check_note(v.output_check) << "\n\n"
      << "**Roofline:** " << verdict(v.student->analysis) << ".\n\n**Next:** " << v.next << "\n\n";
   if (plot) md << "![roofline](" << v.case_name << ".svg)\n";
   return md.str();

@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <cstring>
 #include <iostream>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -149,19 +150,21 @@ class Channel {
 // The driver's shared memory for output snapshots, on fd 5 (see Output).
 constexpr int kSnapshotFd = 5;
 
-// Copies the output of the last call into the shared memory, and, when the driver asks (of the
+// Copies the output of the last call into the shared memory at `offset` (a multiple of the page
+// size: each check the driver makes has a place of its own), and, when the driver asks (of the
 // reference's worker), the scale of each element after it, as floats.
-void snapshot(const Output& output, bool with_scale) {
+void snapshot(const Output& output, bool with_scale, std::size_t offset) {
   if (output.count == 0 || !output.copy)
     throw std::runtime_error("the driver asked for the output of a case that declares none");
   const std::size_t out_bytes = size_of(output.element) * output.count;
   const std::size_t need =
       output_bytes(output.element, output.count) + (with_scale ? sizeof(float) * output.count : 0);
   struct stat st {};
-  if (fstat(kSnapshotFd, &st) != 0 || static_cast<std::size_t>(st.st_size) < need)
+  if (fstat(kSnapshotFd, &st) != 0 || static_cast<std::size_t>(st.st_size) < offset + need)
     throw std::runtime_error(
         "the driver's shared memory for the output (fd 5) is missing or too small");
-  void* p = mmap(nullptr, need, PROT_READ | PROT_WRITE, MAP_SHARED, kSnapshotFd, 0);
+  void* p = mmap(nullptr, need, PROT_READ | PROT_WRITE, MAP_SHARED, kSnapshotFd,
+                 static_cast<off_t>(offset));
   if (p == MAP_FAILED)
     throw std::runtime_error(std::string("mapping the driver's shared memory: ") +
                              std::strerror(errno));
@@ -181,18 +184,33 @@ void snapshot(const Output& output, bool with_scale) {
 
 class WorkerCase : public Case {
  public:
-  WorkerCase(std::string name, std::uint64_t seed, Channel& channel)
-      : Case(std::move(name), seed), channel_(channel) {}
+  // `fresh`: the case set up again on inputs drawn from a seed the driver chose (see "fresh"
+  // below); its first call is timed, so it is not called before.
+  WorkerCase(std::string name, std::uint64_t seed, Channel& channel, bool fresh)
+      : Case(std::move(name), seed), channel_(channel), fresh_(fresh) {}
   bool measured = false;
+  /// Set when the driver asked for fresh inputs: the case function is to run again on this seed.
+  std::optional<std::uint64_t> next_seed;
 
   void measure(const Kernel& kernel) override {
     measured = true;
-    // Check once before timing anything: a wrong kernel's speed means nothing.
     kernel.poison();
-    kernel.run();
-    if (CheckResult r = kernel.verify(); !r) {
-      channel_.send({{"type", "wrong"}, {"report", r.report()}});
-      return;
+    if (fresh_) {
+      // Whatever the set-up left in flight (a GPU's uploads from pageable memory return before
+      // they land) finishes before "ready", not in the first timed call: copying the (poisoned)
+      // output waits for it, as a GPU case's copy downloads after its device is done.
+      if (kernel.output.count > 0 && kernel.output.copy) {
+        std::vector<std::byte> scratch(size_of(kernel.output.element) * kernel.output.count);
+        kernel.output.copy(scratch);
+      }
+    } else {
+      // Check once before timing anything: a wrong kernel's speed means nothing. (On fresh inputs
+      // the driver compares the output with the reference's instead.)
+      kernel.run();
+      if (CheckResult r = kernel.verify(); !r) {
+        channel_.send({{"type", "wrong"}, {"report", r.report()}});
+        return;
+      }
     }
     const nlohmann::json hints = this->hints();
     nlohmann::json extras = nlohmann::json::array();
@@ -203,7 +221,7 @@ class WorkerCase : public Case {
     nlohmann::json ready = {{"type", "ready"},        {"case", name()},
                             {"function", function()}, {"description", description()},
                             {"work", work()},         {"hints", hints},
-                            {"extras", extras}};
+                            {"extras", extras},       {"fresh", fresh_}};
     if (items_per_call() > 0) ready["per_item"] = {{"items", items_per_call()}, {"item", item()}};
     const Output& out = kernel.output;
     if (out.count > 0 && out.copy)
@@ -215,8 +233,9 @@ class WorkerCase : public Case {
                            {"derivation", out.tolerance.derivation}}},
                          {"scaled", static_cast<bool>(out.scale)}};
     channel_.send(ready);
-    kernel
-        .poison();  // every timed run must write the outputs again; verify checks the last one did
+    // Every timed run must write the outputs again; verify checks the last one did. (On fresh
+    // inputs they are poisoned already, and settled.)
+    if (!fresh_) kernel.poison();
     const BatchRunner runner = runner_of(kernel);
     for (;;) {
       const nlohmann::json command = channel_.receive();
@@ -229,7 +248,8 @@ class WorkerCase : public Case {
         nlohmann::json reply = {{"type", "times"},
                                 {"seconds", runner(command.at("count").get<int>())}};
         if (checked) {
-          snapshot(out, command.value("scale", false) && out.scale);
+          snapshot(out, command.value("scale", false) && out.scale,
+                   command.value("offset", std::size_t{0}));
           reply["snapshot"] = true;
         }
         channel_.send(reply);
@@ -237,6 +257,11 @@ class WorkerCase : public Case {
         const Extra& extra = this->extras().at(command.at("index").get<std::size_t>());
         channel_.send(
             {{"type", "times"}, {"seconds", runner_of(extra)(command.at("count").get<int>())}});
+      } else if (what == "fresh") {
+        // New inputs, drawn from the driver's seed: this kernel and its buffers end here, and the
+        // case function runs again (run_worker), so that no call has seen them before.
+        next_seed = command.at("seed").get<std::uint64_t>();
+        return;
       } else if (what == "verify") {
         const CheckResult r = kernel.verify();
         channel_.send({{"type", "verified"}, {"ok", r.ok}, {"report", r.report()}});
@@ -248,6 +273,7 @@ class WorkerCase : public Case {
 
  private:
   Channel& channel_;
+  bool fresh_;
 };
 
 const Registered* find_case(const std::string& name) {
@@ -265,11 +291,18 @@ int run_worker(const std::string& name, std::uint64_t seed) {
     return 2;
   }
   try {
-    WorkerCase c(name, seed, channel);
-    registered->function(c);
-    if (!c.measured)
-      channel.send(
-          {{"type", "error"}, {"message", "perf case '" + name + "' never called measure()"}});
+    // Each pass sets the case up on new inputs (the driver's "fresh" command), until it says quit.
+    bool fresh = false;
+    for (std::optional<std::uint64_t> next = seed; next; fresh = true) {
+      WorkerCase c(name, *next, channel, fresh);
+      registered->function(c);
+      if (!c.measured) {
+        channel.send(
+            {{"type", "error"}, {"message", "perf case '" + name + "' never called measure()"}});
+        break;
+      }
+      next = c.next_seed;
+    }
   } catch (const NotImplemented& e) {
     channel.send({{"type", "not_implemented"}, {"message", e.what()}, {"file", e.file()}});
   } catch (const Skipped& e) {

@@ -4,6 +4,7 @@
 #include <workbook/ceilings.hpp>
 #include <workbook/internal/perf_driver.hpp>
 #include <workbook/internal/perf_verdict.hpp>
+#include <workbook/internal/subprocess.hpp>
 #include <workbook/perf.hpp>
 #include <workbook/skip.hpp>
 
@@ -19,6 +20,7 @@
 #include <sstream>
 #include <vector>
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
@@ -252,8 +254,9 @@ TEST_F(PerfDriver, FailsAKernelThatFakesItsOwnCheckWhenTimed) {
   EXPECT_EQ(r["outcome"], "fail");
   EXPECT_EQ(r["reason"], "timed_output_differs");
   EXPECT_EQ(r["output_check"]["first"], 0);
-  EXPECT_DOUBLE_EQ(r["output_check"]["yours"].get<double>(),
-                   r["output_check"]["expected"].get<double>() + 1.0);
+  // 2 x + 1 in floats (on whichever inputs were checked: the first set, or fresh ones).
+  EXPECT_FLOAT_EQ(r["output_check"]["yours"].get<float>(),
+                  r["output_check"]["expected"].get<float>() + 1.0f);
 }
 
 TEST_F(PerfDriver, FailsAKernelThatSkipsWorkWhenTimed) {
@@ -406,6 +409,204 @@ TEST_F(PerfDriver, ASetupProblemIsNotTheStudentsFault) {
   auto unknown = options("no_such_case", WORKBOOK_TEST_WORKER_GOOD);
   EXPECT_EQ(run(unknown), 1);
   EXPECT_THAT(output.str(), HasSubstr("no perf case named 'no_such_case'"));
+}
+
+// --- What the verdict is judged by (grade), from controlled evidence
+// ------------------------------
+
+using workbook::perf::Evidence;
+using workbook::perf::grade;
+
+// A comparison in which both workers report what the driver's clock saw: 1 ms a call each, on one
+// thread, with CPU time to match.
+Evidence honest() {
+  Evidence e{.yours_reported = 1e-3,
+             .yours_clock = 1.01e-3,
+             .reference_reported = 1e-3,
+             .clock_ratio = 1.0,
+             .harness_overhead = 0.01e-3,
+             .apart = "test"};
+  e.yours_cpu = e.reference_cpu = {.cpu_seconds = 0.1, .window_seconds = 0.11, .calls = 100};
+  return e;
+}
+
+TEST(Grade, HonestWorkersAreJudgedByWhatTheyReported) {
+  const auto g = grade(honest());
+  EXPECT_NEAR(g.ratio, 1.0, 1e-9);
+  EXPECT_NEAR(g.reported_ratio, 1.0, 1e-9);
+  EXPECT_TRUE(g.flags.empty());
+}
+
+TEST(Grade, AWorkerThatReportsLessThanTheClockSawIsJudgedByTheClock) {
+  Evidence e = honest();
+  e.yours_reported = 0.5e-3;  // the clock saw 1.01 ms, as for the reference
+  const auto g = grade(e);
+  EXPECT_NEAR(g.reported_ratio, 0.5, 1e-9);
+  EXPECT_NEAR(g.ratio, 1.0, 1e-9);
+  ASSERT_EQ(g.flags.size(), 1u);
+  EXPECT_THAT(g.flags[0], HasSubstr("judged by the driver's clock"));
+}
+
+TEST(Grade, TheHarnesssOwnOverheadIsNotCountedAgainstTheStudent) {
+  // A GPU worker's clock includes an L2 flush before each call: 0.5 ms here, on both sides.
+  Evidence e = honest();
+  e.harness_overhead = 0.5e-3;
+  // Its host thread spins through each call, and launches, flushes and reads timestamps around it:
+  // far more host time than the GPU's 1 ms, one core at most.
+  e.yours_cpu.cpu_seconds = e.reference_cpu.cpu_seconds = 0.3;
+  e.yours_cpu.window_seconds = e.reference_cpu.window_seconds = 0.32;
+  const auto g = grade(e);
+  EXPECT_NEAR(g.ratio, 1.0, 1e-9);
+  EXPECT_TRUE(g.flags.empty());
+}
+
+TEST(Grade, CpuTimeBeyondTheCasesThreadsIsCountedAsTheCalls) {
+  // 2 ms of CPU time per call in calls that took 1 ms on a one-thread case: another thread
+  // finished the work after the calls returned.
+  Evidence e = honest();
+  e.yours_cpu.cpu_seconds = 0.2;  // in windows of 0.11 s
+  const auto g = grade(e);
+  EXPECT_NEAR(g.ratio, 2.0 - 0.01, 1e-9);  // its CPU time per call, less the harness's overhead
+  ASSERT_EQ(g.flags.size(), 1u);
+  EXPECT_THAT(g.flags[0], HasSubstr("threads that go on working after a call returns"));
+  // The same CPU time on a case of two threads is what two threads do in that time.
+  e.yours_cpu.threads = 2;
+  EXPECT_TRUE(grade(e).flags.empty());
+}
+
+TEST(Grade, CpuTimeBetweenTimedBatchesIsCountedAsTheCalls) {
+  Evidence e = honest();
+  e.yours_cpu.outside_seconds = 0.1;  // as much again, while it should have been frozen
+  const auto g = grade(e);
+  EXPECT_NEAR(g.ratio, 2.0 - 0.01, 1e-9);
+  ASSERT_EQ(g.flags.size(), 1u);
+  EXPECT_THAT(g.flags[0], HasSubstr("between its timed batches"));
+}
+
+TEST(Grade, AKernelFasterOnInputsItHasSeenIsJudgedByItsFirstCalls) {
+  // Honestly 2.6x the reference, 1.3x once it has the result: its first call on each set of fresh
+  // inputs shows the 2.6x.
+  Evidence e = honest();
+  e.yours_reported = 1.3e-3;
+  e.yours_clock = 1.31e-3;
+  e.clock_ratio = 1.3;
+  const Evidence::FreshSet set{.yours_first = 2.6e-3,
+                               .yours_repeat = 1.3e-3,
+                               .reference_first = 1e-3,
+                               .reference_repeat = 1e-3};
+  e.fresh = {set};
+  EXPECT_TRUE(grade(e).flags.empty()) << "one set of inputs is not enough to judge by";
+  Evidence::FreshSet noisy = set;
+  noisy.yours_first = 1.4e-3;  // its first call on one set no slower than the rest
+  e.fresh = {set, noisy, set};
+  EXPECT_TRUE(grade(e).flags.empty()) << "every set must show it";
+  e.fresh = {set, set, set};
+  const auto g = grade(e);
+  EXPECT_NEAR(g.ratio, 2.6, 1e-9);
+  ASSERT_EQ(g.flags.size(), 1u);
+  EXPECT_THAT(g.flags[0], HasSubstr("faster on inputs it has seen"));
+  ASSERT_TRUE(g.fresh);
+  EXPECT_EQ(g.fresh->sets, 3);
+}
+
+TEST(Grade, AFirstCallSlowForBothKernelsAlikeIsNotFlagged) {
+  Evidence e = honest();
+  const Evidence::FreshSet cold{.yours_first = 1.5e-3,
+                                .yours_repeat = 1e-3,
+                                .reference_first = 1.5e-3,
+                                .reference_repeat = 1e-3};
+  e.fresh = {cold, cold};
+  const auto g = grade(e);
+  EXPECT_TRUE(g.flags.empty());
+  EXPECT_NEAR(g.ratio, 1.0, 1e-9);
+}
+
+// --- The same, end to end: the bad worker's kernels shape their timing (perf_test_worker.cpp)
+// -----
+
+TEST_F(PerfDriver, HonestKernelsAreNotFlaggedForTheirCpuTimeOrTheirFirstCalls) {
+  // Timed on the host clock, two honest kernels may differ by the noise of the machine; neither
+  // does work outside its calls, nor is faster on inputs it has seen.
+  run(options("cached_by_content", WORKBOOK_TEST_WORKER_GOOD));
+  ASSERT_TRUE(verdict.graded) << output.str();
+  for (const std::string& flag : verdict.graded->flags) {
+    EXPECT_THAT(flag, ::testing::Not(HasSubstr("inputs drawn afresh")));
+    EXPECT_THAT(flag, ::testing::Not(HasSubstr("CPU time")));
+  }
+  ASSERT_TRUE(verdict.graded->fresh);
+  EXPECT_GE(verdict.graded->fresh->sets, 2);
+}
+
+TEST_F(PerfDriver, ACacheKeyedOnTheInputsContentIsJudgedByItsFirstCalls) {
+  run(options("cached_by_content", WORKBOOK_TEST_WORKER_BAD));
+  ASSERT_TRUE(verdict.graded) << output.str();
+  // What its worker reported (microseconds, from the cache) is not what it is judged by: its
+  // first calls on inputs drawn afresh (2 ms against the reference's 1 ms).
+  EXPECT_LT(verdict.graded->reported_ratio, 0.5);
+  EXPECT_GT(verdict.graded->ratio, 2 * verdict.graded->reported_ratio);
+  EXPECT_THAT(output.str(), HasSubstr("faster on inputs it has seen"));
+}
+
+TEST_F(PerfDriver, ACacheKeyedOnTheInputsAddressFails) {
+  // Set up again, the inputs may sit at the same address with other values: then the cached
+  // output is not theirs; elsewhere, the cache is judged by its first calls.
+  EXPECT_EQ(run(options("cached_by_pointer", WORKBOOK_TEST_WORKER_BAD)), 1) << output.str();
+  EXPECT_TRUE(verdict.reason == workbook::perf::Reason::timed_output_differs ||
+              (verdict.graded && verdict.graded->ratio > 1.5))
+      << output.str();
+}
+
+TEST_F(PerfDriver, AWorkerThatUnderReportsIsJudgedByTheDriversClock) {
+  // It reports a quarter of each call's time.
+  run(options("under_reported", WORKBOOK_TEST_WORKER_BAD));
+  ASSERT_TRUE(verdict.graded) << output.str();
+  EXPECT_GT(verdict.graded->ratio, 2 * verdict.graded->reported_ratio);
+  EXPECT_THAT(output.str(), HasSubstr("judged by the driver's clock"));
+}
+
+TEST_F(PerfDriver, CpuTimeOfHelperThreadsCountsInAOneThreadCase) {
+  // 4 ms of CPU time a call in two threads, reported as 1 ms.
+  run(options("helper_threads", WORKBOOK_TEST_WORKER_BAD));
+  ASSERT_TRUE(verdict.graded) << output.str();
+  EXPECT_GT(verdict.graded->yours.cpu_seconds / verdict.graded->yours.calls, 3.9e-3);
+  // Judged by its CPU time where the two threads ran at once, by the clock where they could not:
+  // 2 ms a call at least either way, twice what its worker reported.
+  EXPECT_GT(verdict.graded->seconds, 2e-3) << output.str();
+}
+
+TEST_F(PerfDriver, AWorkerIsFrozenWhileTheOtherIsTimed) {
+  // Its thread spins from the first call on; frozen between its batches, it uses no CPU time
+  // there, so none while the reference is timed.
+  run(options("spinner", WORKBOOK_TEST_WORKER_BAD));
+  ASSERT_TRUE(verdict.graded) << output.str();
+  const auto& mine = verdict.graded->yours;
+  EXPECT_FALSE(verdict.graded->apart.empty());
+  EXPECT_GT(mine.cpu_seconds, 0.0);
+  EXPECT_LT(mine.outside_seconds, 0.02) << "CPU time between batches: not frozen";
+  EXPECT_GT(mine.calls, 0);
+}
+
+TEST(ProcessTree, FreezingStopsEveryProcessOfTheTreeAndCountsItsChildren) {
+  // A shell whose child spins: frozen, neither gains CPU time; thawed, the tree does.
+  workbook::TreeFreezer freezer("workbook-test");
+  workbook::Subprocess shell({.argv = {"/bin/sh", "-c", "sh -c 'while :; do :; done' & wait"},
+                              .cgroup_procs = freezer.cgroup_procs()});
+  freezer.attach(shell.pid());
+  std::vector<pid_t> tree;
+  for (int i = 0; i < 500 && tree.size() < 2; ++i) {
+    usleep(10000);
+    tree = freezer.pids();
+  }
+  ASSERT_GE(tree.size(), 2u) << "the shell's child did not start";
+  freezer.freeze();
+  const double frozen = workbook::cpu_seconds(tree);
+  usleep(200000);
+  EXPECT_LT(workbook::cpu_seconds(tree) - frozen, 0.005) << freezer.describe();
+  freezer.thaw();
+  const double thawed = workbook::cpu_seconds(tree);
+  for (int i = 0; i < 500 && workbook::cpu_seconds(tree) - thawed < 0.01; ++i) usleep(10000);
+  EXPECT_GE(workbook::cpu_seconds(tree) - thawed, 0.01) << "the tree did not run again";
+  for (pid_t p : freezer.pids()) kill(p, SIGKILL);  // the spinning child too
 }
 
 }  // namespace

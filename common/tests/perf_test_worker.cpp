@@ -16,6 +16,9 @@
 #include <cstring>
 #include <functional>
 #include <thread>
+#include <vector>
+
+#include <time.h>
 
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -191,6 +194,129 @@ WORKBOOK_PERF_CASE(skipped_when_timed);
 WORKBOOK_PERF_CASE(tamper);
 WORKBOOK_PERF_CASE(hang);
 WORKBOOK_PERF_CASE(chatty);
+
+// --- Kernels that shape their timing: each case is honest in the good worker
+// ---------------------- Each call burns a fixed amount of its thread's CPU time (which load cannot
+// shorten) and reports its time on the host clock, as a lab's worker does (unless it lies): what is
+// asserted of them is what the driver decides from CPU time, or from a difference of 2x or more.
+
+double thread_cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
+void burn(double seconds) {
+  for (const double end = thread_cpu_seconds() + seconds; thread_cpu_seconds() < end;) {
+  }
+}
+// The host clock's runner, its times scaled by `factor` (1: honestly).
+workbook::BatchRunner clock_timed(std::function<void()> run, double factor = 1) {
+  return [runner = workbook::local_runner(std::move(run)), factor](int count) {
+    std::vector<double> seconds = runner(count);
+    for (double& s : seconds) s *= factor;
+    return seconds;
+  };
+}
+
+enum class Shaping {
+  cached_by_content,  // keeps its last output, keyed on a hash of the input; computing is 2x slow
+  cached_by_pointer,  // returns at once when called on the same input buffer; computing is 2x slow
+  under_reported,     // works 2 ms a call, reports a quarter of it
+  helper_threads,     // a call of a one-thread case works in two threads, 2 ms each; reports 1 ms
+  spinner,            // honest calls, but leaves a thread spinning for ever after the first
+};
+
+// y = 2 x, plus 1 ms of work per call in the good worker; shaped as `how` in the bad one.
+void shaped(workbook::perf::Case& perf, Shaping how) {
+  workbook::AlignedVector<float> x(kN);
+  workbook::fill_uniform(x, perf.rng());
+  workbook::GuardedBuffer<float> y(kN);
+  perf.describe("scale", "y = 2 x over 64 Ki floats, and 1 ms of work");
+  perf.work({.ops = double(kN), .bytes = 8.0 * kN});
+  auto compute = [&](double seconds) {
+    for (std::size_t i = 0; i < kN; ++i) y[i] = 2.0f * x[i];
+    burn(seconds);
+  };
+  static std::vector<float> kept;
+  static std::uint64_t kept_hash = 0;
+  static const float* kept_input = nullptr;
+  static std::thread spinning;
+  auto run = [&, how] {
+    if (!kBad) return compute(1e-3);
+    switch (how) {
+      case Shaping::cached_by_content: {
+        std::uint64_t h = 1469598103934665603ull;  // FNV-1a over the input's bytes
+        for (const float v : x) {
+          std::uint32_t b;
+          std::memcpy(&b, &v, sizeof b);
+          h = (h ^ b) * 1099511628211ull;
+        }
+        if (h == kept_hash && kept.size() == kN) {
+          std::memcpy(y.data(), kept.data(), kN * sizeof(float));
+          return;
+        }
+        compute(2e-3);
+        kept.assign(y.data(), y.data() + kN);
+        kept_hash = h;
+        return;
+      }
+      case Shaping::cached_by_pointer:
+        if (x.data() == kept_input) return;
+        compute(2e-3);
+        kept_input = x.data();
+        return;
+      case Shaping::under_reported:
+        return compute(2e-3);
+      case Shaping::helper_threads: {
+        std::thread helper([] { burn(2e-3); });
+        compute(2e-3);
+        helper.join();
+        return;
+      }
+      case Shaping::spinner:
+        if (!spinning.joinable())
+          spinning = std::thread([] {
+            for (;;) asm volatile("" ::: "memory");
+          });
+        return compute(1e-3);
+    }
+  };
+  workbook::BatchRunner runner = clock_timed(run);
+  if (kBad && how == Shaping::under_reported) runner = clock_timed(run, 0.25);
+  if (kBad && how == Shaping::helper_threads) runner = fixed_time(run, 1e-3);
+  perf.measure({.run = run,
+                .poison = [&] { y.poison(); },
+                .verify =
+                    [&] {
+                      return workbook::check_elementwise(
+                          y, [&](std::size_t i) { return 2.0 * x[i]; },
+                          {.where = {"scale", "common/tests/perf_test_worker.cpp"},
+                           .tolerance = workbook::Tolerance::exact()});
+                    },
+                .output = workbook::perf::output_of(y, workbook::Tolerance::exact()),
+                .runner = runner});
+  if (spinning.joinable()) spinning.detach();  // spins until the driver ends the worker
+}
+void cached_by_content(workbook::perf::Case& perf) {
+  shaped(perf, Shaping::cached_by_content);
+}
+void cached_by_pointer(workbook::perf::Case& perf) {
+  shaped(perf, Shaping::cached_by_pointer);
+}
+void under_reported(workbook::perf::Case& perf) {
+  shaped(perf, Shaping::under_reported);
+}
+void helper_threads(workbook::perf::Case& perf) {
+  shaped(perf, Shaping::helper_threads);
+}
+void spinner(workbook::perf::Case& perf) {
+  shaped(perf, Shaping::spinner);
+}
+WORKBOOK_PERF_CASE(cached_by_content);
+WORKBOOK_PERF_CASE(cached_by_pointer);
+WORKBOOK_PERF_CASE(under_reported);
+WORKBOOK_PERF_CASE(helper_threads);
+WORKBOOK_PERF_CASE(spinner);
 
 // A case that cannot run on this machine (as a GPU case on a machine without a GPU), in both
 // workers.

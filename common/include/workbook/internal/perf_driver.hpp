@@ -20,6 +20,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <vector>
 
 namespace workbook::perf {
 
@@ -77,6 +78,40 @@ std::optional<OutputDifference> compare_outputs(const OutputCheck& check,
 /// The failure a difference means, for the student: what differs, and what it says about the
 /// kernel.
 std::string describe(const OutputCheck& check, const OutputDifference& difference);
+
+/// What the driver saw of one comparison, which grade() judges. Times are seconds per call.
+struct Evidence {
+  double yours_reported = 0;  ///< the median of the times the student's worker reported
+  /// The median of the driver's clock per call over the student's timed batches: a report can be
+  /// refuted only where its calls took longer than it says (0 without a reference worker).
+  double yours_clock = 0;
+  double reference_reported = 0;  ///< the reference's (its expected time without a worker)
+  /// The driver's clock per call of the student's batches over the reference's, in the same
+  /// round (interleaved: a loaded machine slows both alike), the median over the rounds; 0 without
+  /// a reference worker.
+  double clock_ratio = 0;
+  /// The harness's own time per call (channel, a GPU's L2 flush): the least, over the reference's
+  /// timed batches, of the driver's clock per call less the reference's reported median (0
+  /// without a reference worker).
+  double harness_overhead = 0;
+  std::string apart;  ///< how each worker was frozen while the other was timed
+  CpuAccount yours_cpu, reference_cpu;
+  /// One set of fresh inputs: each worker's first call on them and the median of the round of
+  /// calls after it, as reported (a single call's round trip on a loaded machine is mostly
+  /// waiting to be scheduled; a worker that misreports is caught by clock_ratio).
+  struct FreshSet {
+    double yours_first = 0, yours_repeat = 0;
+    double reference_first = 0, reference_repeat = 0;
+  };
+  std::vector<FreshSet> fresh;
+};
+
+/// What the verdict is judged by: the student's time never below what the driver's clock says
+/// (beyond its noise), and raised to the honest figure
+/// when its process's CPU time exceeds what the case's threads can do in the time its calls took,
+/// or when its first calls on fresh inputs are slower, against its later calls, than the
+/// reference's are (the thresholds and their margins are explained where they are defined).
+Graded grade(const Evidence& evidence);
 
 /// Runs the perf test and returns its verdict; prints to `out` only what it does while it measures
 /// (the test's name, the ceilings, a second attempt). Writes no file: the reporters of

@@ -149,6 +149,53 @@ struct PerItem {
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(PerItem, items, item, student_seconds,
                                                 reference_seconds)
 
+/// A worker's CPU time over its timed batches, against the driver's clock of the same windows:
+/// every thread and child of the worker counts, so work finished by a thread after a call
+/// returned, or done between calls, shows here though no call's time includes it.
+struct CpuAccount {
+  double cpu_seconds = 0;      ///< user + system time of the whole process tree in its windows
+  double window_seconds = 0;   ///< the driver's clock of the same windows (thaw to freeze)
+  double outside_seconds = 0;  ///< CPU time between its windows (frozen: none)
+  int calls = 0;               ///< calls made in the windows
+  unsigned threads = 1;        ///< the threads the case allows (Work::threads)
+  /// Cores busy on average in the windows.
+  double cores() const { return window_seconds > 0 ? cpu_seconds / window_seconds : 0; }
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(CpuAccount, cpu_seconds, window_seconds,
+                                                outside_seconds, calls, threads)
+
+/// The first call on inputs no call has seen (the case set up again from a new seed in both
+/// workers), against the calls after it on the same inputs: a kernel that keeps results between
+/// calls is slow only on the first. Medians over the sets of inputs, seconds per call.
+struct FreshInputs {
+  int sets = 0;  ///< how many times the inputs were drawn afresh
+  double yours_first = 0, yours_repeat = 0;
+  double reference_first = 0, reference_repeat = 0;
+  /// yours_first / reference_first: both first calls on the same inputs.
+  double first_ratio() const { return reference_first > 0 ? yours_first / reference_first : 0; }
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(FreshInputs, sets, yours_first, yours_repeat,
+                                                reference_first, reference_repeat)
+
+/// What the verdict is judged by (and the grader scores): the student's time as the driver saw it,
+/// never below the driver's own clock (a worker's reported time only shows on the console), raised
+/// to the honest figure when its CPU time or its first calls on fresh inputs say it did more work
+/// than its calls' times show.
+struct Graded {
+  double seconds = 0;            ///< the student's time per call
+  double reference_seconds = 0;  ///< the reference's (its expected time in profile mode)
+  double ratio = 0;              ///< seconds / reference_seconds: what passes and what is scored
+  double reported_ratio = 0;     ///< the same from the times the workers reported (a hint)
+  std::string apart;             ///< how each worker was stopped while the other was timed
+  CpuAccount yours, reference;
+  std::optional<FreshInputs> fresh;  ///< empty without a reference worker
+  /// Each flag: what was observed and what it changed, one sentence; empty when nothing was.
+  std::vector<std::string> flags;
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Graded, seconds, reference_seconds, ratio,
+                                                reported_ratio, apart, yours, reference, fresh,
+                                                flags)
+
 /// What the driver's comparison of a timed call's output with the reference's found.
 struct TimedOutputCheck {
   bool checked = false;
@@ -199,6 +246,7 @@ struct Verdict {
   std::optional<Summary> ratio;       ///< the student's time / the reference's
   std::string ratio_note;             ///< how the ratio was measured
   std::optional<DriverClock> clock;   ///< the driver's own clock
+  std::optional<Graded> graded;       ///< what the verdict is judged by (see Graded)
   std::optional<ProfileUse> profile;  ///< without a reference worker
 
   std::vector<ExtraResult> extras;
@@ -217,7 +265,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Verdict, lab, case_name, edit, s
                                                 message, ceilings, function, description, work,
                                                 rounds, ratios, first_attempt_ratio, student,
                                                 reference, reference_label, ratio, ratio_note,
-                                                clock, profile, extras, per_item, notes,
+                                                clock, graded, profile, extras, per_item, notes,
                                                 output_check, next)
 
 /// workbook-perf's exit code: 0 pass or recorded, 1 fail, 2 error, kSkipReturnCode skipped.

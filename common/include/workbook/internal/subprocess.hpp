@@ -29,6 +29,9 @@ class Subprocess {
     /// Descriptors of this process the child gets as fds 5, 6, ... (after the channel's): the perf
     /// driver hands each worker a shared memory for its outputs this way.
     std::vector<int> extra_fds = {};
+    /// A cgroup's `cgroup.procs` file the child moves itself into before exec (empty: none), so
+    /// that its whole tree, daemons included, stays in that cgroup (see TreeFreezer).
+    std::string cgroup_procs = {};
   };
 
   /// Starts the child. Throws std::runtime_error when the program cannot be started.
@@ -68,6 +71,57 @@ class Subprocess {
   int to_child_ = -1, from_child_ = -1;
   std::string buffer_;
   std::optional<Exit> exit_;
+};
+
+/// The processes of a child's tree: the child and every descendant (found by their parents in
+/// /proc), plus every process of `cgroup_procs` when given (a daemon re-parented away from the
+/// tree stays in its cgroup).
+std::vector<pid_t> process_tree(pid_t root, const std::string& cgroup_procs = {});
+
+/// The CPU time (user + system, seconds) of every thread, living or exited, of the processes
+/// `pids`, and of their children that they have reaped: what the tree has consumed so far.
+double cpu_seconds(const std::vector<pid_t>& pids);
+
+/// Stops every process of a child's tree and resumes it, so that nothing of it runs while another
+/// program is timed. It uses the machine's cgroup freezer where this process may create a cgroup
+/// (v1 at /sys/fs/cgroup/freezer, else v2's cgroup.freeze beside this process's own cgroup), and
+/// SIGSTOP / SIGCONT of each process otherwise, and for any process of the tree that left the
+/// cgroup.
+class TreeFreezer {
+ public:
+  /// How the tree is stopped.
+  enum class Method { cgroup_v1, cgroup_v2, signals };
+  /// Creates a cgroup of its own when the machine lets this process (`name` names it); the child
+  /// must join it (Subprocess::Options::cgroup_procs = cgroup_procs()) before attach().
+  explicit TreeFreezer(const std::string& name);
+  ~TreeFreezer();  ///< resumes the tree and removes the cgroup (once its processes are gone)
+  TreeFreezer(const TreeFreezer&) = delete;
+  TreeFreezer& operator=(const TreeFreezer&) = delete;
+
+  /// The `cgroup.procs` the child joins (empty: signals only).
+  const std::string& cgroup_procs() const { return procs_; }
+  /// The tree to control: `root`'s.
+  void attach(pid_t root) { root_ = root; }
+  /// The processes of the tree now.
+  std::vector<pid_t> pids() const { return process_tree(root_, procs_); }
+  /// The tree's CPU time so far (see cpu_seconds()).
+  double cpu() const { return cpu_seconds(pids()); }
+  /// Stops the whole tree and returns once every process of it is stopped (at most `timeout`
+  /// seconds; throws std::runtime_error beyond, or when a process cannot be stopped).
+  void freeze(double timeout = 5);
+  /// Resumes whatever freeze() stopped.
+  void thaw();
+  bool frozen() const { return frozen_; }
+  Method method() const { return method_; }
+  /// "the cgroup v1 freezer", "the cgroup v2 freezer" or "SIGSTOP of every process".
+  std::string describe() const;
+
+ private:
+  Method method_ = Method::signals;
+  std::string dir_, procs_;
+  pid_t root_ = -1;
+  bool frozen_ = false;
+  std::vector<pid_t> signalled_;  // stopped with SIGSTOP by the last freeze()
 };
 
 }  // namespace workbook
