@@ -1,6 +1,7 @@
 // Run (see run_stage.hpp): results come back only through channels the grader reads itself.
 #include "run_stage.hpp"
 
+#include <grade/sealed.hpp>
 #include <workbook/skip.hpp>
 
 #include <algorithm>
@@ -218,12 +219,14 @@ void run_hidden(Context& c, const LabRecipe& lab, const Rubric& rubric, std::vec
   write_json(spec_file, spec_to_json(worker));
   const fs::path report = c.ws.priv() / (lab.name() + "-hidden.json");
   const fs::path progress = c.ws.priv() / (lab.name() + "-hidden-progress.jsonl");
-  // Each function's per-call deadline: 100 times the reference's slowest call (at least 1 s), so
-  // that slow code fails its own tests in seconds and leaves the lab's budget to the others.
+  // Each function's per-call deadline, from the reference's slowest call (sealed.hpp), so that
+  // slow code fails its own tests in seconds and leaves the lab's budget to the others.
   std::string deadlines;
   for (const auto& [function, seconds] : lab.call_seconds)
     deadlines += (deadlines.empty() ? "" : ",") + function + "=" +
-                 fixed(std::min(timeout, std::max(1.0, 100 * seconds)), 3);
+                 fixed(std::min(timeout, std::max(sealed::kCallDeadlineFloorSeconds,
+                                                  sealed::kCallDeadlineFactor * seconds)),
+                       3);
   SandboxSpec checker;
   checker.isolate = false;
   for (char** e = environ; *e; ++e) checker.env.push_back(*e);

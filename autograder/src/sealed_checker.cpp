@@ -222,8 +222,11 @@ Reply Worker::call(const std::string& function, const std::vector<Arg>& args) {
       ended(doing);
       dead_ = function + " did not return within " +
               workbook::format_fixed(limit, limit < 10 ? 1 : 0) + " s" +
-              (known != deadlines_.end() ? " (100 times the reference's slowest call, at least 1 s)"
-                                         : std::string()) +
+              (known != deadlines_.end()
+                   ? " (" + workbook::format_fixed(kCallDeadlineFactor, 0) +
+                         " times the reference's slowest call, at least " +
+                         workbook::format_fixed(kCallDeadlineFloorSeconds, 0) + " s)"
+                   : std::string()) +
               ": an endless loop, or far too slow for these inputs";
       reply.kind = "timeout";
       reply.message = dead_;

@@ -103,11 +103,26 @@ bool Cases::check(const CheckResult& result) {
 }
 
 const Cases::Failure* Cases::most_telling() const {
+  // A catalogue mistake that only one case names, while at least two other cases say something
+  // else that is telling, is a coincidence of that case's size (a loop that stops one batch early
+  // looks, at n = 32 alone, like one that steps by 32): it counts as a pattern, no more.
+  const auto weight = [this](const Failure& f) {
+    const Specificity r = rank(f.result);
+    if (r != Specificity::mistake) return r;
+    std::size_t same = 0, other = 0;
+    for (const Failure& g : failures_) {
+      if (g.result.mistake == f.result.mistake)
+        ++same;
+      else if (rank(g.result) >= Specificity::pattern)
+        ++other;
+    }
+    return same == 1 && other >= 2 ? Specificity::pattern : r;
+  };
   const Failure* best = nullptr;
   for (const Failure& f : failures_) {
     // Later wins ties: the loops run from small cases to large ones.
-    if (!best || rank(f.result) > rank(best->result) ||
-        (rank(f.result) == rank(best->result) && f.result.checked >= best->result.checked))
+    if (!best || weight(f) > weight(*best) ||
+        (weight(f) == weight(*best) && f.result.checked >= best->result.checked))
       best = &f;
   }
   return best;

@@ -143,6 +143,20 @@ TEST(Cases, AMistakeBeatsAPatternWhichBeatsAnObservation) {
   EXPECT_THAT(cases.report(), HasSubstr("Failed at 3 of 4 shifts: never written; negated; tail."));
 }
 
+TEST(Cases, AMistakeOnlyOneCaseNamesWhileOthersSaySomethingElseIsACoincidence) {
+  GuardedBuffer<float> negated(20);
+  for (std::size_t i = 0; i < 20; ++i) negated[i] = static_cast<float>(-answer(i));
+  Cases cases(where(), "size");
+  cases.next("negated");
+  cases.check(check(negated));
+  cases.next("tail of 3");
+  cases.check(check(written_up_to(67, 64)));
+  cases.next("tail of 8");
+  cases.check(check(written_up_to(1000, 992)));
+  EXPECT_THAT(cases.report(), HasSubstr("  Case: tail of 8 (of the 3 sizes that failed"));
+  EXPECT_THAT(cases.report(), HasSubstr("the last 8 elements were never written"));
+}
+
 TEST(Cases, AmongEqualsTheLargerCase) {
   Cases cases(where());
   cases.next("big");

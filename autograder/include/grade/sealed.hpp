@@ -48,6 +48,13 @@ class SandboxProcess;
 
 namespace workbook::sealed {
 
+/// A function's per-call deadline in the hidden tests, where the reference's time for it is known:
+/// kCallDeadlineFactor times the reference's slowest call, at least kCallDeadlineFloorSeconds. The
+/// floor is longer than any wait the hidden tests make on purpose (lab 03's tasks wait 10 s for
+/// each other, so that a pool that never runs them together is told so, not cut off as too slow).
+inline constexpr double kCallDeadlineFactor = 100;
+inline constexpr double kCallDeadlineFloorSeconds = 15;  ///< see kCallDeadlineFactor
+
 /// A buffer in the memory shared with the worker, with canary zones on both sides.
 template <class T>
 class Region {

@@ -1,7 +1,7 @@
 // Mistake: the scalar tail loop reads from index 0 again instead of where the SIMD loop stopped.
 // Below one batch it is the whole loop and right; above, the last n % lanes elements are wrong.
 // Checked by: Relu.MatchesOracleAtEverySize
-// Expect: your tail loop restarts from index 0 instead of where the SIMD loop stopped
+// Expect: the scalar tail restarts its input index at 0
 #include "vector_ops.hpp"
 
 #include <xsimd/xsimd.hpp>

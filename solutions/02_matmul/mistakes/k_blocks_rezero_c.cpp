@@ -1,7 +1,7 @@
 // Mistake: the loop over blocks of k outside, with C set to zero at the start of every block: C
 // holds only the last block's products.
 // Checked by: Matmul.LargeK
-// Expect: your output matches only the products from p = 19968 to k = 20000, the last block of k
+// Expect: the last block of k: each block of k replaced C instead of adding to it
 #include "matmul.hpp"
 
 #include <algorithm>
