@@ -106,8 +106,14 @@ Mounts find_mounts() {
 // Where a v2 cgroup's own processes go so that it can hand controllers down (probe()).
 constexpr const char* kLeaf = "workbook-leaf";
 
+// The perf driver's freezer cgroup for a worker (TreeFreezer in common/src/subprocess.cpp, named
+// "workbook-perf-<pid>-<n>"), beside or below the grader's own.
+constexpr const char* kPerfFreezer = "/workbook-perf-";
+
 // The grader's own cgroup in each hierarchy: "" for v2, the controller for v1. A process in our
-// leaf (a checker started after the probe moved the grader there) belongs to its parent.
+// leaf (a checker started after the probe moved the grader there), or in the cgroup the perf
+// driver freezes a worker's tree by (sandbox-exec, which starts that worker), belongs to the
+// grader's: its runs go into the grade's cgroup, not one below the freezer's.
 std::string own_path(const std::string& controller) {
   std::ifstream in("/proc/self/cgroup");
   for (std::string line; std::getline(in, line);) {
@@ -121,6 +127,9 @@ std::string own_path(const std::string& controller) {
       if (path.size() >= leaf.size() &&
           path.compare(path.size() - leaf.size(), leaf.size(), leaf) == 0)
         path.resize(path.size() - leaf.size());
+      if (const auto at = path.rfind(kPerfFreezer);
+          at != std::string::npos && path.find('/', at + 1) == std::string::npos)
+        path.resize(at);
       return path == "/" ? "" : path;
     }
   }
