@@ -172,13 +172,21 @@ void run_perf(Context& c, const LabRecipe& lab, const Rubric& rubric, std::vecto
       result.notes.push_back("perf " + item.test + ": " + reason);
       continue;
     }
-    if (v.outcome == perf::Outcome::fail && (v.reason == perf::Reason::timed_output_differs ||
-                                             v.reason == perf::Reason::output_tampered)) {
+    if (v.outcome == perf::Outcome::fail &&
+        (v.reason == perf::Reason::timed_output_differs ||
+         v.reason == perf::Reason::output_tampered || v.reason == perf::Reason::wrong)) {
       // The driver's own check of a timed call: the output differs from the reference's on the same
-      // inputs, though the check in the student's process passed. No points, and flagged.
+      // inputs, though the check in the student's process passed; or the perf worker's own check
+      // fails a kernel that is timed only once its tests pass (it computes differently when called
+      // as the timing calls it). No points, and flagged.
       item.status = ItemStatus::failed;
       item.output =
           "**Not credited:** " + v.message +
+          (v.reason == perf::Reason::wrong
+               ? "\nYour kernel passed its tests, but not when called as the timing calls it (the "
+                 "same buffers again and again): Your kernel skips or fakes work when timed, or "
+                 "keeps state from one call to the next."
+               : "") +
           " If you believe your kernel is right, ask your instructor to look at it.\n\nEdit " +
           lab.edit() + ".";
       item.details["flag"] = "timed output differs from the reference's";

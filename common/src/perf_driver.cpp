@@ -748,7 +748,21 @@ Verdict judge(const DriverOptions& o, std::ostream& out) {
         reference->keep_apart(false);
         student->fresh(seed);
         reference->fresh(seed);
-        const json again = student->await_ready();
+        // Wrong on new inputs after it was right before the timing began: the kernel tells the
+        // timed calls apart (the same buffer again, say) and does less work on them.
+        const json again = [&] {
+          try {
+            return student->await_ready();
+          } catch (const WorkerFailure& e) {
+            if (e.reason != Reason::wrong) throw;
+            throw WorkerFailure(
+                Reason::timed_output_differs,
+                std::string(e.what()) +
+                    "\nThat was its first call on inputs drawn afresh between timed batches; on "
+                    "the first inputs it was right. Your kernel skips or fakes work when timed: "
+                    "it must compute every call in full, whatever it was called with before.");
+          }
+        }();
         json theirs_again;
         try {
           theirs_again = reference->await_ready();
