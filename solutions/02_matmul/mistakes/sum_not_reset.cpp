@@ -1,7 +1,7 @@
 // Mistake: the i-j-p loops with one sum for the whole matrix, set to 0 before the loops and never
 // reset: each element of C carries the sums of the elements before it.
 // Checked by: Matmul.TinyShapes
-// Expect: your output matches each element plus every one before it in C (a running sum over the matrix)
+// Expect: every one before it in C (a running sum over the matrix)
 #include "matmul.hpp"
 
 namespace lab02 {
