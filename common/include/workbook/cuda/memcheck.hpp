@@ -23,18 +23,25 @@ namespace workbook::cuda {
 
 /// One invalid access of a memcheck report.
 struct MemoryFault {
-  enum class Kind { out_of_bounds, misaligned, other };
-  Kind kind = Kind::other;
-  std::string space;                          ///< "global", "shared" or "local"
-  std::string access;                         ///< "read" or "write"
-  std::size_t size = 0;                       ///< bytes accessed at once (16 for a float4)
-  std::string kernel;                         ///< the kernel's name, without its parameter list
-  std::string file;                           ///< the source file (empty without -lineinfo)
-  int line = 0;                               ///< the source line (0 without -lineinfo)
-  std::array<unsigned, 3> thread{}, block{};  ///< threadIdx and blockIdx of the faulting thread
-  std::uint64_t address = 0;  ///< the address accessed (a shared memory offset for shared)
-  /// The nearest allocation, when the report names one (global memory).
-  std::optional<std::uint64_t> allocation, allocation_size;
+  /// What memcheck said of the address ("Address 0x... is misaligned", "... is out of bounds").
+  enum class Kind {
+    out_of_bounds,  ///< outside the memory it may touch
+    misaligned,     ///< not a multiple of the access's size
+    other,          ///< anything else memcheck said of it
+  };
+  Kind kind = Kind::other;           ///< see Kind
+  std::string space;                 ///< "global", "shared" or "local"
+  std::string access;                ///< "read" or "write"
+  std::size_t size = 0;              ///< bytes accessed at once (16 for a float4)
+  std::string kernel;                ///< the kernel's name, without its parameter list
+  std::string file;                  ///< the source file (empty without -lineinfo)
+  int line = 0;                      ///< the source line (0 without -lineinfo)
+  std::array<unsigned, 3> thread{};  ///< threadIdx of the faulting thread
+  std::array<unsigned, 3> block{};   ///< blockIdx of the faulting thread
+  std::uint64_t address = 0;         ///< the address accessed (a shared memory offset for shared)
+  /// The nearest allocation's start, when the report names one (global memory).
+  std::optional<std::uint64_t> allocation;
+  std::optional<std::uint64_t> allocation_size;  ///< and its size in bytes
 
   /// address - allocation: negative before it, >= allocation_size past its end.
   std::int64_t offset() const {
