@@ -73,6 +73,9 @@ class Cases {
   ::testing::AssertionResult verdict() const;
 
  private:
+  /// \cond PRIVATE
+  // (Hidden from Doxygen: with private members left out it still links to a list of nested
+  // classes that it does not write.)
   struct Case {
     std::string context;
     std::optional<std::size_t> size;
@@ -82,6 +85,7 @@ class Cases {
     std::size_t case_index;
     CheckResult result;
   };
+  /// \endcond
   const Failure* most_telling() const;
   std::string summary() const;
   void publish() const;  // for the crash handler: the case running, and the failures so far
