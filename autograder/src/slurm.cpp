@@ -71,20 +71,17 @@ std::string job_name(const BatchOptions& b, const LabGroup& g) {
   return "workbook-" + g.name + "-" + hash_hex(b.out.string()).substr(0, 8);
 }
 
-// The states of this run's tasks still in the queue: "<job>_<task>" -> PENDING, RUNNING, ...
-std::map<std::string, std::string> queued(const BatchOptions& b,
-                                          const std::vector<LabGroup>& groups) {
+// This run's tasks still in the queue, as squeue shows them.
+std::map<std::string, QueuedTask> queued(const BatchOptions& b,
+                                         const std::vector<LabGroup>& groups) {
   std::vector<std::string> names;
   for (const LabGroup& g : groups) names.push_back(job_name(b, g));
-  const ToolOutput c =
-      run_tool({"squeue", "--noheader", "--array", "--name=" + join(names, ","), "--format=%i %T"});
+  const ToolOutput c = run_tool(
+      {"squeue", "--noheader", "--array", "--name=" + join(names, ","), "--format=%i|%T|%r"});
   if (c.exit_code != 0)
     throw std::runtime_error("squeue failed (exit code " + std::to_string(c.exit_code) +
                              "): " + first_errors(c.output, 5));
-  std::map<std::string, std::string> states;
-  std::istringstream lines(c.output);
-  for (std::string id, state; lines >> id >> state;) states[id] = state;
-  return states;
+  return parse_queue(c.output);
 }
 
 // Why a task ended without a result: sacct's state where accounting is on, else its log's words.
@@ -152,6 +149,24 @@ std::optional<std::uint64_t> batch_seed(const std::vector<std::string>& argument
 }
 
 }  // namespace
+
+std::map<std::string, QueuedTask> parse_queue(const std::string& squeue_output) {
+  std::map<std::string, QueuedTask> tasks;
+  std::istringstream lines(squeue_output);
+  for (std::string line; std::getline(lines, line);) {
+    const std::size_t a = line.find('|'), b = line.find('|', a == std::string::npos ? a : a + 1);
+    if (a == std::string::npos || b == std::string::npos) continue;
+    tasks[line.substr(0, a)] = {line.substr(a + 1, b - a - 1), line.substr(b + 1)};
+  }
+  return tasks;
+}
+
+bool launch_failed(const std::string& reason) {
+  // slurmctld's words when a node could not start the job: it requeues it held, and a held job
+  // stays pending until someone releases it, which would only fail the same way again.
+  return reason.find("launch failed") != std::string::npos ||
+         reason.find("launch_failed") != std::string::npos;
+}
 
 std::vector<LabGroup> lab_groups(const fs::path& trusted, const std::vector<std::string>& wanted) {
   LabGroup cpu{"cpu", {}, false}, gpu{"gpu", {}, true};
@@ -297,7 +312,7 @@ int batch_slurm(const BatchOptions& b, const SlurmOptions& s, std::ostream& log)
   for (const LabGroup& g : groups) fs::create_directories(results_of(b, g));
 
   // Tasks of an earlier run still queued: wait for them rather than grading twice.
-  std::map<std::string, std::string> states = queued(b, groups);
+  std::map<std::string, QueuedTask> states = queued(b, groups);
   std::vector<Submitted> submitted;
   const fs::path jobs_file = dir / "jobs.json";
   if (!states.empty() && fs::exists(jobs_file)) {
@@ -354,24 +369,50 @@ int batch_slurm(const BatchOptions& b, const SlurmOptions& s, std::ostream& log)
 
   // Waiting: the queue's states, and results as they appear.
   auto state_of = [&](const Submitted& job, std::size_t task,
-                      const std::map<std::string, std::string>& queue) {
+                      const std::map<std::string, QueuedTask>& queue) {
     const auto it = queue.find(job.job + "_" + std::to_string(task));
     const LabGroup& g = *std::find_if(groups.begin(), groups.end(),
                                       [&](const LabGroup& x) { return x.name == job.group; });
-    if (it != queue.end()) return it->second == "PENDING" ? TaskState::pending : TaskState::running;
+    if (it != queue.end())
+      return it->second.state == "PENDING" ? TaskState::pending : TaskState::running;
     return fs::exists(results_of(b, g) / job.ids[task] / "record.json") ? TaskState::done
                                                                         : TaskState::failed;
   };
+  // Tasks that Slurm could not start and holds: cancelled, so that the batch ends and a re-run
+  // submits them again; the reason is reported with the student.
+  std::map<std::string, std::string> not_started;
   std::string last;
   for (;;) {
     states = queued(b, groups);
-    std::map<TaskState, int> count;
     for (const Submitted& j : submitted)
-      for (std::size_t t = 0; t < j.ids.size(); ++t) ++count[state_of(j, t, states)];
+      for (std::size_t t = 0; t < j.ids.size(); ++t) {
+        const std::string id = j.job + "_" + std::to_string(t);
+        const auto it = states.find(id);
+        if (it == states.end() || it->second.state != "PENDING" ||
+            !launch_failed(it->second.reason))
+          continue;
+        run_tool({"scancel", id});
+        not_started[id] = it->second.reason;
+        states.erase(it);
+      }
+    std::map<TaskState, int> count;
+    std::map<std::string, int> waiting_for;  // why the pending tasks wait, as Slurm says
+    for (const Submitted& j : submitted)
+      for (std::size_t t = 0; t < j.ids.size(); ++t) {
+        const TaskState state = state_of(j, t, states);
+        ++count[state];
+        if (state == TaskState::pending)
+          ++waiting_for[states.at(j.job + "_" + std::to_string(t)).reason];
+      }
     std::ostringstream line;
-    line << "slurm: " << count[TaskState::pending] << " pending, " << count[TaskState::running]
-         << " running, " << count[TaskState::done] << " done, " << count[TaskState::failed]
-         << " failed";
+    line << "slurm: " << count[TaskState::pending] << " pending";
+    std::string reasons;
+    for (const auto& [reason, n] : waiting_for)
+      if (!reason.empty() && reason != "None")
+        reasons += (reasons.empty() ? "" : ", ") + reason + ": " + std::to_string(n);
+    if (!reasons.empty()) line << " (" << reasons << ")";
+    line << ", " << count[TaskState::running] << " running, " << count[TaskState::done] << " done, "
+         << count[TaskState::failed] << " failed";
     if (line.str() != last) log << line.str() << "\n" << std::flush;
     last = line.str();
     if (count[TaskState::pending] + count[TaskState::running] == 0) break;
@@ -387,7 +428,13 @@ int batch_slurm(const BatchOptions& b, const SlurmOptions& s, std::ostream& log)
       if (state_of(j, t, {}) != TaskState::failed) continue;
       const fs::path task_log =
           dir / "logs" / (j.group + "-" + j.job + "_" + std::to_string(t) + ".log");
-      const std::string why = why_failed(j.job, t, task_log);
+      const auto held = not_started.find(j.job + "_" + std::to_string(t));
+      const std::string why =
+          held == not_started.end()
+              ? why_failed(j.job, t, task_log)
+              : "Slurm could not start it on its node and held it (\"" + held->second +
+                    "\"), so the batch cancelled it. The node's slurmd log says why (on a "
+                    "cluster, `scontrol show job` names the node: ask its admins)";
       failed_ids.insert(j.ids[t]);
       log << "NOT GRADED: " << j.ids[t] << ", lab group " << j.group << ": " << why
           << " (log: " << task_log.string() << "; retried on the next run)\n";

@@ -30,8 +30,11 @@ for program in slurmctld slurmd munged sbatch squeue scancel srun; do
   command -v "$program" >/dev/null || skip "$program is not installed: sudo apt-get install slurm-wlm munge"
 done
 
-# --- A single-node Slurm, all of it under $work/slurm (nothing in /etc is touched) ------------------
-state=$work/slurm
+# --- A single-node Slurm, all of it in a folder of its own (nothing in /etc is touched) -------------
+# Its sockets (munge's, slurmstepd's in the spool) are Unix sockets, whose paths may not pass 108
+# bytes: under a deep build folder (a clone in a `mktemp -d`, say) they would not fit, slurmstepd
+# could not start a job, and Slurm would hold every task. So the state lives in a short /tmp folder.
+state=$(mktemp -d /tmp/workbook-slurm.XXXXXX)
 mkdir -p "$state/ctld" "$state/spool" "$state/munge"
 chmod 700 "$state/munge"
 host=$(hostname -s)
@@ -40,6 +43,10 @@ cleanup() {
   for pid_file in "$state/slurmd.pid" "$state/slurmctld.pid" "$state/munge/munged.pid"; do
     [ -f "$pid_file" ] && kill "$(cat "$pid_file")" 2>/dev/null || true
   done
+  # The logs stay with the test's other files, for a failure to be read after the test.
+  cp "$state"/*.log "$work/" 2>/dev/null || true
+  sleep 1
+  rm -rf "$state"
 }
 trap cleanup EXIT
 dd if=/dev/urandom of="$state/munge/munge.key" bs=1024 count=1 status=none

@@ -120,3 +120,17 @@ TEST(SlurmMerge, OneStudentsGroupsBecomeOneResult) {
 }
 
 }  // namespace
+
+TEST(SlurmQueue, ReadsStatesAndReasonsAndKnowsATaskThatCannotStart) {
+  const auto queue = parse_queue(
+      "12_0|RUNNING|None\n12_1|PENDING|Resources\n12_2|PENDING|launch failed requeued held\n"
+      "not a line of squeue\n");
+  ASSERT_EQ(queue.size(), 3u);
+  EXPECT_EQ(queue.at("12_0").state, "RUNNING");
+  EXPECT_EQ(queue.at("12_1").reason, "Resources");
+  EXPECT_EQ(queue.at("12_2").reason, "launch failed requeued held");
+  EXPECT_TRUE(launch_failed(queue.at("12_2").reason));
+  // Waiting for a node, or held by hand, is not a failed launch: the batch keeps waiting.
+  EXPECT_FALSE(launch_failed("Resources"));
+  EXPECT_FALSE(launch_failed("JobHeldUser"));
+}

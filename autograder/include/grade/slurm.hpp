@@ -14,6 +14,7 @@
 #include <grade/batch.hpp>
 
 #include <iosfwd>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -57,6 +58,19 @@ GradeResult merge_results(const std::vector<GradeResult>& parts);
 std::string sbatch_script(const SlurmOptions& slurm, const BatchOptions& batch,
                           const LabGroup& group, const fs::path& tasks, std::size_t task_count,
                           const fs::path& grader);
+
+/// A task in Slurm's queue, as squeue shows it.
+struct QueuedTask {
+  std::string state;   ///< PENDING, RUNNING, COMPLETING, ...
+  std::string reason;  ///< why it waits ("Resources", "Priority", ...; "None" when it runs)
+};
+
+/// squeue's lines in the format "%i|%T|%r" (task id, state, reason) as task id -> task.
+std::map<std::string, QueuedTask> parse_queue(const std::string& squeue_output);
+
+/// Whether a pending task's reason says that its node could not start it: Slurm then holds it
+/// ("launch failed requeued held"), and it never runs without someone releasing it.
+bool launch_failed(const std::string& reason);
 
 /// Runs the batch on Slurm (see the file comment). Returns 0 when every submission is graded,
 /// kExitLabsNotGraded when some labs could not be graded, otherwise the number of submissions
