@@ -25,6 +25,13 @@ std::string format_fixed(double value, int digits) {
   return text;
 }
 
+std::string format_ratio(double ratio) {
+  if (ratio == 0 || std::fabs(ratio) >= 0.1) return format_fixed(ratio, 2) + "x";
+  // Two significant digits: as many decimals as the leading zeros need, and two more.
+  const int digits = 1 - static_cast<int>(std::floor(std::log10(std::fabs(ratio))));
+  return format_fixed(ratio, digits) + "x";
+}
+
 std::string format_percent(double fraction) {
   return format_fixed(100 * fraction, 0) + "%";
 }

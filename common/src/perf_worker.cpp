@@ -208,7 +208,7 @@ class WorkerCase : public Case {
       // the driver compares the output with the reference's instead.)
       kernel.run();
       if (CheckResult r = kernel.verify(); !r) {
-        channel_.send({{"type", "wrong"}, {"report", r.report()}});
+        channel_.send({{"type", "wrong"}, {"function", function()}, {"report", r.report()}});
         return;
       }
     }

@@ -163,6 +163,9 @@ TEST(Report, FormatsTimesAndPercentages) {
   EXPECT_EQ(workbook::format_seconds(4.5e-8), "45 ns");
   EXPECT_EQ(workbook::format_percent(0.794), "79%");
   EXPECT_EQ(workbook::format_fixed(3.14159, 2), "3.14");
+  EXPECT_EQ(workbook::format_ratio(1.214), "1.21x");
+  EXPECT_EQ(workbook::format_ratio(0.00312), "0.0031x");  // not "0.00x"
+  EXPECT_EQ(workbook::format_ratio(0), "0.00x");
 }
 
 TEST(Report, OneFormatterForAKernelsRooflineRow) {

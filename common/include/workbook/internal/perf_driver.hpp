@@ -86,10 +86,13 @@ struct Evidence {
   /// refuted only where its calls took longer than it says (0 without a reference worker).
   double yours_clock = 0;
   double reference_reported = 0;  ///< the reference's (its expected time without a worker)
-  /// The driver's clock per call of the student's batches over the reference's, in the same
-  /// round (interleaved: a loaded machine slows both alike), the median over the rounds; 0 without
-  /// a reference worker.
-  double clock_ratio = 0;
+  /// One interleaved round of the comparison (a loaded machine slows both workers in it alike):
+  /// each worker's median reported time per call, and the driver's clock per call of its batches.
+  struct Round {
+    double yours_reported = 0, yours_clock = 0;
+    double reference_reported = 0, reference_clock = 0;
+  };
+  std::vector<Round> rounds;  ///< empty without a reference worker
   /// The harness's own time per call (channel, a GPU's L2 flush): the least, over the reference's
   /// timed batches, of the driver's clock per call less the reference's reported median (0
   /// without a reference worker).
@@ -98,7 +101,7 @@ struct Evidence {
   CpuAccount yours_cpu, reference_cpu;
   /// One set of fresh inputs: each worker's first call on them and the median of the round of
   /// calls after it, as reported (a single call's round trip on a loaded machine is mostly
-  /// waiting to be scheduled; a worker that misreports is caught by clock_ratio).
+  /// waiting to be scheduled; a worker that misreports is caught by the rounds' clocks).
   struct FreshSet {
     double yours_first = 0, yours_repeat = 0;
     double reference_first = 0, reference_repeat = 0;
