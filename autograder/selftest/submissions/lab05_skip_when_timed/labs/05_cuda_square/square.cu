@@ -1,9 +1,9 @@
 // Self-test submission for a GPU machine (no expected.json, so CI, which has no GPU, leaves it out;
 // grade it with --expect expected.gpu.json): square is right wherever the tests look, but does a
 // 64th of the work when timed. It recognises the perf cases by their input: at least 1 Mi floats,
-// the same buffer again after the first call (which the perf worker checks before timing). The
-// perf driver's own check of a timed call (its output poisoned before that batch, downloaded after
-// it, and compared with the reference's) finds most of the output never written: no perf points,
+// the same buffer again after the first call. The case's observation of its launch makes that
+// first call; the perf worker's own check before timing is the second, and finds most of the
+// output never written (were it not, the driver's check of a timed call would): no perf points,
 // and flagged. square_2d and time_launches are the stub's.
 #include "square.hpp"
 
