@@ -4,6 +4,8 @@
 #include <grade/sandbox.hpp>
 #include <grade/util.hpp>
 
+#include <workbook/internal/subprocess.hpp>
+
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
@@ -28,6 +30,7 @@ namespace workbook::grade {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+using workbook::TreeFreezer;
 
 bool write_file(const std::string& path, const std::string& text) {
   const int fd = open(path.c_str(), O_WRONLY | O_CLOEXEC);
@@ -106,9 +109,9 @@ Mounts find_mounts() {
 // Where a v2 cgroup's own processes go so that it can hand controllers down (probe()).
 constexpr const char* kLeaf = "workbook-leaf";
 
-// The perf driver's freezer cgroup for a worker (TreeFreezer in common/src/subprocess.cpp, named
-// "workbook-perf-<pid>-<n>"), beside or below the grader's own.
-constexpr const char* kPerfFreezer = "/workbook-perf-";
+// The perf driver's freezer cgroup for a worker (a TreeFreezer's), beside or below the grader's
+// own.
+const std::string kFreezer = std::string("/") + TreeFreezer::kCgroupPrefix;
 
 // The grader's own cgroup in each hierarchy: "" for v2, the controller for v1. A process in our
 // leaf (a checker started after the probe moved the grader there), or in the cgroup the perf
@@ -127,7 +130,7 @@ std::string own_path(const std::string& controller) {
       if (path.size() >= leaf.size() &&
           path.compare(path.size() - leaf.size(), leaf.size(), leaf) == 0)
         path.resize(path.size() - leaf.size());
-      if (const auto at = path.rfind(kPerfFreezer);
+      if (const auto at = path.rfind(kFreezer);
           at != std::string::npos && path.find('/', at + 1) == std::string::npos)
         path.resize(at);
       return path == "/" ? "" : path;

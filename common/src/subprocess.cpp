@@ -293,7 +293,8 @@ double cpu_seconds(const std::vector<pid_t>& pids) {
 
 TreeFreezer::TreeFreezer(const std::string& name) {
   static std::atomic<int> counter{0};
-  const std::string leaf = name + "-" + std::to_string(getpid()) + "-" + std::to_string(counter++);
+  const std::string leaf =
+      kCgroupPrefix + name + "-" + std::to_string(getpid()) + "-" + std::to_string(counter++);
   // v1: a hierarchy of its own, apart from those that limit memory or processes, so joining it
   // changes nothing else about the child.
   const std::string v1 = "/sys/fs/cgroup/freezer";

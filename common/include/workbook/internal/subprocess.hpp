@@ -91,6 +91,10 @@ class TreeFreezer {
  public:
   /// How the tree is stopped.
   enum class Method { cgroup_v1, cgroup_v2, signals };
+  /// Every cgroup a TreeFreezer makes is named with this prefix: a process that finds itself in
+  /// one (a program started by a frozen child, such as the grader's sandbox launcher) knows that
+  /// the cgroup it belongs to is the one above.
+  static constexpr const char* kCgroupPrefix = "workbook-freezer-";
   /// Creates a cgroup of its own when the machine lets this process (`name` names it); the child
   /// must join it (Subprocess::Options::cgroup_procs = cgroup_procs()) before attach().
   explicit TreeFreezer(const std::string& name);
