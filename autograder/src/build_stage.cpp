@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <sstream>
 
 namespace workbook::grade {
 
@@ -39,6 +40,48 @@ std::vector<std::string> tool_folders(const std::vector<std::string>& argv) {
   return folders;
 }
 
+std::string grader_file_fault(const std::string& output, const fs::path& cache,
+                              const fs::path& work, const fs::path& cwd) {
+  const auto within = [](const fs::path& file, const fs::path& folder) {
+    const fs::path f = file.lexically_normal(), d = folder.lexically_normal();
+    return std::mismatch(d.begin(), d.end(), f.begin(), f.end()).first == d.end();
+  };
+  std::istringstream lines(output);
+  for (std::string line; std::getline(lines, line);) {
+    for (const auto& [words, anywhere] : {std::pair<std::string, bool>{": Permission denied", true},
+                                          {": No such file or directory", false}}) {
+      const std::size_t at = line.find(words);
+      if (at == std::string::npos) continue;
+      // The file is the last word before the words ("ld: cannot find /c/lib.a: ...",
+      // "cc1plus: error: labs/01_relu: ...", "fatal error: /c/x.hpp: ...").
+      const std::string before = line.substr(0, at);
+      const std::size_t space = before.find_last_of(" \t");
+      const std::string name = space == std::string::npos ? before : before.substr(space + 1);
+      if (name.empty()) continue;
+      const fs::path file = fs::path(name).is_absolute() ? fs::path(name) : cwd / name;
+      if (within(file, cache) || (anywhere && within(file, work))) return line;
+    }
+  }
+  return "";
+}
+
+namespace {
+
+// Throws EnvironmentError when a failed compile or link failed on a file of the grader's.
+void blame_the_grader_if_its_file(const std::string& output, const Context& c,
+                                  const std::string& step) {
+  const std::string line = grader_file_fault(output, c.cache.root, c.ws.root, c.ws.tmp());
+  if (line.empty()) return;
+  throw EnvironmentError(
+      step + " failed on a file of the grader's own, not the student's (" + line +
+      "). The sandbox's user must be able to read the grading cache and the work folder: prepare "
+      "the cache again (`workbook-grade prepare --force`; the grader sets its own umask 022, but "
+      "an ACL, a mount option or a folder above it may still shut that user out), then grade "
+      "again");
+}
+
+}  // namespace
+
 BuildStep build_lab(Context& c, const LabRecipe& lab, const Rubric& rubric) {
   BuildStep step;
   const std::string name = lab.name();
@@ -61,6 +104,7 @@ BuildStep build_lab(Context& c, const LabRecipe& lab, const Rubric& rubric) {
     s.mounts.push_back({c.ws.obj(name).string(), true});
     const RunResult r = run_sandboxed(s);
     if (!r.ok()) {
+      blame_the_grader_if_its_file(r.output, c, "compiling " + compile.source);
       step.status = LabStatus::compile_error;
       std::string text = r.exited ? first_errors(student_paths(r.output, c.ws, c.cache))
                                   : r.describe() + "\n" + student_paths(r.output, c.ws, c.cache);
@@ -99,6 +143,7 @@ BuildStep build_lab(Context& c, const LabRecipe& lab, const Rubric& rubric) {
     s.mounts.push_back({c.ws.bin(name).string(), true});
     const RunResult r = run_sandboxed(s);
     if (!r.ok()) {
+      blame_the_grader_if_its_file(r.output, c, "linking the lab's " + target + " program");
       step.status = LabStatus::link_error;
       step.output = lab.edit() +
                     " compiles but does not link (a function of the interface missing, or its "

@@ -18,6 +18,17 @@ namespace workbook::grade {
 /// compiler included) and the link's -L folders.
 std::vector<std::string> tool_folders(const std::vector<std::string>& argv);
 
+/// The toolchain's line naming the file of the grader's own on which a failed compile or link
+/// failed, or empty when the failure is the student's. The toolchain names a file before ":
+/// Permission denied" or ": No such file or directory" (relative names are relative to `cwd`, where
+/// the compiler runs): one within the grading `cache` (its libraries and headers, unreadable to the
+/// sandbox's user, or changed under a running grade), or, denied, within the grade's `work` folder
+/// (laid out by the grader), is the machine's fault, never the student's. A file of the student's
+/// own choosing elsewhere (an #include of /etc/shadow, a header that does not exist) stays the
+/// student's.
+std::string grader_file_fault(const std::string& output, const fs::path& cache,
+                              const fs::path& work, const fs::path& cwd);
+
 /// How a lab's build went.
 struct BuildStep {
   bool ok = false;

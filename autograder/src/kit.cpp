@@ -295,6 +295,7 @@ int verify(const KitOptions& o, std::ostream& log) {
 }  // namespace
 
 int export_kit(const KitOptions& o, std::ostream& log) {
+  require_committed(o.trusted, o.allow_dirty, "the student kit");
   if (fs::exists(o.out)) {
     if (!o.force)
       throw std::invalid_argument(o.out.string() +

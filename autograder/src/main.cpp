@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -41,8 +42,8 @@ struct Options {
   std::string cache = WORKBOOK_GRADE_DEFAULT_CACHE;
   std::string labs, overlay, out, work, expect, verify_labs, submission, what;
   std::optional<int> jobs;  // absent: each command's own default
-  bool force = false, no_prepare = false, regrade = false, no_verify = false, no_perf = false,
-       no_perf_lock = false;
+  bool force = false, allow_dirty = false, no_prepare = false, regrade = false, no_verify = false,
+       no_perf = false, no_perf_lock = false;
   GradeOptions grade;  // grade's own settings, bound directly
   bool slurm = false;  // batch --slurm
   SlurmOptions cluster;
@@ -56,11 +57,30 @@ std::vector<std::string> split_list(const std::string& s) {
   return out;
 }
 
+// Every folder the grader compares, writes or binds into the jail, by its real path: a cache or
+// build folder reached through a symlink (clusters put scratch and home folders behind them) is
+// bound where the sandboxed compiler looks for it.
+fs::path real_path(const fs::path& p) {
+  return fs::weakly_canonical(fs::absolute(p));
+}
 fs::path trusted_of(const Options& a) {
-  return a.trusted;
+  return real_path(a.trusted);
 }
 fs::path cache_of(const Options& a) {
-  return fs::absolute(a.cache);
+  return real_path(a.cache);
+}
+
+// The instructor's umask, before main() set the grader's own (see main()).
+mode_t instructor_umask = 022;
+
+// A folder of results (students' scores and reports), as private as the instructor's umask asks:
+// the files in it are written under the grader's umask, the folder keeps others out.
+fs::path results_folder(const fs::path& folder) {
+  const fs::path real = real_path(folder);
+  fs::create_directories(real);
+  fs::permissions(real, static_cast<fs::perms>(0777 & ~instructor_umask),
+                  fs::perm_options::replace);
+  return real;
 }
 
 PrepareOptions prepare_options(const Options& a) {
@@ -69,8 +89,9 @@ PrepareOptions prepare_options(const Options& a) {
   p.cache = cache_of(a);
   p.labs = split_list(a.labs);
   p.force = a.force;
+  p.allow_dirty = a.allow_dirty;
   p.jobs = a.jobs.value_or(2);
-  if (!a.overlay.empty()) p.overlay = fs::absolute(a.overlay);
+  if (!a.overlay.empty()) p.overlay = real_path(a.overlay);
   return p;
 }
 
@@ -81,12 +102,18 @@ void add_trusted(CLI::App* c, Options& a) {
   c->add_option("--trusted", a.trusted, "the instructor's tree (solutions/, autograder/)")
       ->capture_default_str();
 }
+void add_allow_dirty(CLI::App* c, Options& a) {
+  c->add_flag("--allow-dirty", a.allow_dirty,
+              "use the trusted tree's files as they are, where they differ from its last commit "
+              "(default: refuse, naming them)");
+}
 // The options of `prepare`, which `grade` and `batch` run first unless --no-prepare.
 void add_prepare(CLI::App* c, Options& a, const std::string& jobs_help) {
   add_trusted(c, a);
   add_cache(c, a);
   c->add_option("--labs", a.labs, "the labs, by number (01,02); default: every lab");
   c->add_flag("--force", a.force, "prepare again even when the cache is up to date");
+  add_allow_dirty(c, a);
   c->add_option("--jobs", a.jobs, jobs_help);
   c->add_option("--overlay", a.overlay,
                 "a folder laid over the trusted tree (the self-test's extra lab)");
@@ -261,16 +288,16 @@ int check_expectations(const GradeResult& r, const json& e, const std::vector<st
 int cmd_grade(Options& a) {
   GradeOptions& o = a.grade;
   o.submission = a.submission;
-  if (o.submission.string()[0] != '@') o.submission = fs::absolute(o.submission);
+  if (o.submission.string()[0] != '@') o.submission = real_path(o.submission);
   o.cache = cache_of(a);
-  o.out = a.out.empty() ? fs::path() : fs::absolute(a.out);
-  o.work = a.work.empty() ? fs::path() : fs::absolute(a.work);
+  o.out = a.out.empty() ? fs::path() : results_folder(a.out);
+  o.work = a.work.empty() ? fs::path() : real_path(a.work);
   o.labs = split_list(a.labs);
   o.jobs = a.jobs.value_or(2);
   o.perf = !a.no_perf;
   o.perf_lock = !a.no_perf_lock;
   if (o.out.empty() && o.gradescope.empty() && o.prairielearn.empty())
-    o.out = fs::absolute("grade-results");
+    o.out = results_folder("grade-results");
   if (!a.no_prepare) prepare(prepare_options(a), std::cerr);
   const GradeResult r = grade(o, std::cerr);
   std::cout << r.id << ": " << workbook::format_fixed(r.score, 2) << " / "
@@ -294,17 +321,17 @@ int cmd_grade(Options& a) {
 
 int cmd_batch(const Options& a, const CLI::App& command) {
   BatchOptions o;
-  o.submissions = fs::absolute(a.submission);
-  o.out = fs::absolute(a.out);
+  o.submissions = real_path(a.submission);
+  o.out = results_folder(a.out);
   o.cache = cache_of(a);
-  o.work = a.work.empty() ? fs::path() : fs::absolute(a.work);
+  o.work = a.work.empty() ? fs::path() : real_path(a.work);
   o.jobs = a.jobs.value_or(1);
   o.labs = split_list(a.labs);
   o.regrade = a.regrade;
   // Each submission's `grade` gets the grading options as they were written.
   for (const char* k : {"--no-perf", "--perf-seconds", "--perf-full-within", "--perf-zero-at",
                         "--test-timeout", "--seed", "--labs", "--grade-memory-mib",
-                        "--grade-processes", "--grade-cpus", "--work-mib"}) {
+                        "--grade-processes", "--grade-cpus", "--work-mib", "--allow-dirty"}) {
     const CLI::Option* option = command.get_option(k);
     if (option->count() == 0) continue;
     o.grade_arguments.push_back(k);
@@ -313,7 +340,7 @@ int cmd_batch(const Options& a, const CLI::App& command) {
   if (a.slurm) {
     // The tasks prepare their node type's cache themselves: nothing is built on this machine.
     SlurmOptions s = a.cluster;
-    s.trusted = fs::absolute(trusted_of(a));
+    s.trusted = trusted_of(a);
     const int result = batch_slurm(o, s, std::cerr);
     return result == 0 || result == kExitLabsNotGraded ? result : 1;
   }
@@ -347,7 +374,7 @@ int cmd_labs(const Options& a) {
 }
 
 int cmd_package(const Options& a) {
-  const fs::path out = fs::absolute(a.out);
+  const fs::path out = real_path(a.out);
   if (a.what == "gradescope") {
     package_gradescope(trusted_of(a), out, std::cerr);
   } else if (a.what == "classroom") {
@@ -370,9 +397,10 @@ int cmd_package(const Options& a) {
 int cmd_kit(const Options& a) {
   KitOptions k;
   k.trusted = trusted_of(a);
-  k.out = fs::absolute(a.out);
+  k.out = real_path(a.out);
   k.cache = cache_of(a);
   k.force = a.force;
+  k.allow_dirty = a.allow_dirty;
   k.verify = !a.no_verify;
   k.verify_labs = split_list(a.verify_labs);
   k.jobs = a.jobs.value_or(2);
@@ -383,6 +411,10 @@ int cmd_kit(const Options& a) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // The grader's own files (the cache, each grade's work folder) are read by the sandbox's user:
+  // under an instructor's umask of 077 they would be owner-only, and every student's build would
+  // fail for the grader's fault. Folders of results keep the instructor's umask (results_folder).
+  instructor_umask = umask(022);
   Options a;
   GradeOptions& g = a.grade;
   CLI::App app{
@@ -520,6 +552,7 @@ int main(int argc, char** argv) {
   add_cache(kit_command, a);
   kit_command->add_flag("--force", a.force, "replace an existing --out");
   kit_command->add_flag("--no-verify", a.no_verify, "export only, without checking the kit");
+  add_allow_dirty(kit_command, a);
   kit_command->add_option(
       "--verify-labs", a.verify_labs,
       "the labs whose build, stubs and perf feedback are checked (default: all)");
@@ -616,7 +649,7 @@ int main(int argc, char** argv) {
     if (*grade_command) return cmd_grade(a);
     if (*batch_command) return cmd_batch(a, *batch_command);
     if (*summary_command) {
-      write_summary(fs::absolute(a.out), std::cerr);
+      write_summary(real_path(a.out), std::cerr);
       return 0;
     }
     if (*kit_command) return cmd_kit(a);

@@ -63,6 +63,37 @@ std::vector<std::string> project_files(const fs::path& root) {
   return files;
 }
 
+std::vector<std::string> uncommitted_files(const fs::path& root) {
+  if (!fs::exists(root / ".git")) return {};
+  const CommandResult git = run_command({"/usr/bin/env", "git", "-c", "core.quotePath=false", "-C",
+                                         root.string(), "status", "--porcelain", "--no-renames"});
+  if (git.code != 0)
+    throw std::runtime_error("cannot tell which files of " + root.string() +
+                             " are committed (git status failed):\n" + first_errors(git.output));
+  std::vector<std::string> files;
+  std::istringstream lines(git.output);
+  for (std::string line; std::getline(lines, line);)
+    if (line.size() > 3 && !excluded(line.substr(3))) files.push_back(line.substr(3));
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+void require_committed(const fs::path& root, bool allow_dirty, const std::string& what) {
+  if (allow_dirty) return;
+  const std::vector<std::string> files = uncommitted_files(root);
+  if (files.empty()) return;
+  std::string list;
+  for (std::size_t i = 0; i < files.size() && i < 10; ++i) list += "\n  " + files[i];
+  if (files.size() > 10) list += "\n  ... and " + std::to_string(files.size() - 10) + " more";
+  throw std::invalid_argument(
+      "the trusted tree " + root.string() + " has " + std::to_string(files.size()) +
+      " uncommitted file(s), and " + what +
+      " would be made from them (a stub implemented to try a lab would go to every student):" +
+      list + "\nCommit them, or set them aside (git -C " + shell_quote(root.string()) +
+      " stash --include-untracked), then run this again; or pass --allow-dirty to use the working "
+      "tree as it is.");
+}
+
 void package_gradescope(const fs::path& trusted, const fs::path& zip, std::ostream& log) {
   const fs::path templates = trusted / "autograder" / "packaging" / "gradescope";
   std::vector<ArchiveEntry> entries;

@@ -2,6 +2,7 @@
 // submission's files (CMake's File API), the tests, the perf cases.
 #include <grade/prepare.hpp>
 
+#include <grade/package.hpp>
 #include <grade/sandbox.hpp>
 
 #include <workbook/skip.hpp>
@@ -14,6 +15,7 @@
 #include <map>
 #include <optional>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 
@@ -599,17 +601,35 @@ Cache prepare(const PrepareOptions& o, std::ostream& log) {
   std::vector<std::string> skip = kNotSources;
   const std::string tree_hash = hash_tree(trusted, skip);
   const std::string overlay_hash = o.overlay.empty() ? "" : hash_tree(o.overlay);
-  std::string wanted;
-  for (const std::string& n : o.labs) wanted += n + ",";
+  // Which labs are wanted is not part of the key: a cache prepared for labs 01-04 serves a grade of
+  // lab 01 as it is, and one that lacks a wanted lab is prepared again with the labs it had.
   const std::string key =
-      hash_hex(std::to_string(kFormat) + tree_hash + overlay_hash + wanted + build_identity());
-  auto up_to_date = [&] {
-    if (o.force || !fs::exists(root / "recipes.json")) return false;
+      hash_hex(std::to_string(kFormat) + tree_hash + overlay_hash + build_identity());
+  std::vector<std::string> wanted = o.labs;
+  if (wanted.empty())
+    for (const fs::path& tree : {trusted, o.overlay})
+      if (!tree.empty())
+        for (const std::string& folder : list_labs(tree)) wanted.push_back(folder.substr(0, 2));
+  // The labs of the cache as it is, when it was prepared from this very tree (else none).
+  auto prepared_labs = [&] {
+    std::set<std::string> labs;
+    if (o.force || !fs::exists(root / "recipes.json")) return labs;
     try {
       const json j = read_json(root / "recipes.json");
+      if (j.value("format", 0) != kFormat || j.value("key", "") != key) return labs;
+      for (const auto& [number, lab] : j.at("labs").items()) labs.insert(number);
+    } catch (const std::exception&) {
+      labs.clear();
+    }
+    return labs;
+  };
+  auto up_to_date = [&] {
+    try {
       // A cache whose build failed somewhere is never "up to date": the next prepare tries again.
-      return j.value("format", 0) == kFormat && j.value("key", "") == key &&
-             j.value("complete", false);
+      const std::set<std::string> labs = prepared_labs();
+      return !labs.empty() && read_json(root / "recipes.json").value("complete", false) &&
+             std::all_of(wanted.begin(), wanted.end(),
+                         [&](const std::string& n) { return labs.count(n) > 0; });
     } catch (const std::exception&) {
       return false;
     }
@@ -625,8 +645,16 @@ Cache prepare(const PrepareOptions& o, std::ostream& log) {
       return Cache::load(root);
     }
   }
+  require_committed(trusted, o.allow_dirty, "the grading cache (@stub, @reference, the build)");
   CacheLock lock(root, true);
   if (up_to_date()) return Cache::load(root);  // prepared meanwhile by another process
+  // A lab prepared before from this tree stays in the cache: grading it later rebuilds nothing.
+  std::vector<std::string> labs_to_build;
+  if (!o.labs.empty()) {
+    std::set<std::string> all(o.labs.begin(), o.labs.end());
+    for (const std::string& n : prepared_labs()) all.insert(n);
+    labs_to_build.assign(all.begin(), all.end());
+  }
   log << "preparing the grading cache in " << root.string() << " from " << trusted.string() << "\n";
   fs::remove(root / "recipes.json");
   const fs::path src = root / "src";
@@ -635,9 +663,9 @@ Cache prepare(const PrepareOptions& o, std::ostream& log) {
   if (!o.overlay.empty()) copy_tree(o.overlay, src);
 
   std::vector<std::string> folders = list_labs(src);
-  if (!o.labs.empty()) {
+  if (!labs_to_build.empty()) {
     std::vector<std::string> chosen;
-    for (const std::string& n : o.labs) {
+    for (const std::string& n : labs_to_build) {
       const auto f = std::find_if(folders.begin(), folders.end(),
                                   [&](const std::string& x) { return x.substr(0, 2) == n; });
       if (f == folders.end())

@@ -72,9 +72,9 @@ TEST_F(EndToEnd, AFailedPrepareIsNeverUpToDateAndItsLabIsNotGradedAsASuccess) {
       overlay / "labs" / "98_broken" / "CMakeLists.txt",
       "message(FATAL_ERROR \"lab 98 needs libfoo, which is missing (a test of the grader)\")\n");
   const std::string cache = (dir / "cache").string();
-  const std::vector<std::string> prepare = {"prepare",   "--trusted",      WORKBOOK_TRUSTED,
-                                            "--overlay", overlay.string(), "--cache",
-                                            cache,       "--labs",         "98"};
+  const std::vector<std::string> prepare = {
+      "prepare", "--trusted", WORKBOOK_TRUSTED, "--overlay", overlay.string(),
+      "--cache", cache,       "--labs",         "98",        "--allow-dirty"};
   EXPECT_NE(grader(prepare), 0) << "a prepare whose lab failed to build exits non-zero";
   const nlohmann::json recipes = read_json(fs::path(cache) / "recipes.json");
   EXPECT_FALSE(recipes.value("complete", true));
@@ -271,6 +271,98 @@ TEST_F(EndToEnd, NoProcessOfTheSandboxUserOutlivesAGradeOrAKilledGrader) {
     if (mounted) std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   EXPECT_FALSE(mounted) << "the killed grade's work folder is still mounted";
+}
+
+TEST_F(EndToEnd, AGraderFileTheSandboxCannotReadIsAnEnvironmentErrorNeverAZero) {
+  if (geteuid() != 0)
+    GTEST_SKIP() << "not root: the sandbox runs as the grader's own user, who can read the cache";
+  // A library of the cache left unreadable to the sandbox's user (as a umask of 077 at prepare, or
+  // an ACL, would leave it), for the time of one grade of the reference: the link fails on it.
+  const fs::path library = fs::path(WORKBOOK_SELFTEST_CACHE) / "build/common/libworkbook.a";
+  ASSERT_TRUE(fs::exists(library)) << library;
+  const fs::perms before = fs::status(library).permissions();
+  fs::permissions(library, fs::perms::owner_read | fs::perms::owner_write,
+                  fs::perm_options::replace);
+  const int status = grader({"grade", "@reference", "--out", (dir / "out").string(), "--cache",
+                             WORKBOOK_SELFTEST_CACHE, "--no-prepare", "--labs", "01", "--no-perf",
+                             "--work", (dir / "work").string()});
+  fs::permissions(library, before, fs::perm_options::replace);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 3) << "a lab not graded for the machine's fault exits 3";
+  const nlohmann::json record = read_json(dir / "out" / "record.json");
+  ASSERT_EQ(record.at("labs").size(), 1u);
+  const nlohmann::json& lab = record["labs"][0];
+  EXPECT_EQ(lab.at("status"), "environment_error") << lab.dump(2);
+  EXPECT_THAT(lab.dump(), HasSubstr("libworkbook.a"));
+  EXPECT_THAT(lab.dump(), Not(HasSubstr("does not link"))) << "the student is not blamed";
+  EXPECT_THAT(read_text(dir / "grader.log"), HasSubstr("a file of the grader's own"));
+}
+
+TEST_F(EndToEnd, GradesWithItsFoldersBehindASymlinkWithASpaceAndUnderUmask077) {
+  // Cache, work and out folders reached through a symlinked folder whose name has a space and
+  // non-ASCII letters (as scratch and home folders on clusters are), from a shell whose umask
+  // is 077: the reference still gets full marks.
+  const fs::path real = dir / "real scratch";
+  fs::create_directories(real / "work");
+  const fs::path link = dir / "lien vers le dépôt";
+  fs::create_directory_symlink(real, link);
+  const std::string grade =
+      "umask 077 && " + shell_quote(WORKBOOK_GRADER) + " grade @reference --no-prepare --labs 01 " +
+      "--no-perf --cache " + shell_quote(WORKBOOK_SELFTEST_CACHE) + " --work " +
+      shell_quote((link / "work").string()) + " --out " + shell_quote((link / "out").string()) +
+      " > " + shell_quote((dir / "grader.log").string()) + " 2>&1";
+  const int status = std::system(("sh -c " + shell_quote(grade)).c_str());
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << read_text(dir / "grader.log");
+  const nlohmann::json record = read_json(real / "out" / "record.json");
+  EXPECT_EQ(record.at("score"), record.at("max_score")) << read_text(dir / "grader.log");
+  EXPECT_GT(record.at("max_score").get<double>(), 0);
+  // The results keep the instructor's umask: their folder is the instructor's alone.
+  EXPECT_EQ(fs::status(real / "out").permissions() & fs::perms::all, fs::perms::owner_all);
+}
+
+TEST_F(EndToEnd, TheKitAndTheCacheComeFromTheCommittedTreeOnly) {
+  // An instructor who tried lab 01 in the same clone: the stub implemented, a scratch file added.
+  const fs::path tree = dir / "clone";
+  if (std::system(("git clone --quiet " + shell_quote(WORKBOOK_TRUSTED) + " " +
+                   shell_quote(tree.string()) + " 2>/dev/null")
+                      .c_str()) != 0)
+    GTEST_SKIP() << WORKBOOK_TRUSTED << " is not a git checkout: nothing is committed to compare";
+  const fs::path stub = tree / "labs/01_vectorized_relu/vector_ops.cpp";
+  write_text_atomic(stub, read_text(stub) + "// my try at relu\n");
+  write_text_atomic(tree / "labs/01_vectorized_relu/scratch.cpp", "// notes\n");
+  const std::string kit = (dir / "kit").string();
+  const int refused = grader({"kit", "--trusted", tree.string(), "--out", kit, "--no-verify"});
+  ASSERT_TRUE(WIFEXITED(refused));
+  EXPECT_EQ(WEXITSTATUS(refused), 2);
+  const std::string log = read_text(dir / "grader.log");
+  EXPECT_THAT(log, HasSubstr("2 uncommitted file(s), and the student kit would be made from them"));
+  EXPECT_THAT(log, HasSubstr("labs/01_vectorized_relu/vector_ops.cpp"));
+  EXPECT_THAT(log, HasSubstr("labs/01_vectorized_relu/scratch.cpp"));
+  EXPECT_FALSE(fs::exists(kit)) << "nothing is exported from a tree that is refused";
+  const int prepare = grader(
+      {"prepare", "--trusted", tree.string(), "--cache", (dir / "cache").string(), "--labs", "01"});
+  ASSERT_TRUE(WIFEXITED(prepare));
+  EXPECT_EQ(WEXITSTATUS(prepare), 2);
+  EXPECT_THAT(read_text(dir / "grader.log"), HasSubstr("the grading cache (@stub"));
+  // Asked for, the working tree goes out as it is.
+  EXPECT_EQ(
+      grader({"kit", "--trusted", tree.string(), "--out", kit, "--no-verify", "--allow-dirty"}), 0);
+  EXPECT_THAT(read_text(fs::path(kit) / "labs/01_vectorized_relu/vector_ops.cpp"),
+              HasSubstr("my try at relu"));
+}
+
+TEST_F(EndToEnd, ACachePreparedForEveryLabServesAnyOfThemWithoutRebuilding) {
+  // The self-test's cache holds every lab: preparing it for lab 01 alone, or for 01 and 03, finds
+  // it up to date (the labs asked for are not part of its key).
+  const fs::path overlay = fs::path(WORKBOOK_TRUSTED) / "autograder/selftest/overlay";
+  for (const char* labs : {"01", "01,03"})
+    EXPECT_EQ(grader({"prepare", "--trusted", WORKBOOK_TRUSTED, "--overlay", overlay.string(),
+                      "--cache", WORKBOOK_SELFTEST_CACHE, "--labs", labs, "--allow-dirty"}),
+              0);
+  const std::string log = read_text(dir / "grader.log");
+  EXPECT_THAT(log, HasSubstr("is up to date"));
+  EXPECT_THAT(log, Not(HasSubstr("preparing the grading cache")));
 }
 
 }  // namespace

@@ -16,16 +16,20 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 using namespace workbook::grade;
 
-// A made-up course tree: two CPU labs and one CUDA lab.
-fs::path course() {
-  const fs::path root =
-      fs::temp_directory_path() / ("workbook-slurm-unit-" + std::to_string(getpid()));
-  fs::remove_all(root);
-  for (const char* lab : {"01_relu", "02_matmul", "05_cuda"})
-    fs::create_directories(root / "labs" / lab);
-  write_text_atomic(root / "labs" / "01_relu" / "relu.cpp", "");
-  write_text_atomic(root / "labs" / "05_cuda" / "square.cu", "");
-  return root;
+// A made-up course tree: two CPU labs and one CUDA lab; made once, removed at exit.
+struct Course {
+  fs::path root = fs::temp_directory_path() / ("workbook-slurm-unit-" + std::to_string(getpid()));
+  Course() {
+    for (const char* lab : {"01_relu", "02_matmul", "05_cuda"})
+      fs::create_directories(root / "labs" / lab);
+    write_text_atomic(root / "labs" / "01_relu" / "relu.cpp", "");
+    write_text_atomic(root / "labs" / "05_cuda" / "square.cu", "");
+  }
+  ~Course() { fs::remove_all(root); }
+};
+const fs::path& course() {
+  static const Course c;
+  return c.root;
 }
 
 TEST(SlurmGroups, CudaLabsGoToTheGpuArrayTheRestToTheCpuArray) {

@@ -16,6 +16,7 @@ struct KitOptions {
   fs::path out;      ///< the kit (created; must not exist unless force)
   fs::path cache;    ///< a prepared grading cache, for the Classroom workflow's points (optional)
   bool force = false;
+  bool allow_dirty = false;  ///< export the working tree even where it differs from its last commit
   bool verify = true;
   /// Labs whose build, stubs and perf feedback the check tries (empty: all). The check for
   /// secrets always covers the whole kit.

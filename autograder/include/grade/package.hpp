@@ -29,4 +29,14 @@ void package_prairielearn(const fs::path& trusted, const fs::path& out, std::ost
 /// tracks or would (not what it ignores); elsewhere every file but build outputs and tool state.
 std::vector<std::string> project_files(const fs::path& root);
 
+/// Files of a git checkout that differ from its last commit: tracked files edited (staged or not)
+/// or deleted, and new files git does not ignore, relative, sorted. Empty elsewhere.
+std::vector<std::string> uncommitted_files(const fs::path& root);
+
+/// What the student kit, @stub and @reference come from is the trusted tree's last commit: throws
+/// std::invalid_argument naming the uncommitted files (an instructor's try at a lab in the same
+/// clone would otherwise be handed out as the stub) unless `allow_dirty`. `what` says what would
+/// be made from them ("the student kit").
+void require_committed(const fs::path& root, bool allow_dirty, const std::string& what);
+
 }  // namespace workbook::grade

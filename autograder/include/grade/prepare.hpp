@@ -94,6 +94,7 @@ struct PrepareOptions {
   fs::path overlay;  ///< extra files laid over the trusted tree (the self-test's lab 99)
   std::vector<std::string> labs;  ///< numbers; empty: every lab
   bool force = false;             ///< rebuild even when the key matches
+  bool allow_dirty = false;       ///< build from a working tree that differs from its last commit
   int jobs = 2;
 };
 
