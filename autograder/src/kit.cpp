@@ -162,8 +162,7 @@ int verify(const KitOptions& o, std::ostream& log) {
     return failures;
   }
   log << "  building the kit (" << o.jobs << " jobs) ...\n" << std::flush;
-  r = run_command(
-      {"/usr/bin/env", "cmake", "--build", build.string(), "-j", std::to_string(o.jobs)});
+  r = build_with_progress(build, o.jobs, "building the kit", log);
   if (!check(r.code == 0, "it builds", log, failures)) {
     log << first_errors(r.output, 30);
     return failures;

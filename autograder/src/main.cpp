@@ -1,6 +1,7 @@
 // workbook-grade: the instructor's grader. See autograder/README.md.
 #include <grade/archive.hpp>
 #include <grade/batch.hpp>
+#include <grade/canary.hpp>
 #include <grade/gpu_access.hpp>
 #include <grade/grade.hpp>
 #include <grade/kit.hpp>
@@ -285,6 +286,16 @@ int check_expectations(const GradeResult& r, const json& e, const std::vector<st
   return problems.empty() ? 0 : 1;
 }
 
+// Whether the cache has proved itself for the labs of `o` (its canary; see canary.hpp): after a
+// prepare, the canary runs unless it stands; with --no-prepare, the one recorded must stand.
+bool proved(const Options& a, const GradeOptions& o) {
+  if (!a.no_prepare && prove_cache(o.cache, o, std::cerr)) return true;
+  const std::string problem = canary_problem(o.cache, o.labs);
+  if (problem.empty()) return true;
+  std::cerr << "workbook-grade: nothing graded: " << problem << "\n";
+  return false;
+}
+
 int cmd_grade(Options& a) {
   GradeOptions& o = a.grade;
   o.submission = a.submission;
@@ -299,6 +310,7 @@ int cmd_grade(Options& a) {
   if (o.out.empty() && o.gradescope.empty() && o.prairielearn.empty())
     o.out = results_folder("grade-results");
   if (!a.no_prepare) prepare(prepare_options(a), std::cerr);
+  if (!proved(a, o)) return 2;
   const GradeResult r = grade(o, std::cerr);
   std::cout << r.id << ": " << workbook::format_fixed(r.score, 2) << " / "
             << workbook::format_fixed(r.max_score, 2) << "\n";
@@ -345,6 +357,13 @@ int cmd_batch(const Options& a, const CLI::App& command) {
     return result == 0 || result == kExitLabsNotGraded ? result : 1;
   }
   if (!a.no_prepare) prepare(prepare_options(a), std::cerr);
+  {
+    GradeOptions canary = a.grade;
+    canary.cache = o.cache;
+    canary.work = o.work;
+    canary.labs = o.labs;
+    if (!proved(a, canary)) return 2;
+  }
   const int result = batch(o, std::cerr);
   return result == 0 || result == kExitLabsNotGraded ? result : 1;
 }
@@ -374,9 +393,11 @@ int cmd_labs(const Options& a) {
 }
 
 int cmd_package(const Options& a) {
+  // The package carries the trusted tree (solutions, rubrics, hidden tests): as committed.
+  if (a.what != "classroom") require_committed(trusted_of(a), a.allow_dirty, "the package");
   const fs::path out = real_path(a.out);
   if (a.what == "gradescope") {
-    package_gradescope(trusted_of(a), out, std::cerr);
+    package_gradescope(trusted_of(a), out, std::cerr, split_list(a.labs));
   } else if (a.what == "classroom") {
     std::unique_ptr<Cache> cache;
     try {
@@ -389,7 +410,7 @@ int cmd_package(const Options& a) {
                       classroom_workflow(trusted_of(a), cache.get()));
     std::cerr << "wrote " << (out / ".github" / "workflows" / "classroom.yml").string() << "\n";
   } else {
-    package_prairielearn(trusted_of(a), out, std::cerr);
+    package_prairielearn(trusted_of(a), out, std::cerr, split_list(a.labs));
   }
   return 0;
 }
@@ -433,8 +454,10 @@ int main(int argc, char** argv) {
       app.add_subcommand("prepare",
                          "Build the trusted parts once (the harness, tests, reference workers, "
                          "hidden tests) and measure this "
-                         "machine's ceilings. `grade` and `batch` do it when needed. Exit 1 if a "
-                         "lab could not be prepared.");
+                         "machine's ceilings, then prove the cache (the canary: @reference gets "
+                         "every point and @stub none, in the sandbox). `grade` and `batch` do it "
+                         "when needed, and refuse a cache that has not proved itself. Exit 1 if a "
+                         "lab could not be prepared or the canary failed.");
   add_prepare(prepare_command, a, "parallel build jobs (default 2)");
 
   CLI::App* grade_command =
@@ -573,6 +596,10 @@ int main(int argc, char** argv) {
       ->required();
   add_trusted(package_command, a);
   add_cache(package_command, a);
+  package_command->add_option("--labs", a.labs,
+                              "grade only these labs (01,02): an assignment of its own, scored "
+                              "over their points (default: every lab)");
+  add_allow_dirty(package_command, a);
 
   CLI::App* doctor_command = app.add_subcommand(
       "doctor",
@@ -644,7 +671,12 @@ int main(int argc, char** argv) {
       const Cache c = prepare(prepare_options(a), std::cerr);
       int unavailable = 0;
       for (const auto& [n, lab] : c.labs) unavailable += !lab.available;
-      return unavailable == 0 ? 0 : 1;
+      GradeOptions canary = a.grade;
+      canary.cache = cache_of(a);
+      canary.work = a.work.empty() ? fs::path() : real_path(a.work);
+      canary.labs = split_list(a.labs);
+      const bool proved = prove_cache(canary.cache, canary, std::cerr);
+      return unavailable == 0 && proved ? 0 : 1;
     }
     if (*grade_command) return cmd_grade(a);
     if (*batch_command) return cmd_batch(a, *batch_command);

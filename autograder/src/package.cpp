@@ -7,8 +7,10 @@
 #include <grade/rubric.hpp>
 
 #include <algorithm>
+#include <cstring>
 #include <iostream>
 #include <sstream>
+#include <stdexcept>
 
 namespace workbook::grade {
 namespace {
@@ -94,13 +96,42 @@ void require_committed(const fs::path& root, bool allow_dirty, const std::string
       "tree as it is.");
 }
 
-void package_gradescope(const fs::path& trusted, const fs::path& zip, std::ostream& log) {
+std::string with_labs(const std::string& script, const std::vector<std::string>& labs) {
+  if (labs.empty()) return script;
+  std::string list;
+  for (const std::string& n : labs) list += (list.empty() ? "" : ",") + n;
+  std::string out;
+  int found = 0;
+  std::istringstream lines(script);
+  for (std::string line; std::getline(lines, line);) {
+    for (const char* command : {"workbook-grade grade ", "workbook-grade prepare "})
+      if (const std::size_t at = line.find(command);
+          at != std::string::npos && line.compare(0, 1, "#") != 0) {
+        // After the command and its first word (the submission, for grade).
+        std::size_t insert = at + std::strlen(command);
+        if (std::string(command).find("grade grade") != std::string::npos)
+          insert = line.find(' ', insert) == std::string::npos ? line.size()
+                                                               : line.find(' ', insert) + 1;
+        line.insert(insert, "--labs " + list + (insert == line.size() ? "" : " "));
+        ++found;
+        break;
+      }
+    out += line + "\n";
+  }
+  if (found == 0)
+    throw std::logic_error("a packaging script has no workbook-grade command to give --labs to");
+  return out;
+}
+
+void package_gradescope(const fs::path& trusted, const fs::path& zip, std::ostream& log,
+                        const std::vector<std::string>& labs) {
   const fs::path templates = trusted / "autograder" / "packaging" / "gradescope";
   std::vector<ArchiveEntry> entries;
   // Gradescope unpacks the zip into /autograder/source and runs setup.sh there once; it then runs
   // /autograder/run_autograder (a copy of ours) for every submission.
-  entries.push_back({"setup.sh", read_text(templates / "setup.sh"), true});
-  entries.push_back({"run_autograder", read_text(templates / "run_autograder"), true});
+  entries.push_back({"setup.sh", with_labs(read_text(templates / "setup.sh"), labs), true});
+  entries.push_back(
+      {"run_autograder", with_labs(read_text(templates / "run_autograder"), labs), true});
   for (const std::string& f : project_files(trusted)) {
     if (f == "setup.sh" || f == "run_autograder") continue;
     const fs::perms p = fs::status(trusted / f).permissions();
@@ -177,11 +208,16 @@ std::string classroom_workflow(const fs::path& trusted, const Cache* cache) {
   return y;
 }
 
-void package_prairielearn(const fs::path& trusted, const fs::path& out, std::ostream& log) {
+void package_prairielearn(const fs::path& trusted, const fs::path& out, std::ostream& log,
+                          const std::vector<std::string>& labs) {
   const fs::path templates = trusted / "autograder" / "packaging" / "prairielearn";
   fs::create_directories(out);
   for (const auto& e : fs::directory_iterator(templates)) {
-    fs::copy_file(e.path(), out / e.path().filename(), fs::copy_options::overwrite_existing);
+    const std::string name = e.path().filename().string();
+    if (name == "run.sh" || name == "Dockerfile")
+      write_text_atomic(out / name, with_labs(read_text(e.path()), labs));
+    else
+      fs::copy_file(e.path(), out / name, fs::copy_options::overwrite_existing);
   }
   fs::permissions(out / "run.sh", fs::perms::owner_all | fs::perms::group_read |
                                       fs::perms::group_exec | fs::perms::others_read |

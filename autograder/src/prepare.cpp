@@ -9,15 +9,21 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <condition_variable>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <iterator>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <regex>
 #include <set>
 #include <sstream>
 #include <stdexcept>
+#include <thread>
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -469,6 +475,63 @@ std::map<std::string, double> time_reference_calls(const LabRecipe& r, const std
   return slowest;
 }
 
+CommandResult build_with_progress(const fs::path& dir, int jobs, const std::string& what,
+                                  std::ostream& log, const std::vector<std::string>& extra,
+                                  double every_seconds) {
+  // The steps to do: a dry run prints "[k/N] ..." for each.
+  int total = 0;
+  {
+    std::vector<std::string> dry = {"/usr/bin/env", "cmake", "--build", dir.string(), "--", "-n"};
+    dry.insert(dry.end(), extra.begin(), extra.end());
+    std::istringstream lines(run_command(dry).output);
+    for (std::string line; std::getline(lines, line);)
+      if (line.size() > 3 && line[0] == '[')
+        if (const auto slash = line.find('/'); slash != std::string::npos)
+          total = std::max(total, std::atoi(line.c_str() + slash + 1));
+  }
+  // Steps done: lines .ninja_log gains (one per output of each finished step).
+  const fs::path ninja_log = dir / ".ninja_log";
+  auto lines_logged = [&] {
+    std::ifstream in(ninja_log);
+    return static_cast<int>(
+        std::count(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>(), '\n'));
+  };
+  const int before = lines_logged();
+  std::mutex m;
+  std::condition_variable cv;
+  bool finished = false;
+  const auto start = std::chrono::steady_clock::now();
+  std::thread reporter([&] {
+    std::unique_lock lock(m);
+    while (!cv.wait_for(lock, std::chrono::duration<double>(every_seconds),
+                        [&] { return finished; })) {
+      const int done = std::min(total, lines_logged() - before);
+      const double elapsed =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      log << "  " << what << ": " << done << " of " << total << " steps";
+      if (done > 0 && done < total)
+        log << ", about "
+            << std::max(1, static_cast<int>(elapsed * (total - done) / done / 60 + 0.5))
+            << " min left";
+      log << " (" << static_cast<int>(elapsed) << " s so far)\n" << std::flush;
+    }
+  });
+  std::vector<std::string> argv = {"/usr/bin/env", "cmake", "--build",
+                                   dir.string(),   "-j",    std::to_string(jobs)};
+  if (!extra.empty()) {
+    argv.push_back("--");
+    argv.insert(argv.end(), extra.begin(), extra.end());
+  }
+  CommandResult r = run_command(argv);
+  {
+    std::lock_guard lock(m);
+    finished = true;
+  }
+  cv.notify_all();
+  reporter.join();
+  return r;
+}
+
 CommandResult run_command(const std::vector<std::string>& argv, const fs::path& cwd,
                           double timeout_seconds) {
   SandboxSpec spec;
@@ -708,8 +771,8 @@ Cache prepare(const PrepareOptions& o, std::ostream& log) {
   for (BuildDir& b : builds) {
     log << "  building " << b.dir.filename().string() << " with " << o.jobs << " jobs ...\n"
         << std::flush;
-    const CommandResult r = run_command({"/usr/bin/env", "cmake", "--build", b.dir.string(), "-j",
-                                         std::to_string(o.jobs), "--", "-k", "0"});
+    const CommandResult r = build_with_progress(
+        b.dir, o.jobs, "building " + b.dir.filename().string(), log, {"-k", "0"});
     prepare_log += r.output;
     log << "  build " << b.dir.filename().string() << ": "
         << (r.code == 0 ? "ok" : "FAILED (labs whose parts built are still graded)") << "\n";

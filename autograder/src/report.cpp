@@ -206,11 +206,27 @@ nlohmann::json prairielearn_results(const GradeResult& r) {
       tests.push_back(t);
     }
   }
-  return {{"gradable", true},
-          {"score", r.max_score > 0 ? r.score / r.max_score : 0.0},
-          {"message", "Score " + points(r.score, r.max_score)},
-          {"output", summary_markdown(r)},
-          {"tests", tests}};
+  // A lab that did not build, was not submitted whole, or could not be graded on this machine
+  // makes the submission not gradable: PrairieLearn then charges the student no attempt and shows
+  // the reasons (format_errors) instead of a score.
+  json reasons = json::array();
+  for (const LabResult& l : r.labs)
+    if (l.status != LabStatus::graded)
+      reasons.push_back("lab " + l.number + ": " + to_string(l.status) +
+                        (l.notes.empty() ? "" : " (" + first_errors(l.notes.front(), 3) + ")"));
+  json out = {{"gradable", reasons.empty()},
+              {"score", r.max_score > 0 ? r.score / r.max_score : 0.0},
+              {"message", "Score " + points(r.score, r.max_score)},
+              {"output", summary_markdown(r)},
+              {"tests", tests}};
+  if (!reasons.empty()) {
+    out["format_errors"] = reasons;
+    out["message"] = "Not graded: " + reasons[0].get<std::string>() +
+                     (reasons.size() > 1
+                          ? " (and " + std::to_string(reasons.size() - 1) + " more: see the output)"
+                          : "");
+  }
+  return out;
 }
 
 std::string markdown_report(const GradeResult& r, const std::string& plots) {

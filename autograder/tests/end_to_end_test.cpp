@@ -12,6 +12,7 @@
 #include <csignal>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -175,7 +176,8 @@ TEST_F(EndToEnd, BatchKilledHalfwayResumesWithoutLosingOrDuplicatingAResult) {
 
 TEST_F(EndToEnd, PackagesAGradescopeAutograderWithTheTrustedTree) {
   const fs::path zip = dir / "autograder.zip";
-  ASSERT_EQ(grader({"package", "gradescope", "--out", zip.string(), "--trusted", WORKBOOK_TRUSTED}),
+  ASSERT_EQ(grader({"package", "gradescope", "--out", zip.string(), "--trusted", WORKBOOK_TRUSTED,
+                    "--allow-dirty"}),
             0)
       << read_text(dir / "grader.log");
   std::vector<std::string> names;
@@ -363,6 +365,61 @@ TEST_F(EndToEnd, ACachePreparedForEveryLabServesAnyOfThemWithoutRebuilding) {
   const std::string log = read_text(dir / "grader.log");
   EXPECT_THAT(log, HasSubstr("is up to date"));
   EXPECT_THAT(log, Not(HasSubstr("preparing the grading cache")));
+}
+
+TEST_F(EndToEnd, PackagesOfSomeLabsPrepareAndGradeThoseLabsOnly) {
+  const fs::path zip = dir / "lab01.zip";
+  ASSERT_EQ(grader({"package", "gradescope", "--out", zip.string(), "--trusted", WORKBOOK_TRUSTED,
+                    "--labs", "01", "--allow-dirty"}),
+            0)
+      << read_text(dir / "grader.log");
+  std::map<std::string, std::string> files;
+  for (const ArchiveEntry& e : read_archive(read_text(zip))) files[e.name] = e.data;
+  EXPECT_THAT(files["run_autograder"],
+              HasSubstr("workbook-grade grade /autograder/submission --labs 01 \\\n"));
+  EXPECT_THAT(files["setup.sh"], HasSubstr("workbook-grade prepare --labs 01 --cache"));
+  const fs::path pl = dir / "prairielearn";
+  ASSERT_EQ(grader({"package", "prairielearn", "--out", pl.string(), "--trusted", WORKBOOK_TRUSTED,
+                    "--labs", "1,3", "--allow-dirty"}),
+            0);
+  EXPECT_THAT(read_text(pl / "run.sh"), HasSubstr("grade /grade/student --labs 01,03 \\\n"));
+  EXPECT_THAT(read_text(pl / "Dockerfile"), HasSubstr("prepare --labs 01,03 --cache"));
+  EXPECT_EQ(fs::status(pl / "run.sh").permissions() & fs::perms::owner_exec, fs::perms::owner_exec);
+}
+
+TEST_F(EndToEnd, ACacheThatHasNotProvedItselfGradesNothing) {
+  // The self-test's cache proved itself when it was prepared (canary.json). Recorded as proved by
+  // another build of the grader, or as failed for lab 01, it grades nothing of lab 01.
+  const fs::path file = fs::path(WORKBOOK_SELFTEST_CACHE) / "canary.json";
+  ASSERT_TRUE(fs::exists(file)) << "prepare did not run the canary";
+  const nlohmann::json proved = read_json(file);
+  EXPECT_TRUE(proved.value("passed", false)) << proved.dump(2);
+  const auto grade = [&](const std::string& labs) {
+    return grader({"grade", "@reference", "--no-prepare", "--no-perf", "--labs", labs, "--cache",
+                   WORKBOOK_SELFTEST_CACHE, "--out", (dir / ("out" + labs)).string(), "--work",
+                   (dir / "work").string()});
+  };
+  nlohmann::json other = proved;
+  other["grader"] = "another build";
+  write_json(file, other);
+  const int refused = grade("01");
+  nlohmann::json failed = proved;
+  failed["passed"] = false;
+  failed["problems"] = {"lab 01: @reference got 0.0 of 61.0 (Relu.Tail: a made-up failure)"};
+  write_json(file, failed);
+  const int failed_lab = grade("01");
+  const int other_lab = grade("99");
+  write_json(file, proved);
+  ASSERT_TRUE(WIFEXITED(refused) && WIFEXITED(failed_lab) && WIFEXITED(other_lab));
+  EXPECT_EQ(WEXITSTATUS(refused), 2);
+  EXPECT_EQ(WEXITSTATUS(failed_lab), 2);
+  EXPECT_EQ(WEXITSTATUS(other_lab), 0) << "lab 99's canary passed: it is graded";
+  const std::string log = read_text(dir / "grader.log");
+  EXPECT_THAT(log, HasSubstr("nothing graded: the grading cache"));
+  EXPECT_THAT(log, HasSubstr("was proved by another build of workbook-grade"));
+  EXPECT_THAT(log, HasSubstr("failed its canary"));
+  EXPECT_THAT(log, HasSubstr("lab 01: @reference got 0.0 of 61.0"));
+  EXPECT_FALSE(fs::exists(dir / "out01" / "record.json")) << "a refused cache graded something";
 }
 
 }  // namespace

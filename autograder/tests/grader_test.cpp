@@ -250,6 +250,18 @@ TEST(Outputs, PrairieLearnScoreIsAFractionAndHiddenOutputsAreWithheld) {
   EXPECT_EQ(j["tests"][1]["max_points"], 2);
   EXPECT_FALSE(j["tests"][1].contains("output"));
   EXPECT_EQ(j["tests"][0]["points"], 1);
+  EXPECT_FALSE(j.contains("format_errors"));
+}
+
+TEST(Outputs, PrairieLearnChargesNoAttemptForASubmissionThatDoesNotBuild) {
+  GradeResult r = example_result();
+  r.labs[0].status = LabStatus::compile_error;
+  r.labs[0].notes = {"labs/01_vectorized_relu/vector_ops.cpp does not compile"};
+  const nlohmann::json j = prairielearn_results(r);
+  EXPECT_FALSE(j["gradable"].get<bool>());
+  ASSERT_EQ(j["format_errors"].size(), 1u);
+  EXPECT_THAT(j["format_errors"][0].get<std::string>(), HasSubstr("lab 01: compile_error"));
+  EXPECT_THAT(j["message"].get<std::string>(), HasSubstr("does not compile"));
 }
 
 TEST(Outputs, CsvRowsQuoteWhatNeedsQuoting) {

@@ -12,8 +12,10 @@
 namespace workbook::grade {
 
 /// The Gradescope autograder: a zip with setup.sh, run_autograder and the trusted tree at its root
-/// (Gradescope unpacks it to /autograder/source).
-void package_gradescope(const fs::path& trusted, const fs::path& zip, std::ostream& log);
+/// (Gradescope unpacks it to /autograder/source). With `labs` (numbers), the image prepares and
+/// grades those labs only: one assignment per lab (or per set of labs), scored over their points.
+void package_gradescope(const fs::path& trusted, const fs::path& zip, std::ostream& log,
+                        const std::vector<std::string>& labs = {});
 
 struct Cache;
 
@@ -22,8 +24,15 @@ struct Cache;
 /// given).
 std::string classroom_workflow(const fs::path& trusted, const Cache* cache);
 
-/// A PrairieLearn external-grader folder: the run script and an example info.json.
-void package_prairielearn(const fs::path& trusted, const fs::path& out, std::ostream& log);
+/// A PrairieLearn external-grader folder: the run script and an example info.json. With `labs`,
+/// the image prepares and grades those labs only (a question per lab).
+void package_prairielearn(const fs::path& trusted, const fs::path& out, std::ostream& log,
+                          const std::vector<std::string>& labs = {});
+
+/// A packaging script with `--labs L` given to each of its `workbook-grade prepare` and `grade`
+/// commands (after grade's submission); the script as it is for no labs. Throws std::logic_error
+/// when the script has no such command (the template changed).
+std::string with_labs(const std::string& script, const std::vector<std::string>& labs);
 
 /// Files of a tree that are part of the project, relative, sorted: in a git checkout those git
 /// tracks or would (not what it ignores); elsewhere every file but build outputs and tool state.

@@ -125,4 +125,12 @@ struct CommandResult {
 CommandResult run_command(const std::vector<std::string>& argv, const fs::path& cwd = {},
                           double timeout_seconds = 3600);
 
+/// Builds a Ninja build folder (`cmake --build dir -j jobs [-- extra...]`) as run_command() does,
+/// and meanwhile says how far it is every `every_seconds` on `log`: the steps done of those a dry
+/// run counted (from .ninja_log) and about how long is left at the pace so far, so that minutes
+/// of compiling are not minutes of silence. `what` names the build ("the trusted build").
+CommandResult build_with_progress(const fs::path& dir, int jobs, const std::string& what,
+                                  std::ostream& log, const std::vector<std::string>& extra = {},
+                                  double every_seconds = 20);
+
 }  // namespace workbook::grade
