@@ -847,12 +847,38 @@ TEST(ProcessBatch, SameResultsAsSerialOnEveryPool) {
     return lab03::ops::polynomial(t);
   };
   const std::vector<Tensor> expected = lab03::oracle::serial(batch, op);
+  // Calls of op still running when process_batch returns: it did not wait for all its tasks.
+  // (Static: such a call outlives the test's frame.)
+  static std::atomic<int> running{0};
+  const lab03::TensorOp counted = [&op](const Tensor& t) {
+    ++running;
+    struct Finished {
+      ~Finished() { --running; }
+    } finished;
+    return op(t);
+  };
   Cases cases(lab03::oracle::where("process_batch"), "pool");
   for (unsigned n : kPoolSizes) {
     cases.next("40 tensors on " + pool_of(n));
     Watchdog watchdog("process_batch of 40 tensors on " + pool_of(n));
+    std::vector<Tensor> results;  // before the pool: tasks left running end with the pool
     WatchedPool pool(n);
-    cases.check(lab03::oracle::check_batch(lab03::process_batch(pool, batch, op), expected));
+    results = lab03::process_batch(pool, batch, counted);
+    if (const int still = running.load(); still > 0) {
+      CheckResult r;
+      r.ok = false;
+      r.specificity = Specificity::pattern;
+      r.summary = "process_batch returned while " + std::to_string(still) + " of its calls of op " +
+                  "were still running";
+      r.diagnosis =
+          "it must wait for every task it submitted (every future: wait(), then get() "
+          "each in order) before it returns: a task still running writes into results "
+          "after the caller has them, and uses op and the batch, which may be gone";
+      r.edit = "edit labs/03_thread_pool/thread_pool.cpp: process_batch (and parallel_for)";
+      cases.check(r);
+      continue;
+    }
+    cases.check(lab03::oracle::check_batch(results, expected));
   }
   EXPECT_ALL_CORRECT(cases);
 }
