@@ -105,9 +105,10 @@ bool Cases::check(const CheckResult& result) {
 const Cases::Failure* Cases::most_telling() const {
   // A catalogue mistake that only one case names, while at least two other cases say something
   // else that is telling, is a coincidence of that case's size (a loop that stops one batch early
-  // looks, at n = 32 alone, like one that steps by 32): it counts as a pattern, no more. Among
-  // three or more other failures that name nothing, it is a single match of a reduction's one
-  // value within the tolerance, a coincidence too: it counts as what was observed.
+  // looks, at n = 32 alone, like one that steps by 32): it counts as a pattern, no more. A
+  // reduction's one value that one case alone matches, among three or more other failures, is a
+  // coincidence too (one number within a tolerance): it counts as what was observed. (A whole
+  // output that one case alone matches is not: other cases may only show what it read, NaN.)
   const auto weight = [this](const Failure& f) {
     const Specificity r = rank(f.result);
     if (r != Specificity::mistake) return r;
@@ -119,7 +120,7 @@ const Cases::Failure* Cases::most_telling() const {
         ++telling;
     }
     if (same == 1 && telling >= 2) return Specificity::pattern;
-    if (same == 1 && failures_.size() >= 4) return Specificity::observed;
+    if (same == 1 && f.result.checked <= 1 && failures_.size() >= 4) return Specificity::observed;
     return r;
   };
   // A demoted match still reads "your output matches ...": among equals, one that is not wins.

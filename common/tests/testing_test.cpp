@@ -172,7 +172,7 @@ TEST(Cases, AMistakeOnlyOneCaseNamesAmongFailuresThatNameNothingIsACoincidence) 
     cases.next_size(n);
     cases.check(observed(n));
   }
-  CheckResult chance = observed(25);
+  CheckResult chance = observed(1);  // one value compared, as a reduction's check does
   chance.mistake = "the first 8 terms in place of the tail's";
   chance.specificity = Specificity::mistake;
   cases.next_size(25);
