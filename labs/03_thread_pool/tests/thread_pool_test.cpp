@@ -503,18 +503,27 @@ TEST(ParallelFor, ManyTinyChunks) {
 }
 
 TEST(ParallelFor, RethrowsTheLowestFailingChunkAfterRunningAll) {
+  // What each pool did, all looked at before any is reported: on one thread the chunks run in
+  // order, so a parallel_for that waits for its last future only has nothing left running there,
+  // and only a larger pool shows that it returns early.
+  struct Outcome {
+    unsigned threads = 0;
+    std::exception_ptr error;
+    int finished_at_return = -1;  // chunks finished (returned or threw) when parallel_for returned
+    std::string not_once;
+  };
+  std::vector<Outcome> outcomes;
   for (unsigned n : kPoolSizes) {
     Watchdog watchdog("parallel_for with two chunks that throw, on " + pool_of(n));
     Counts counts(100);
-    // Chunks finished (returned or threw) when parallel_for returned: all 100, or it did not wait.
     std::atomic<int> finished{0};
-    int finished_at_return = -1;
-    const std::exception_ptr error = thrown_by(n, [&](ThreadPool& pool) {
+    Outcome o{.threads = n};
+    o.error = thrown_by(n, [&](ThreadPool& pool) {
       struct AtReturn {
         const std::atomic<int>& finished;
         int& seen;
         ~AtReturn() { seen = finished.load(); }  // on return and on throw alike
-      } at_return{finished, finished_at_return};
+      } at_return{finished, o.finished_at_return};
       lab03::parallel_for(pool, {0, 100}, 1, [&](Range r) {
         struct Finished {
           std::atomic<int>& count;
@@ -530,23 +539,28 @@ TEST(ParallelFor, RethrowsTheLowestFailingChunkAfterRunningAll) {
         if (r.begin == 70) throw std::runtime_error("chunk 70");
       });
     });
-    // Not waiting for every chunk also loses their exceptions: name the cause, not the symptom.
-    ASSERT_TRUE(finished_at_return == 100 || finished_at_return == -1)
-        << "with " << pool_of(n) << ", parallel_for " << (error ? "threw" : "returned")
-        << " while only " << finished_at_return << " of its 100 chunks had finished: it must "
+    o.not_once = counts.not_once("chunk");
+    outcomes.push_back(std::move(o));
+  }
+  // Not waiting for every chunk also loses their exceptions: name the cause, not the symptom.
+  for (const Outcome& o : outcomes)
+    ASSERT_TRUE(o.finished_at_return == 100 || o.finished_at_return == -1)
+        << "with " << pool_of(o.threads) << ", parallel_for " << (o.error ? "threw" : "returned")
+        << " while only " << o.finished_at_return << " of its 100 chunks had finished: it must "
         << "wait for every chunk's future (wait() on each, then get() each in chunk order), not "
            "only some of them. A chunk still running uses body and the caller's data, which are "
            "gone once parallel_for returns; and the exception of a chunk not waited for is lost.";
-    ASSERT_TRUE(error)
-        << "parallel_for returned normally although chunks 30 and 70 threw, after all 100 "
+  for (const Outcome& o : outcomes) {
+    ASSERT_TRUE(o.error)
+        << "with " << pool_of(o.threads)
+        << ", parallel_for returned normally although chunks 30 and 70 threw, after all 100 "
            "chunks had finished: an exception in a chunk must reach the caller. get() every "
-           "chunk's future, in chunk order: wait() alone does not rethrow, and get() on only "
-           "some of them loses the others' exceptions";
-    EXPECT_EQ(message_of(error), "chunk 30")
-        << "with " << pool_of(n) << ": rethrow the exception of the "
+           "chunk's future, in chunk order: wait() alone does not rethrow";
+    EXPECT_EQ(message_of(o.error), "chunk 30")
+        << "with " << pool_of(o.threads) << ": rethrow the exception of the "
         << "lowest-numbered chunk that threw (get() the futures in chunk order)";
-    EXPECT_EQ(counts.not_once("chunk"), "")
-        << "with " << pool_of(n) << ": every chunk must run once, even when others throw";
+    EXPECT_EQ(o.not_once, "") << "with " << pool_of(o.threads)
+                              << ": every chunk must run once, even when others throw";
   }
 }
 

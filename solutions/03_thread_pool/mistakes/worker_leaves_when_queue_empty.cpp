@@ -6,6 +6,11 @@
 
 namespace lab03 {
 
+// (The constructor too: the reference's may have its own work() inlined.)
+ThreadPool::ThreadPool(unsigned threads) {
+  for (unsigned t = 0; t < threads; ++t) workers_.emplace_back([this] { work(); });
+}
+
 void ThreadPool::work() {
   current_ = this;
   for (;;) {
