@@ -105,24 +105,33 @@ bool Cases::check(const CheckResult& result) {
 const Cases::Failure* Cases::most_telling() const {
   // A catalogue mistake that only one case names, while at least two other cases say something
   // else that is telling, is a coincidence of that case's size (a loop that stops one batch early
-  // looks, at n = 32 alone, like one that steps by 32): it counts as a pattern, no more.
+  // looks, at n = 32 alone, like one that steps by 32): it counts as a pattern, no more. A
+  // reduction's one value that one case alone matches, among three or more other failures, is a
+  // coincidence too (one number within a tolerance): it counts as what was observed. (A whole
+  // output that one case alone matches is not: other cases may only show what it read, NaN.)
   const auto weight = [this](const Failure& f) {
     const Specificity r = rank(f.result);
     if (r != Specificity::mistake) return r;
-    std::size_t same = 0, other = 0;
+    std::size_t same = 0, telling = 0;
     for (const Failure& g : failures_) {
       if (g.result.mistake == f.result.mistake)
         ++same;
       else if (rank(g.result) >= Specificity::pattern)
-        ++other;
+        ++telling;
     }
-    return same == 1 && other >= 2 ? Specificity::pattern : r;
+    if (same == 1 && telling >= 2) return Specificity::pattern;
+    if (same == 1 && f.result.checked <= 1 && failures_.size() >= 4) return Specificity::observed;
+    return r;
   };
+  // A demoted match still reads "your output matches ...": among equals, one that is not wins.
+  const auto demoted = [&](const Failure& f) { return weight(f) != rank(f.result); };
   const Failure* best = nullptr;
   for (const Failure& f : failures_) {
     // Later wins ties: the loops run from small cases to large ones.
     if (!best || weight(f) > weight(*best) ||
-        (weight(f) == weight(*best) && f.result.checked >= best->result.checked))
+        (weight(f) == weight(*best) && demoted(*best) && !demoted(f)) ||
+        (weight(f) == weight(*best) && demoted(f) == demoted(*best) &&
+         f.result.checked >= best->result.checked))
       best = &f;
   }
   return best;
@@ -306,6 +315,12 @@ void alignments(Text& t, const CrashFacts& f) {
   t << ".\n";
 }
 
+// Is the case "n = 0" (Cases::next_size(0), or a context that starts with it)?
+bool empty_case(const char* context) {
+  return context && std::strncmp(context, "n = 0", 5) == 0 &&
+         (context[5] == '\0' || context[5] == ',');
+}
+
 void explain_segv(Text& t, const CrashFacts& f) {
   // x86 reports a general-protection fault (an aligned access to an unaligned address, or a
   // non-canonical pointer) as SI_KERNEL with no address.
@@ -327,6 +342,11 @@ void explain_segv(Text& t, const CrashFacts& f) {
     t << ", near 0: a null pointer was read or written (an empty span's data(), or a pointer "
          "never set), at an offset of "
       << static_cast<std::size_t>(f.address) << " bytes.\n";
+    if (empty_case(f.case_context))
+      t << "  The case is n = 0, whose spans are empty (data() may be null): nothing may be read "
+           "or written, so a loop ran that must not. Its bound lets it run at n = 0: i <= n, or "
+           "i <= n - k / i < n - k with an unsigned n, where n - k wraps around to a huge number "
+           "when n < k. Write bounds as i < n and i + k <= n.\n";
     return;
   }
   if (f.stack != 0 && f.address < f.stack + 4096 && f.stack - f.address < (std::size_t{1} << 20)) {

@@ -157,6 +157,29 @@ TEST(Cases, AMistakeOnlyOneCaseNamesWhileOthersSaySomethingElseIsACoincidence) {
   EXPECT_THAT(cases.report(), HasSubstr("the last 8 elements were never written"));
 }
 
+TEST(Cases, AMistakeOnlyOneCaseNamesAmongFailuresThatNameNothingIsACoincidence) {
+  // A reduction's one value can fall within a mistake's tolerance by chance at one size of many.
+  const auto observed = [](std::size_t checked) {
+    CheckResult r;
+    r.ok = false;
+    r.summary = "kernel: no simple pattern at " + std::to_string(checked);
+    r.checked = checked;
+    r.specificity = Specificity::observed;
+    return r;
+  };
+  Cases cases(where(), "size");
+  for (std::size_t n : {10, 20, 30}) {
+    cases.next_size(n);
+    cases.check(observed(n));
+  }
+  CheckResult chance = observed(1);  // one value compared, as a reduction's check does
+  chance.mistake = "the first 8 terms in place of the tail's";
+  chance.specificity = Specificity::mistake;
+  cases.next_size(25);
+  cases.check(chance);
+  EXPECT_THAT(cases.report(), StartsWith("kernel: no simple pattern at 30"));
+}
+
 TEST(Cases, AmongEqualsTheLargerCase) {
   Cases cases(where());
   cases.next("big");
@@ -315,6 +338,16 @@ TEST(CrashReport, NullPointerStackOverflowDivisionAndIllegalInstruction) {
               HasSubstr("An integer division (or %) by zero"));
   EXPECT_THAT(report(facts(SIGILL, ILL_ILLOPN, 0x401000, nullptr)),
               HasSubstr("an instruction set this CPU lacks"));
+}
+
+TEST(CrashReport, ANullPointerAtNZeroNamesTheLoopBoundThatRan) {
+  auto empty = facts(SIGSEGV, SEGV_MAPERR, 0x0, nullptr);
+  empty.case_context = "n = 0";
+  EXPECT_THAT(report(empty), HasSubstr("The case is n = 0, whose spans are empty"));
+  EXPECT_THAT(report(empty), HasSubstr("n - k wraps around to a huge number"));
+  auto other = facts(SIGSEGV, SEGV_MAPERR, 0x0, nullptr);
+  other.case_context = "n = 0..3";
+  EXPECT_THAT(report(other), Not(HasSubstr("The case is n = 0")));
 }
 
 TEST(CrashReport, OutsideACasesItNamesTheLabFolderAndSaysWhatFailedBefore) {

@@ -249,6 +249,25 @@ inline std::vector<Mistake> sum_loop(std::size_t n, std::function<double(std::si
                       return finish(s);
                     }});
   }
+  // Overlapping batches: a loop that loads whole batches but steps by a lane count written in the
+  // code, smaller than this build's batch, so each term is added several times. The tail starts
+  // where that loop stopped.
+  for (std::size_t step : {std::size_t{4}, std::size_t{8}}) {
+    if (step >= kLanes || n < kLanes) continue;
+    list.push_back({"batches of " + std::to_string(kLanes) + " " + terms +
+                        " that overlap: the loop steps by " + std::to_string(step) +
+                        ", so most terms are added " + std::to_string(kLanes / step) + " times",
+                    "the loop steps by " + std::to_string(step) +
+                        ", a lane count written in the code (AVX2's 8 floats), while this "
+                        "build's Batch::size is " +
+                        std::to_string(kLanes) + ". Step by Batch::size, never by a number.",
+                    [=](std::size_t) {
+                      double s = 0;
+                      std::size_t i = 0;
+                      for (; i + kLanes <= n; i += step) s += sum(i, i + kLanes);
+                      return finish(s + sum(i, n));
+                    }});
+  }
   // One batch for every two: a loop that steps by twice the batch (a lane count hard-coded for
   // wider registers) and adds one batch per step.
   if (n >= 2 * kLanes) {
@@ -293,6 +312,26 @@ inline std::vector<Mistake> euclidean_distance(std::span<const float> a, std::sp
         return d * d;
       },
       [](double s) { return std::sqrt(std::max(s, 0.0)); }, "squared differences");
+  // The scalar tail written apart from the SIMD loop, its difference not squared.
+  const std::size_t n = a.size(), full = n - n % kLanes;
+  if (n > full) {
+    const auto tail_of = [a, b, n, full](bool absolute) {
+      return [a, b, n, full, absolute](std::size_t) {
+        double s = 0;
+        for (std::size_t i = 0; i < n; ++i) {
+          const double d = double(a[i]) - double(b[i]);
+          s += i < full ? d * d : (absolute ? std::fabs(d) : d);
+        }
+        return std::sqrt(std::max(s, 0.0));
+      };
+    };
+    const std::string advice =
+        "the scalar tail must add the same term as the SIMD loop: d = a[i] - b[i], then d * d.";
+    list.push_back(
+        {"the tail's differences added as |a[i] - b[i]|, not squared", advice, tail_of(true)});
+    list.push_back(
+        {"the tail's differences added as a[i] - b[i], not squared", advice, tail_of(false)});
+  }
   list.push_back({"the sum of |a[i] - b[i]| (the Manhattan distance)",
                   "the Euclidean distance squares each difference and takes one square root of "
                   "the sum: accumulate d * d (xsimd::fma(d, d, acc)), then std::sqrt at the end.",

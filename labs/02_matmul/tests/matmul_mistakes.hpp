@@ -143,6 +143,50 @@ inline std::vector<Entry> catalogue(const Inputs& in) {
         "variable and store it after the p loop.",
         s.k - 1, s.k, a_ip, b_pj));
 
+  if (s.k >= 2)
+    list.push_back(sum_of_products(
+        in, "each sum without its first product, a[i][0] * b[0][j] (the loop over p starts at 1)",
+        "the loop over p must start at 0 (or at the block's first p0): starting at 1 leaves out "
+        "the first product of every sum, as a sum started from the first term and then looped from "
+        "1 would not.",
+        1, s.k, a_ip, b_pj));
+
+  // The loop over the rows of C bounded by n (the columns) instead of m: rows from n on are never
+  // computed; zero where C was cleared first, unwritten where it was not.
+  if (s.n < s.m && in.want_scale.size() == in.want.size()) {
+    for (const bool cleared : {true, false}) {
+      list.push_back(
+          {"the first " + std::to_string(s.n) + " rows only, the rest " +
+               (cleared ? "zero" : "never written") + ": the loop over rows stops at n = " +
+               std::to_string(s.n) + ", not m = " + std::to_string(s.m),
+           "the rows of C are counted by m (the rows of A), the columns by n: check the bound of "
+           "every loop (and block) over rows, i < m and min(i0 + block, m).",
+           [in, s, cleared](std::size_t i) {
+             return i / s.n < s.n ? in.want[i] : (cleared ? 0.0 : detail::kNaN);
+           },
+           [in, s](std::size_t i) { return i / s.n < s.n ? in.want_scale[i] : 0.0; }});
+    }
+  }
+
+  // A scalar loop for the columns after the last whole SIMD batch that restarts at the first
+  // column (of the row, or of a block whose width is a multiple of the batch): the columns of the
+  // whole batches get every product twice.
+  if (in.want_scale.size() == in.want.size()) {
+    for (const std::size_t lanes : {std::size_t{4}, std::size_t{8}, std::size_t{16}}) {
+      const std::size_t whole = s.n - s.n % lanes;
+      if (whole == 0 || whole == s.n) continue;
+      list.push_back(
+          {"columns 0 to " + std::to_string(whole - 1) + " (the whole batches of " +
+               std::to_string(lanes) +
+               ") with every product counted twice: the scalar loop for the last columns starts "
+               "again at the first column",
+           "the scalar loop after the SIMD loop must go on from the column where the SIMD loop "
+           "stopped (keep one j for both loops), not from the row's or the block's first column.",
+           [in, s, whole](std::size_t i) { return (i % s.n < whole ? 2 : 1) * in.want[i]; },
+           [in, s, whole](std::size_t i) { return (i % s.n < whole ? 2 : 1) * in.want_scale[i]; }});
+    }
+  }
+
   // Indexing mistakes: an operand read as if transposed, C stored transposed, rows stepped by the
   // width instead of the leading dimension, the loop over p bounded by n.
   list.push_back(sum_of_products(

@@ -82,16 +82,25 @@ inline Registry& registry() {
 /// and marks when its destruction begins, so that a Watchdog can say what a stuck pool is doing.
 class WatchedPool {
  public:
-  explicit WatchedPool(unsigned threads) : pool_(threads) {
+  explicit WatchedPool(unsigned threads) : requested_(threads), pool_(threads) {
     workers_ = new_threads();
     size_ = pool_.size();
+    // Said here, before any test uses the pool: a pool short of workers fails later in ways that
+    // point elsewhere (a division by size() == 0, a task that never starts).
+    if (size_ != threads)
+      ADD_FAILURE() << "ThreadPool(" << threads << ") made a pool whose size() is " << size_
+                    << " (its constructor started " << workers_.size()
+                    << (workers_.size() == 1 ? " thread" : " threads")
+                    << "): the constructor must start exactly `threads` workers, each running "
+                       "work(). Look at its loop's bounds (for (t = 0; t < threads; ++t)).";
   }
   ~WatchedPool() { destroying_ = true; }  // then pool_'s destructor runs
   WatchedPool(const WatchedPool&) = delete;
   WatchedPool& operator=(const WatchedPool&) = delete;
 
   operator ThreadPool&() { return pool_; }
-  unsigned size() const { return size_; }  ///< pool.size(), read once it was constructed
+  unsigned size() const { return size_; }            ///< pool.size(), read once it was constructed
+  unsigned requested() const { return requested_; }  ///< the threads asked of its constructor
   bool is_worker_thread() const { return pool_.is_worker_thread(); }
 
   /// pool.submit(task), counted: started when a worker begins it, finished when it ends.
@@ -143,6 +152,7 @@ class WatchedPool {
   } registration_{this};
   // Before pool_, so that they outlive it: its destructor still runs tasks that count.
   std::vector<pid_t> workers_;
+  unsigned requested_ = 0;
   unsigned size_ = 0;
   std::atomic<long> submitted_{0}, started_{0}, finished_{0};
   std::atomic<bool> destroying_{false};
@@ -243,6 +253,21 @@ inline std::string cause(const WatchedPool& p, const std::vector<ThreadState>& w
            "(work_available_.notify_one()) after pushing the task onto the queue with the mutex "
            "held, and a worker must check the queue under the mutex before it sleeps (wait with "
            "a predicate).";
+  if (p.size() < p.requested())
+    return "the pool was asked for " + plural(p.requested(), "thread", "threads") +
+           " and its size() is " + std::to_string(p.size()) +
+           ": tasks wait for workers that were never started. Start exactly `threads` workers "
+           "in the constructor (for (t = 0; t < threads; ++t)), each running work().";
+  if (!p.destroying() && n > 0 && alive < n)
+    return plural(n - alive, "worker", "workers") + " of " + std::to_string(n) +
+           (n - alive == 1 ? " has" : " have") +
+           " ended while the pool is still in use (not being destroyed): work() returned before "
+           "the pool was stopping, and the tasks left in the queue wait for workers that are "
+           "gone. A worker may find the "
+           "queue empty when it wakes (another worker took the task first, or a spurious "
+           "wake-up), so it must wait in a loop until there is a task or stopping_ is set: "
+           "work_available_.wait(lock, [this] { return stopping_ || !queue_.empty(); }), and "
+           "return only when stopping_ is set and the queue is empty.";
   if (static_cast<long>(p.size()) > n)
     return "the pool says size() = " + std::to_string(p.size()) + ", but its constructor started " +
            std::to_string(n) + (n == 1 ? " thread" : " threads") +

@@ -173,4 +173,63 @@ inline std::vector<workbook::Mistake> batch_catalogue(const std::vector<bool>& m
   return list;
 }
 
+/// A way of cutting parallel_for's range wrong, with the chunks it makes.
+struct ChunkMistake {
+  std::string what;           ///< the wrong chunks, in words
+  std::string advice;         ///< why they are wrong and what to change
+  std::vector<Range> chunks;  ///< the chunks it makes for the range and grain, in order
+};
+
+/// The catalogue for parallel_for's chunks of `range` in chunks of `grain`, each with the exact
+/// chunks it makes; a test names the one whose chunks are those seen. Only the mistakes whose
+/// chunks differ from the right ones for this range are listed.
+inline std::vector<ChunkMistake> chunk_catalogue(Range range, std::size_t grain) {
+  // The chunks [b, e - cut) of [begin, end), where e = min(b + grain, end) (b + grain when not
+  // clamped) and the next b is e + gap; `whole`: only the chunks that are grain long.
+  const auto chunks = [grain](std::size_t begin, std::size_t end, bool clamp, std::size_t cut,
+                              std::size_t gap, bool whole) {
+    std::vector<Range> list;
+    for (std::size_t b = begin; b < end && list.size() <= end - begin;) {
+      const std::size_t e = clamp ? std::min(b + grain, end) : b + grain;
+      if (whole && e - b < grain) break;
+      list.push_back({b, e - std::min(cut, e - b)});
+      b = e + gap;
+    }
+    return list;
+  };
+  const std::size_t size = range.size();
+  const std::vector<Range> right = chunks(range.begin, range.end, true, 0, 0, false);
+  std::vector<ChunkMistake> list;
+  const auto add = [&](std::string what, std::string advice, std::vector<Range> wrong) {
+    if (wrong != right) list.push_back({std::move(what), std::move(advice), std::move(wrong)});
+  };
+  if (range.begin != 0) {
+    const std::string advice =
+        "the chunks must cover [range.begin, range.end): start the loop at range.begin, not at 0 "
+        "(a range that starts at 0, as parallel_relu's does, hides this)";
+    add("chunks counted from 0 instead of from range.begin (over [0, range.size()))", advice,
+        chunks(0, size, true, 0, 0, false));
+    add("chunks counted from 0 instead of from range.begin (over [0, range.end))", advice,
+        chunks(0, range.end, true, 0, 0, false));
+  }
+  add("chunks whose last one runs past range.end (its end not cut at range.end)",
+      "the last chunk is shorter when grain does not divide the range: end it at min(begin + "
+      "grain, range.end), or it runs indices that do not exist (past the end of the caller's "
+      "data)",
+      chunks(range.begin, range.end, false, 0, 0, false));
+  add("whole chunks only: the last, shorter chunk is left out (range.size() / grain rounds down)",
+      "when grain does not divide the range, the remainder needs a chunk of its own: "
+      "(range.size() + grain - 1) / grain chunks, the last one ending at range.end",
+      chunks(range.begin, range.end, true, 0, 0, true));
+  add("chunks that each end one index early (end - 1)",
+      "a Range is half-open, [begin, end): end is one past the last index, so the chunk [b, "
+      "min(b + grain, range.end)) already stops before its end. Do not subtract 1.",
+      chunks(range.begin, range.end, true, 1, 0, false));
+  add("chunks with one index skipped between each two (the next chunk starts at end + 1)",
+      "a Range is half-open, [begin, end): the next chunk starts at end itself, not at end + 1, "
+      "or the index at end belongs to no chunk.",
+      chunks(range.begin, range.end, true, 0, 1, false));
+  return list;
+}
+
 }  // namespace lab03::mistakes

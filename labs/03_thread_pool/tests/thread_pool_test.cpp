@@ -54,7 +54,10 @@ using lab03::threads::this_thread_id;
 using lab03::threads::thread_cpu_seconds;
 using lab03::threads::thread_ids;
 using workbook::as_span;
+using workbook::CheckResult;
 using workbook::GuardedBuffer;
+using workbook::Specificity;
+using workbook::testing::Cases;
 using namespace std::chrono_literals;
 
 std::string pool_of(unsigned threads) {
@@ -109,6 +112,31 @@ std::string message_of(const std::exception_ptr& error) {
   } catch (...) {
     return "(an exception that is not a std::exception)";
   }
+}
+
+// A call under test that threw on n elements and a pool of `threads`, as a failed check: Cases then
+// reports it with its case and the cases that passed, instead of GoogleTest's bare "thrown in the
+// test body" that names no case. Sizes smaller than the pool are where a share computed as
+// n / threads becomes 0.
+CheckResult threw(const char* function, const std::exception& e, std::size_t n, unsigned threads) {
+  CheckResult r;
+  r.ok = false;
+  r.summary = std::string(function) + " threw: " + e.what();
+  r.edit = "edit labs/03_thread_pool/thread_pool.cpp: " + std::string(function);
+  if (n < threads) {
+    r.specificity = Specificity::pattern;
+    r.diagnosis = "the inputs are valid, and n = " + std::to_string(n) + " is smaller than the " +
+                  "pool (" + pool_of(threads) + "): a chunk size computed as n / pool.size() is " +
+                  "0 here, and parallel_for rejects a grain of 0. Give every chunk at least one " +
+                  "element (std::max<std::size_t>(1, ...)), or call parallel_for with a grain " +
+                  "that does not depend on n alone";
+  } else {
+    r.specificity = Specificity::observed;
+    r.diagnosis =
+        "the inputs are valid here, so nothing should be thrown; compare the cases that "
+        "failed with those that passed (below)";
+  }
+  return r;
 }
 
 // What call(pool) throws on a fresh pool of `threads`, looked at only once the pool is destroyed.
@@ -242,9 +270,9 @@ TEST(ThreadPool, DestructorFinishesQueuedTasks) {
     });
   }
   EXPECT_EQ(ran.load(), 101)
-      << "the pool was destroyed with 100 tasks in its queue and ran only " << ran.load() - 1
-      << " of them: the destructor must let the workers finish every task already "
-         "submitted (they leave when the pool is stopping *and* the queue is empty)";
+      << "the pool was destroyed with 100 tasks in its queue behind a running one, and ran "
+      << ran.load() << " of the 101: the destructor must let the workers finish every task "
+      << "already submitted (they leave when the pool is stopping *and* the queue is empty)";
   for (std::future<void>& f : done) EXPECT_EQ(f.wait_for(0s), std::future_status::ready);
 }
 
@@ -350,41 +378,85 @@ std::vector<Range> chunks_of(ThreadPool& pool, Range range, std::size_t grain) {
   return seen;
 }
 
+// Chunks as text, the first few and the last: "[0, 3), [3, 6), ... [9, 10) (4 chunks)".
+std::string chunks_text(const std::vector<Range>& chunks) {
+  std::string text;
+  for (std::size_t i = 0; i < chunks.size(); ++i) {
+    if (i == 4 && chunks.size() > 6) {
+      text += "..., ";
+      i = chunks.size() - 1;
+    }
+    text += '[';
+    text += std::to_string(chunks[i].begin) + ", " + std::to_string(chunks[i].end) + ")";
+    if (i + 1 < chunks.size()) text += ", ";
+  }
+  return (text.empty() ? "none" : text) + " (" + std::to_string(chunks.size()) + " chunks)";
+}
+
+// The chunks seen against the right ones, as a check: the catalogue's mistake they match exactly
+// (thread_pool_mistakes.hpp), else a race when a second call made other chunks, else what was seen.
+CheckResult check_chunks(Range range, std::size_t grain, const std::vector<Range>& seen,
+                         bool varies) {
+  CheckResult r;
+  const std::vector<Range> right = expected_chunks(range, grain);
+  if (seen == right) return r;
+  r.ok = false;
+  r.summary = "parallel_for over [" + std::to_string(range.begin) + ", " +
+              std::to_string(range.end) + ") with grain " + std::to_string(grain) +
+              " made the wrong chunks";
+  r.details = "  got:      " + chunks_text(seen) + "\n  expected: " + chunks_text(right) + "\n";
+  r.edit = "edit labs/03_thread_pool/thread_pool.cpp: parallel_for";
+  for (const lab03::mistakes::ChunkMistake& m : lab03::mistakes::chunk_catalogue(range, grain))
+    if (!varies && seen == m.chunks) {
+      r.mistake = m.what;
+      r.diagnosis = "your chunks match " + m.what + ": " + m.advice;
+      r.specificity = Specificity::mistake;
+      return r;
+    }
+  const bool repeated = std::adjacent_find(seen.begin(), seen.end()) != seen.end();
+  if (varies) {
+    r.unstable = true;
+    r.specificity = Specificity::pattern;
+    r.diagnosis = std::string("a second call made other chunks: a race between the tasks. ") +
+                  kTsanCommand +
+                  " runs these tests on your code under ThreadSanitizer, which names the two "
+                  "unordered accesses" +
+                  (repeated ? ". Some chunks ran twice: often a task lambda captures the loop's "
+                              "chunk by reference ([&]) and reads it when the task starts, after "
+                              "the loop has moved on; capture it by value"
+                            : "");
+    return r;
+  }
+  r.specificity = Specificity::observed;
+  r.diagnosis =
+      "the chunks are [begin, begin + grain), [begin + grain, begin + 2 grain), ..., the "
+      "last one shorter, ending at range.end; each exactly once";
+  return r;
+}
+
 TEST(ParallelFor, EveryIndexInExactlyOneChunk) {
   // Empty ranges, one index, fewer indices than workers, a grain that does not divide the size, a
   // grain larger than the range, a range that does not start at 0.
-  const std::pair<Range, std::size_t> cases[] = {
+  const std::pair<Range, std::size_t> ranges[] = {
       {{0, 0}, 1}, {{5, 5}, 4},      {{0, 1}, 1},     {{0, 2}, 1},    {{0, 10}, 3},
       {{0, 3}, 5}, {{7, 100}, 1000}, {{3, 1003}, 10}, {{0, 1000}, 1}, {{100, (1 << 20) + 5}, 4096}};
+  Cases cases(lab03::oracle::where("parallel_for"));
   for (unsigned n : kPoolSizes) {
     WatchedPool pool(n);
-    for (const auto& [range, grain] : cases) {
-      Watchdog watchdog("parallel_for over [" + std::to_string(range.begin) + ", " +
-                        std::to_string(range.end) + ") in chunks of " + std::to_string(grain) +
-                        " on " + pool_of(n));
+    for (const auto& [range, grain] : ranges) {
+      const std::string what = "parallel_for over [" + std::to_string(range.begin) + ", " +
+                               std::to_string(range.end) + ") in chunks of " +
+                               std::to_string(grain) + " on " + pool_of(n);
+      cases.next(what);
+      Watchdog watchdog(what);
       const std::vector<Range> seen = chunks_of(pool, range, grain);
-      if (seen == expected_chunks(range, grain)) continue;
-      // Once more: chunks that come out differently from the same call are a race.
-      const bool varies = chunks_of(pool, range, grain) != seen;
-      const bool repeated = std::adjacent_find(seen.begin(), seen.end()) != seen.end();
-      EXPECT_EQ(seen, expected_chunks(range, grain))
-          << "parallel_for over [" << range.begin << ", " << range.end << ") with grain " << grain
-          << " on " << pool_of(n)
-          << ": the chunks are [begin, begin + grain), [begin + grain, begin + 2 grain), ..., "
-          << "the last one shorter; each exactly once"
-          << (varies ? std::string(". A second call made other chunks: a race between the "
-                                   "tasks. ") +
-                           kTsanCommand +
-                           " runs these tests on your code under ThreadSanitizer, which names "
-                           "the two unordered accesses" +
-                           (repeated ? ". Some chunks ran twice: often a task lambda captures the "
-                                       "loop's chunk by reference ([&]) and reads it when the "
-                                       "task starts, after the loop has moved on; capture it by "
-                                       "value"
-                                     : "")
-                     : std::string(""));
+      // Once more, if wrong: chunks that come out differently from the same call are a race.
+      const bool varies =
+          seen != expected_chunks(range, grain) && chunks_of(pool, range, grain) != seen;
+      cases.check(check_chunks(range, grain, seen, varies));
     }
   }
+  EXPECT_ALL_CORRECT(cases);
 }
 
 TEST(ParallelFor, RejectsZeroGrainAndReversedRange) {
@@ -431,11 +503,32 @@ TEST(ParallelFor, ManyTinyChunks) {
 }
 
 TEST(ParallelFor, RethrowsTheLowestFailingChunkAfterRunningAll) {
+  // What each pool did, all looked at before any is reported: on one thread the chunks run in
+  // order, so a parallel_for that waits for its last future only has nothing left running there,
+  // and only a larger pool shows that it returns early.
+  struct Outcome {
+    unsigned threads = 0;
+    std::exception_ptr error;
+    int finished_at_return = -1;  // chunks finished (returned or threw) when parallel_for returned
+    std::string not_once;
+  };
+  std::vector<Outcome> outcomes;
   for (unsigned n : kPoolSizes) {
     Watchdog watchdog("parallel_for with two chunks that throw, on " + pool_of(n));
     Counts counts(100);
-    const std::exception_ptr error = thrown_by(n, [&](ThreadPool& pool) {
+    std::atomic<int> finished{0};
+    Outcome o{.threads = n};
+    o.error = thrown_by(n, [&](ThreadPool& pool) {
+      struct AtReturn {
+        const std::atomic<int>& finished;
+        int& seen;
+        ~AtReturn() { seen = finished.load(); }  // on return and on throw alike
+      } at_return{finished, o.finished_at_return};
       lab03::parallel_for(pool, {0, 100}, 1, [&](Range r) {
+        struct Finished {
+          std::atomic<int>& count;
+          ~Finished() { ++count; }
+        } done{finished};
         counts.add(r.begin);
         // Chunk 70 throws at once, chunk 30 a little later: the lowest-numbered one must win, not
         // the first in time, so that the caller sees the same exception on every run.
@@ -446,14 +539,28 @@ TEST(ParallelFor, RethrowsTheLowestFailingChunkAfterRunningAll) {
         if (r.begin == 70) throw std::runtime_error("chunk 70");
       });
     });
-    ASSERT_TRUE(error)
-        << "parallel_for returned normally although chunks 30 and 70 threw: an exception "
-           "in a chunk must reach the caller";
-    EXPECT_EQ(message_of(error), "chunk 30")
-        << "with " << pool_of(n) << ": rethrow the exception of the "
+    o.not_once = counts.not_once("chunk");
+    outcomes.push_back(std::move(o));
+  }
+  // Not waiting for every chunk also loses their exceptions: name the cause, not the symptom.
+  for (const Outcome& o : outcomes)
+    ASSERT_TRUE(o.finished_at_return == 100 || o.finished_at_return == -1)
+        << "with " << pool_of(o.threads) << ", parallel_for " << (o.error ? "threw" : "returned")
+        << " while only " << o.finished_at_return << " of its 100 chunks had finished: it must "
+        << "wait for every chunk's future (wait() on each, then get() each in chunk order), not "
+           "only some of them. A chunk still running uses body and the caller's data, which are "
+           "gone once parallel_for returns; and the exception of a chunk not waited for is lost.";
+  for (const Outcome& o : outcomes) {
+    ASSERT_TRUE(o.error)
+        << "with " << pool_of(o.threads)
+        << ", parallel_for returned normally although chunks 30 and 70 threw, after all 100 "
+           "chunks had finished: an exception in a chunk must reach the caller. get() every "
+           "chunk's future, in chunk order: wait() alone does not rethrow";
+    EXPECT_EQ(message_of(o.error), "chunk 30")
+        << "with " << pool_of(o.threads) << ": rethrow the exception of the "
         << "lowest-numbered chunk that threw (get() the futures in chunk order)";
-    EXPECT_EQ(counts.not_once("chunk"), "")
-        << "with " << pool_of(n) << ": every chunk must run once, even when others throw";
+    EXPECT_EQ(o.not_once, "") << "with " << pool_of(o.threads)
+                              << ": every chunk must run once, even when others throw";
   }
 }
 
@@ -613,18 +720,29 @@ TEST(ParallelRelu, MatchesOracleAtManySizes) {
   std::vector<std::size_t> sizes;
   for (std::size_t n = 0; n <= 40; ++n) sizes.push_back(n);
   for (std::size_t n : {1000, 65536 + 3, (1 << 20) + 13, (3 << 20) + 5}) sizes.push_back(n);
+  // Every case is checked before any is reported (Cases): the smallest sizes, where a whole chunk
+  // is the whole output, look alike whatever the mistake; a large one shows its pattern.
+  Cases cases(lab03::oracle::where("parallel_relu"));
   for (unsigned threads : kPoolSizes) {
     WatchedPool pool(threads);
     for (std::size_t n : sizes) {
+      cases.next("n = " + std::to_string(n) + ", " + pool_of(threads));
       Watchdog watchdog("parallel_relu of " + std::to_string(n) + " floats on " + pool_of(threads));
       const workbook::Vector x = workbook::normal(n, rng);
       GuardedBuffer<float> y(n);
-      lab03::parallel_relu(pool, as_span(x), y.span());
-      ASSERT_CORRECT(
-          lab03::oracle::check_relu(as_span(x), y, "parallel_relu", again(pool, as_span(x), y)))
-          << "n = " << n << ", " << pool_of(threads);
+      try {
+        lab03::parallel_relu(pool, as_span(x), y.span());
+      } catch (const workbook::NotImplemented&) {
+        throw;  // a step not written yet: GoogleTest says which
+      } catch (const std::exception& e) {
+        cases.check(threw("parallel_relu", e, n, threads));
+        continue;
+      }
+      cases.check(
+          lab03::oracle::check_relu(as_span(x), y, "parallel_relu", again(pool, as_span(x), y)));
     }
   }
+  EXPECT_ALL_CORRECT(cases);
 }
 
 TEST(ParallelRelu, UnalignedAndInPlace) {
@@ -633,22 +751,25 @@ TEST(ParallelRelu, UnalignedAndInPlace) {
   WatchedPool pool(3);
   const std::size_t n = (1 << 18) + 7;
   const workbook::Vector storage = workbook::normal(n + 16, rng);
+  Cases cases(lab03::oracle::where("parallel_relu"));
   for (std::size_t shift : {1, 5, 15}) {
+    cases.next("n = " + std::to_string(n) + ", input starts " + std::to_string(shift) +
+               " floats past a 64-byte boundary, output " + std::to_string(16 - shift));
     const auto x = as_span(storage).subspan(shift, n);
     GuardedBuffer<float> y(n, /*misalign=*/16 - shift);
     lab03::parallel_relu(pool, x, y.span());
-    ASSERT_CORRECT(lab03::oracle::check_relu(x, y, "parallel_relu", again(pool, x, y)))
-        << "input starts " << shift << " floats past a 64-byte boundary";
+    cases.check(lab03::oracle::check_relu(x, y, "parallel_relu", again(pool, x, y)));
   }
+  cases.next("n = " + std::to_string(n) + ", in place (y is x)");
   GuardedBuffer<float> inout(n);
   const auto in_place = [&] {
     std::copy(storage.begin(), storage.begin() + n, inout.data());
     lab03::parallel_relu(pool, inout.span(), inout.span());
   };
   in_place();
-  EXPECT_CORRECT(
-      lab03::oracle::check_relu(as_span(storage).first(n), inout, "parallel_relu", in_place))
-      << "in place (y is x)";
+  cases.check(
+      lab03::oracle::check_relu(as_span(storage).first(n), inout, "parallel_relu", in_place));
+  EXPECT_ALL_CORRECT(cases);
 }
 
 TEST(ParallelRelu, SpecialValues) {
@@ -740,12 +861,40 @@ TEST(ProcessBatch, SameResultsAsSerialOnEveryPool) {
     return lab03::ops::polynomial(t);
   };
   const std::vector<Tensor> expected = lab03::oracle::serial(batch, op);
+  // Calls of op still running when process_batch returns: it did not wait for all its tasks.
+  // (Static: such a call outlives the test's frame.)
+  static std::atomic<int> running{0};
+  const lab03::TensorOp counted = [&op](const Tensor& t) {
+    ++running;
+    struct Finished {
+      ~Finished() { --running; }
+    } finished;
+    return op(t);
+  };
+  Cases cases(lab03::oracle::where("process_batch"), "pool");
   for (unsigned n : kPoolSizes) {
+    cases.next("40 tensors on " + pool_of(n));
     Watchdog watchdog("process_batch of 40 tensors on " + pool_of(n));
+    std::vector<Tensor> results;  // before the pool: tasks left running end with the pool
     WatchedPool pool(n);
-    const std::vector<Tensor> results = lab03::process_batch(pool, batch, op);
-    ASSERT_CORRECT(lab03::oracle::check_batch(results, expected)) << "with " << pool_of(n);
+    results = lab03::process_batch(pool, batch, counted);
+    if (const int still = running.load(); still > 0) {
+      CheckResult r;
+      r.ok = false;
+      r.specificity = Specificity::pattern;
+      r.summary = "process_batch returned while " + std::to_string(still) + " of its calls of op " +
+                  "were still running";
+      r.diagnosis =
+          "it must wait for every task it submitted (every future: wait(), then get() "
+          "each in order) before it returns: a task still running writes into results "
+          "after the caller has them, and uses op and the batch, which may be gone";
+      r.edit = "edit labs/03_thread_pool/thread_pool.cpp: process_batch (and parallel_for)";
+      cases.check(r);
+      continue;
+    }
+    cases.check(lab03::oracle::check_batch(results, expected));
   }
+  EXPECT_ALL_CORRECT(cases);
 }
 
 TEST(ProcessBatch, EachTensorExactlyOnce) {

@@ -122,6 +122,10 @@ inline std::vector<Mistake> symmetric_scale(std::span<const float> x) {
        "the symmetric range is [-127, 127]: divide by 127, so that the largest magnitude maps to "
        "exactly 127 (-128 is never used).",
        scale(or_one(largest / 128.0f))},
+      {"max |x| / 255, the number of steps of uint8",
+       "the symmetric int8 range is [-127, 127]: the scale is max |x| / 127, so that the largest "
+       "magnitude maps to 127. Dividing by 255 maps it to 63.5: half the range goes unused.",
+       scale(or_one(largest / 255.0f))},
       {"max |x| itself, not divided by 127",
        "the scale is the size of one step: max |x| / 127, so that the largest magnitude maps to "
        "127.",
@@ -394,10 +398,23 @@ inline std::vector<Mistake> matmul_int8(std::span<const std::int8_t> a,
                     const double answer = int32_answer(poison + dot(e / n, e % n, 0, depth));
                     return answer == static_cast<double>(poison) ? kNaN : answer;
                   }});
-  if (depth > 1)
+  if (depth > 1) {
     list.push_back({"every sum without its first product (the depth loop started at k = 1)",
                     "the loop over k must start at 0: k = 0 is the first product of each sum.",
                     [=](std::size_t e) { return int32_answer(dot(e / n, e % n, 1, depth)); }});
+    list.push_back({"every sum without its last product (the depth loop stopped at depth - 1)",
+                    "the loop over k runs while k < depth: k = depth - 1 is the last product of "
+                    "each sum (k + 1 < depth, or k < depth - 1, leaves it out).",
+                    [=](std::size_t e) { return int32_answer(dot(e / n, e % n, 0, depth - 1)); }});
+  }
+  // The int32 sum saturated to int8 when stored (wrapped, it is "the sum kept in int8" below).
+  list.push_back({"each int32 sum stored clamped to the int8 range [-128, 127]",
+                  "c is int32 because a sum of depth products of two int8 values needs up to 32 "
+                  "bits: store the sum itself, with no clamp or cast to std::int8_t.",
+                  [=](std::size_t e) {
+                    const std::int64_t s = dot(e / n, e % n, 0, depth);
+                    return static_cast<double>(std::clamp<std::int64_t>(s, -128, 127));
+                  }});
   // A depth loop in blocks of w: without a remainder loop the last depth % w products are lost;
   // with one that starts at 0, the first ones are counted twice.
   std::vector<std::size_t> remainders;
@@ -535,6 +552,15 @@ inline std::vector<Mistake> quantized_matmul(const QuantizedMatrix& a, const Qua
       {"the integer sums times B's scale only",
        "A's values are scaled too: c[i][j] = a.scale(i) * b.scale(j) * (the int32 sum).",
        [=](std::size_t e) { return sb(e) * exact(e); }},
+      {"both scales taken at row i: a.scale(i) * b.scale(i)",
+       "c[i][j] comes from row i of A and row j of B: a.scale(i) * b.scale(j); B's scale is "
+       "indexed by the column j of C.",
+       [=](std::size_t e) {
+         const std::size_t i = e / n;
+         return b.scales.size() == 1 || i < b.rows
+                    ? static_cast<double>(a.scale(i)) * b.scale(i) * exact(e)
+                    : kNaN;
+       }},
       {"the scales of the wrong rows: a.scale(j) * b.scale(i)",
        "c[i][j] comes from row i of A and row j of B: a.scale(i) * b.scale(j).",
        [=](std::size_t e) {

@@ -118,6 +118,16 @@ inline workbook::CheckResult check_quantize(std::span<const float> x, std::span<
        .mistakes =
            [=, &q] {
              std::vector<workbook::Mistake> list = mistakes::quantize(x, scale_of, q.span());
+             // Per row: the scales returned right, the values quantized with another row's.
+             if (cols != 0 && scales.size() > 1)
+               list.push_back(
+                   {"every row quantized with row 0's scale (scales[0]), though the scales "
+                    "returned are each row's own",
+                    "row r must be quantized with its own scale, scales[r], the one returned for "
+                    "it: dequantizing multiplies row r by scales[r].",
+                    [=](std::size_t i) {
+                      return static_cast<double>(quantized(x[i], scales[0]));
+                    }});
              return x.size() <= kMergeUpTo ? mistakes::merge_alike(std::move(list), x.size())
                                            : list;
            },
