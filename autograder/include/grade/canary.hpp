@@ -17,7 +17,7 @@ namespace workbook::grade {
 
 /// What the canary proved, as `cache/canary.json` records it.
 struct Canary {
-  bool passed = false;
+  bool passed = false;  ///< the reference got every point and the stub none, on every lab tried
   std::string grader;   ///< a hash of the workbook-grade executable that ran it
   std::string machine;  ///< a hash of this machine's CPU model and flags, and its compilers
   std::string cache;    ///< the cache's real path
