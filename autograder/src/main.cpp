@@ -74,13 +74,14 @@ fs::path cache_of(const Options& a) {
 // The instructor's umask, before main() set the grader's own (see main()).
 mode_t instructor_umask = 022;
 
-// A folder of results (students' scores and reports), as private as the instructor's umask asks:
-// the files in it are written under the grader's umask, the folder keeps others out.
+// A folder of results (students' scores and reports), made as private as the instructor's umask
+// asks: the files in it are written under the grader's umask, the folder keeps others out. A
+// folder that exists keeps the permissions it has.
 fs::path results_folder(const fs::path& folder) {
   const fs::path real = real_path(folder);
-  fs::create_directories(real);
-  fs::permissions(real, static_cast<fs::perms>(0777 & ~instructor_umask),
-                  fs::perm_options::replace);
+  if (fs::create_directories(real))
+    fs::permissions(real, static_cast<fs::perms>(0777 & ~instructor_umask),
+                    fs::perm_options::replace);
   return real;
 }
 

@@ -481,10 +481,12 @@ constexpr std::size_t kFreshSetsToJudge = 2;
 // both workers alike, round by round. Within 15% of the ratio the workers reported in the same
 // round, that is the noise of a shared machine, and the report stands. A worker that reports less
 // than its calls took shows it in every round; a neighbour slows some rounds, not all (on a loaded
-// machine an honest kernel's clock was seen 1.21x its report in one comparison's median). So only
-// where every one of at least two rounds exceeds the margin, and the student's calls also took
-// longer by the clock than its worker says, is the report refuted: judged by the least excess of
-// the rounds, flagged.
+// machine an honest kernel's clock was seen 1.21x its report in one comparison's median, which
+// the old rule, a median of the rounds' clocks against the report, flagged). So the report is
+// refuted, with at least two rounds, where every round's clock exceeds it beyond the margin, or
+// where, each round's report raised to its clock less the margin, the median rises beyond the
+// margin (a worker honest in a few rounds only); and the student's calls also took longer by the
+// clock than its worker says. Refuted, it is judged by the median of the rounds' clock ratios.
 constexpr double kClockMargin = 1.15;
 constexpr std::size_t kClockRoundsToJudge = 2;
 
@@ -502,22 +504,29 @@ Graded grade(const Evidence& e) {
   g.reference_seconds = e.reference_reported;
   g.reported_ratio = e.reference_reported > 0 ? e.yours_reported / e.reference_reported : 0;
   g.seconds = e.yours_reported;
-  // How much more the clock saw of the student's calls than its worker reported, against the
-  // reference's in the same round; the least over the rounds.
-  std::vector<double> excess;
-  for (const Evidence::Round& r : e.rounds)
-    if (r.yours_reported > 0 && r.yours_clock > 0 && r.reference_reported > 0 &&
-        r.reference_clock > 0)
-      excess.push_back((r.yours_clock / r.reference_clock) /
-                       (r.yours_reported / r.reference_reported));
-  const double least_excess = excess.empty() ? 0 : *std::min_element(excess.begin(), excess.end());
-  if (excess.size() >= kClockRoundsToJudge && least_excess > kClockMargin && g.reported_ratio > 0 &&
-      e.yours_clock > kClockMargin * e.yours_reported) {
-    g.seconds = e.yours_reported * least_excess;
+  // Per round: the ratio the workers reported and the one the driver's clock saw.
+  std::vector<double> reported, clocked, raised;
+  std::size_t beyond = 0;  // rounds whose clock exceeds the report beyond the margin
+  for (const Evidence::Round& r : e.rounds) {
+    if (!(r.yours_reported > 0 && r.yours_clock > 0 && r.reference_reported > 0 &&
+          r.reference_clock > 0))
+      continue;
+    reported.push_back(r.yours_reported / r.reference_reported);
+    clocked.push_back(r.yours_clock / r.reference_clock);
+    raised.push_back(std::max(reported.back(), clocked.back() / kClockMargin));
+    beyond += clocked.back() > kClockMargin * reported.back();
+  }
+  const bool refuted =
+      reported.size() >= kClockRoundsToJudge && g.reported_ratio > 0 &&
+      e.yours_clock > kClockMargin * e.yours_reported &&
+      (beyond == reported.size() || median(raised) > kClockMargin * median(reported));
+  if (refuted) {
+    const double clock = median(clocked);
+    g.seconds = std::max(g.seconds, clock * e.reference_reported);
     g.flags.push_back("your worker reported " + format_ratio(g.reported_ratio) +
-                      " the reference's time per call, but the driver's clock saw at least " +
-                      format_ratio(g.reported_ratio * least_excess) + " in every one of " +
-                      std::to_string(excess.size()) + " rounds: judged by the driver's clock.");
+                      " the reference's time per call, but the driver's clock saw " +
+                      format_ratio(clock) + " (beyond it in " + std::to_string(beyond) + " of " +
+                      std::to_string(reported.size()) + " rounds): judged by the driver's clock.");
   }
 
   // The cores the worker's tree kept busy in its windows, over the case's threads: beyond the
