@@ -19,6 +19,7 @@
 #include <iostream>
 #include <map>
 #include <set>
+#include <stdexcept>
 
 #include <fcntl.h>
 #include <sys/prctl.h>
@@ -288,6 +289,20 @@ void publish_result(const fs::path& partial, const fs::path& final_dir) {
   fs::remove_all(old);
 }
 
+void require_known(const std::vector<std::string>& ids,
+                   const std::vector<std::pair<std::string, fs::path>>& all,
+                   const fs::path& folder) {
+  for (const std::string& id : ids)
+    if (std::none_of(all.begin(), all.end(), [&](const auto& s) { return s.first == id; })) {
+      std::string known;
+      for (std::size_t i = 0; i < all.size() && i < 20; ++i)
+        known += (i ? ", " : "") + all[i].first;
+      throw std::invalid_argument("--only " + id + ": there is no submission with that id in " +
+                                  folder.string() + " (its ids: " + known +
+                                  (all.size() > 20 ? ", ..." : "") + ")");
+    }
+}
+
 int batch(const BatchOptions& o, std::ostream& log) {
   const std::vector<std::pair<std::string, fs::path>> all = list_submissions(o.submissions);
   const fs::path done_dir = o.out / "submissions";
@@ -301,12 +316,20 @@ int batch(const BatchOptions& o, std::ostream& log) {
     if (name.rfind(".partial-", 0) == 0 || name.rfind(".old-", 0) == 0) fs::remove_all(e.path());
   }
 
+  require_known(o.only, all, o.submissions);
   std::vector<std::pair<std::string, fs::path>> todo;
-  for (const auto& [id, path] : all)
-    if (o.regrade || !fs::exists(done_dir / id / "record.json")) todo.emplace_back(id, path);
-  log << all.size() << " submissions, " << all.size() - todo.size() << " already graded, "
-      << todo.size() << " to grade with " << o.jobs << " job(s)\n"
-      << std::flush;
+  for (const auto& [id, path] : all) {
+    const bool asked = std::find(o.only.begin(), o.only.end(), id) != o.only.end();
+    if (o.only.empty() ? o.regrade || !fs::exists(done_dir / id / "record.json") : asked)
+      todo.emplace_back(id, path);
+  }
+  if (o.only.empty())
+    log << all.size() << " submissions, " << all.size() - todo.size() << " already graded, "
+        << todo.size() << " to grade with " << o.jobs << " job(s)\n";
+  else
+    log << all.size() << " submissions, " << todo.size() << " to grade again (--only) with "
+        << o.jobs << " job(s); the others' results are kept\n";
+  log << std::flush;
 
   // Without SA_RESTART, so that the wait for a job returns when the instructor presses Ctrl-C.
   struct sigaction action {};

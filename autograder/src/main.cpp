@@ -41,7 +41,7 @@ using nlohmann::json;
 struct Options {
   std::string trusted = WORKBOOK_GRADE_SOURCE_DIR;
   std::string cache = WORKBOOK_GRADE_DEFAULT_CACHE;
-  std::string labs, overlay, out, work, expect, verify_labs, submission, what;
+  std::string labs, overlay, out, work, expect, verify_labs, submission, what, only;
   std::optional<int> jobs;  // absent: each command's own default
   bool force = false, allow_dirty = false, no_prepare = false, regrade = false, no_verify = false,
        no_perf = false, no_perf_lock = false;
@@ -341,6 +341,11 @@ int cmd_batch(const Options& a, const CLI::App& command) {
   o.jobs = a.jobs.value_or(1);
   o.labs = split_list(a.labs);
   o.regrade = a.regrade;
+  {
+    std::stringstream ids(a.only);
+    for (std::string id; std::getline(ids, id, ',');)
+      if (!id.empty()) o.only.push_back(id);
+  }
   // Each submission's `grade` gets the grading options as they were written.
   for (const char* k : {"--no-perf", "--perf-seconds", "--perf-full-within", "--perf-zero-at",
                         "--test-timeout", "--seed", "--labs", "--grade-memory-mib",
@@ -515,6 +520,11 @@ int main(int argc, char** argv) {
   add_grading(batch_command, a);
   batch_command->add_flag("--regrade", a.regrade,
                           "grade again even the submissions already graded");
+  batch_command
+      ->add_option("--only", a.only,
+                   "grade again these submissions only (ids, as in the gradebook: ana,ben), "
+                   "then rewrite the gradebook and summary with every result")
+      ->excludes("--regrade");
   // On a Slurm cluster (slurm.hpp; the guide's "Grading on a cluster").
   SlurmOptions& cl = a.cluster;
   const std::string slurm_group = "On a Slurm cluster (with --slurm)";

@@ -306,6 +306,7 @@ int batch_slurm(const BatchOptions& b, const SlurmOptions& s, std::ostream& log)
           " need a GPU: name the partition of the GPU nodes with "
           "--gpu-partition P (see `sinfo`), or leave those labs out with --labs");
   const std::vector<std::pair<std::string, fs::path>> all = list_submissions(b.submissions);
+  require_known(b.only, all, b.submissions);
   const fs::path dir = slurm_dir(b);
   fs::create_directories(dir / "logs");
   fs::create_directories(b.out / "submissions");
@@ -338,7 +339,10 @@ int batch_slurm(const BatchOptions& b, const SlurmOptions& s, std::ostream& log)
       std::string list;
       std::vector<std::string> ids;
       for (const auto& [id, path] : all) {
-        if (!b.regrade && fs::exists(results_of(b, g) / id / "record.json")) continue;
+        const bool asked = std::find(b.only.begin(), b.only.end(), id) != b.only.end();
+        if (b.only.empty() ? !b.regrade && fs::exists(results_of(b, g) / id / "record.json")
+                           : !asked)
+          continue;
         list += id + "\t" + std::to_string(seeds[id]) + "\t" + path.string() + "\n";
         ids.push_back(id);
       }

@@ -8,6 +8,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -420,6 +421,34 @@ TEST_F(EndToEnd, ACacheThatHasNotProvedItselfGradesNothing) {
   EXPECT_THAT(log, HasSubstr("failed its canary"));
   EXPECT_THAT(log, HasSubstr("lab 01: @reference got 0.0 of 61.0"));
   EXPECT_FALSE(fs::exists(dir / "out01" / "record.json")) << "a refused cache graded something";
+}
+
+TEST_F(EndToEnd, BatchOnlyRegradesTheStudentsNamedAndKeepsTheRest) {
+  make_class(dir / "class");
+  const fs::path out = dir / "out";
+  const auto batch = [&](std::vector<std::string> more) {
+    std::vector<std::string> args = {"batch",     (dir / "class").string(), "--out",  out.string(),
+                                     "--cache",   WORKBOOK_SELFTEST_CACHE,  "--labs", "01",
+                                     "--no-perf", "--no-prepare",           "--seed", "7",
+                                     "--work",    (dir / "work").string()};
+    args.insert(args.end(), more.begin(), more.end());
+    return grader(args);
+  };
+  batch({"--jobs", "2"});
+  const std::string before = read_text(out / "gradebook.csv");
+  ASSERT_EQ(std::count(before.begin(), before.end(), '\n'), 5) << before;  // header + 4 students
+  write_text_atomic(dir / "grader.log", "");
+  EXPECT_EQ(batch({"--only", "ben,dana"}), 0) << read_text(dir / "grader.log");
+  const std::string log = read_text(dir / "grader.log");
+  EXPECT_THAT(log, HasSubstr("4 submissions, 2 to grade again (--only)"));
+  const std::string after = read_text(out / "gradebook.csv");
+  EXPECT_EQ(std::count(after.begin(), after.end(), '\n'), 5) << "every student is still there";
+  EXPECT_THAT(after, HasSubstr("\nana,")) << after;
+  const int unknown = batch({"--only", "zed"});
+  ASSERT_TRUE(WIFEXITED(unknown));
+  EXPECT_EQ(WEXITSTATUS(unknown), 2);
+  EXPECT_THAT(read_text(dir / "grader.log"),
+              HasSubstr("--only zed: there is no submission with that id"));
 }
 
 }  // namespace

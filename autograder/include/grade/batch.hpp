@@ -22,7 +22,10 @@ struct BatchOptions {
   int jobs = 1;
   std::vector<std::string> labs;
   bool perf = true;
-  bool regrade = false;                      ///< grade again even what is complete
+  bool regrade = false;  ///< grade again even what is complete
+  /// Grade again these submissions only (ids), graded or not; the gradebook and summary are
+  /// rewritten with every submission's result. Empty: every submission not graded yet.
+  std::vector<std::string> only;
   std::vector<std::string> grade_arguments;  ///< passed on to each `workbook-grade grade`
 };
 
@@ -30,6 +33,12 @@ struct BatchOptions {
 /// name without an archive extension, only path-safe characters), in order. Throws when the folder
 /// does not exist or two entries have the same id.
 std::vector<std::pair<std::string, fs::path>> list_submissions(const fs::path& folder);
+
+/// Throws std::invalid_argument naming the first of `ids` (--only) that is not the id of a
+/// submission of `all` (those of `folder`), with the ids there are.
+void require_known(const std::vector<std::string>& ids,
+                   const std::vector<std::pair<std::string, fs::path>>& all,
+                   const fs::path& folder);
 
 /// Moves a complete result folder `partial` to `final_dir` in one rename, replacing an older one:
 /// the result is there complete, or not at all (a leftover `.old-` folder beside it is removed).
