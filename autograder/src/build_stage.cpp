@@ -42,10 +42,6 @@ std::vector<std::string> tool_folders(const std::vector<std::string>& argv) {
 
 std::string grader_file_fault(const std::string& output, const fs::path& cache,
                               const fs::path& work, const fs::path& cwd) {
-  const auto within = [](const fs::path& file, const fs::path& folder) {
-    const fs::path f = file.lexically_normal(), d = folder.lexically_normal();
-    return std::mismatch(d.begin(), d.end(), f.begin(), f.end()).first == d.end();
-  };
   std::istringstream lines(output);
   for (std::string line; std::getline(lines, line);) {
     for (const auto& [words, anywhere] : {std::pair<std::string, bool>{": Permission denied", true},
@@ -59,7 +55,7 @@ std::string grader_file_fault(const std::string& output, const fs::path& cache,
       const std::string name = space == std::string::npos ? before : before.substr(space + 1);
       if (name.empty()) continue;
       const fs::path file = fs::path(name).is_absolute() ? fs::path(name) : cwd / name;
-      if (within(file, cache) || (anywhere && within(file, work))) return line;
+      if (is_within(file, cache) || (anywhere && is_within(file, work))) return line;
     }
   }
   return "";

@@ -2,6 +2,7 @@
 #include <grade/canary.hpp>
 
 #include <grade/grade.hpp>
+#include <grade/prepare.hpp>
 #include <grade/util.hpp>
 
 #include <algorithm>
@@ -29,28 +30,9 @@ std::string grader_identity() {
   return hash_hex(read_text("/proc/self/exe"));
 }
 
-// This machine as the trusted build depends on it: its CPU (the labs compile with -march=native)
-// and its compilers.
+// This machine as the trusted build depends on it (its CPU and compilers).
 std::string machine_identity() {
-  std::string cpu;
-  std::ifstream in("/proc/cpuinfo");
-  bool model = false, flags = false;
-  for (std::string line; std::getline(in, line) && !(model && flags);) {
-    if (!model && line.rfind("model name", 0) == 0) {
-      cpu += line;
-      model = true;
-    }
-    if (!flags && line.rfind("flags", 0) == 0) {
-      cpu += line;
-      flags = true;
-    }
-  }
-  for (const char* tool : {"c++", "nvcc"}) {
-    std::error_code ec;
-    const std::string path = find_on_path(tool);
-    if (!path.empty()) cpu += fs::canonical(path, ec).string();
-  }
-  return hash_hex(cpu);
+  return hash_hex(build_identity());
 }
 
 // The first line of a text, for a list of one line per lab.
@@ -64,9 +46,7 @@ std::string first_telling(const LabResult& lab, bool full) {
   for (const Item& i : lab.items) {
     const bool telling = full ? i.score < i.max_score - 1e-9 : i.score > 1e-9;
     if (!telling) continue;
-    std::string output = i.output.substr(0, i.output.find('\n'));
-    if (output.size() > 200) output = output.substr(0, 200) + "...";
-    return i.name() + ": " + output;
+    return i.name() + ": " + one_line(i.output);
   }
   return "";
 }

@@ -287,6 +287,15 @@ int check_expectations(const GradeResult& r, const json& e, const std::vector<st
   return problems.empty() ? 0 : 1;
 }
 
+// The grading settings the canary runs with: the cache, work folder and labs of the command.
+GradeOptions canary_options(const Options& a) {
+  GradeOptions o = a.grade;
+  o.cache = cache_of(a);
+  o.work = a.work.empty() ? fs::path() : real_path(a.work);
+  o.labs = split_list(a.labs);
+  return o;
+}
+
 // Whether the cache has proved itself for the labs of `o` (its canary; see canary.hpp): after a
 // prepare, the canary runs unless it stands; with --no-prepare, the one recorded must stand.
 bool proved(const Options& a, const GradeOptions& o) {
@@ -363,13 +372,7 @@ int cmd_batch(const Options& a, const CLI::App& command) {
     return result == 0 || result == kExitLabsNotGraded ? result : 1;
   }
   if (!a.no_prepare) prepare(prepare_options(a), std::cerr);
-  {
-    GradeOptions canary = a.grade;
-    canary.cache = o.cache;
-    canary.work = o.work;
-    canary.labs = o.labs;
-    if (!proved(a, canary)) return 2;
-  }
+  if (!proved(a, canary_options(a))) return 2;
   const int result = batch(o, std::cerr);
   return result == 0 || result == kExitLabsNotGraded ? result : 1;
 }
@@ -682,10 +685,7 @@ int main(int argc, char** argv) {
       const Cache c = prepare(prepare_options(a), std::cerr);
       int unavailable = 0;
       for (const auto& [n, lab] : c.labs) unavailable += !lab.available;
-      GradeOptions canary = a.grade;
-      canary.cache = cache_of(a);
-      canary.work = a.work.empty() ? fs::path() : real_path(a.work);
-      canary.labs = split_list(a.labs);
+      const GradeOptions canary = canary_options(a);
       const bool proved = prove_cache(canary.cache, canary, std::cerr);
       return unavailable == 0 && proved ? 0 : 1;
     }

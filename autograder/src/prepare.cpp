@@ -64,17 +64,6 @@ std::vector<std::string> list_labs(const fs::path& src) {
   return folders;
 }
 
-// What the trusted build depends on besides the tree: compilers, and this CPU (the labs compile
-// with -march=native, so a cache made on another CPU model may not even run here).
-std::string build_identity() {
-  const CommandResult r =
-      run_command({"/bin/sh", "-c",
-                   "c++ --version | head -1; cmake --version | head -1; "
-                   "nvcc --version 2>/dev/null | tail -1; grep -m1 '^model name' /proc/cpuinfo; "
-                   "grep -m1 '^flags' /proc/cpuinfo"});
-  return r.output;
-}
-
 // "--gtest_list_tests" output: "Suite.\n  Test\n" (with comments after '#').
 std::vector<std::string> parse_gtest_list(const std::string& text) {
   std::vector<std::string> tests;
@@ -106,10 +95,7 @@ void set_permissions(const fs::path& root, const std::vector<fs::path>& public_t
     fs::permissions(it->path(),
                     it->is_directory() || exec ? P::owner_all : P::owner_read | P::owner_write);
   }
-  const auto inside = [&](const fs::path& p) {
-    const auto [end, _] = std::mismatch(root.begin(), root.end(), p.begin(), p.end());
-    return end == root.end();
-  };
+  const auto inside = [&](const fs::path& p) { return is_within(p, root); };
   auto open_path = [&](const fs::path& p) {
     // Every folder from the cache root down to p: traversable, not listable. (Only inside the
     // cache: a link input may be a system library, whose folders are not ours to change.)
@@ -473,6 +459,16 @@ std::map<std::string, double> time_reference_calls(const LabRecipe& r, const std
     log << "  lab" << r.number << ": the hidden tests did not all pass on the reference (exit code "
         << run.code << "): the per-call deadlines come from the calls that ran\n";
   return slowest;
+}
+
+// A cache made on another CPU model may not even run here: the CPU is part of the identity.
+std::string build_identity() {
+  const CommandResult r =
+      run_command({"/bin/sh", "-c",
+                   "c++ --version | head -1; cmake --version | head -1; "
+                   "nvcc --version 2>/dev/null | tail -1; grep -m1 '^model name' /proc/cpuinfo; "
+                   "grep -m1 '^flags' /proc/cpuinfo"});
+  return r.output;
 }
 
 CommandResult build_with_progress(const fs::path& dir, int jobs, const std::string& what,

@@ -357,6 +357,11 @@ ToolOutput run_tool(const std::vector<std::string>& argv) {
   return result;
 }
 
+bool is_within(const fs::path& path, const fs::path& folder) {
+  const fs::path p = path.lexically_normal(), d = folder.lexically_normal();
+  return std::mismatch(d.begin(), d.end(), p.begin(), p.end()).first == d.end();
+}
+
 std::string find_on_path(const std::string& program) {
   const char* path = std::getenv("PATH");
   std::istringstream folders(path ? path : "");

@@ -117,6 +117,10 @@ class CacheLock {
   int fd_ = -1;
 };
 
+/// What a trusted build depends on besides the tree: the compilers and this CPU's model and flags
+/// (the labs compile with -march=native), as text.
+std::string build_identity();
+
 /// Runs a trusted command (cmake, ninja, nm, a listing) and returns its exit code and output.
 struct CommandResult {
   int code = -1;

@@ -71,6 +71,9 @@ fs::path self_executable();
 
 /// The first executable `program` in the folders of PATH, as a path; empty when there is none.
 std::string find_on_path(const std::string& program);
+/// Whether `path` is `folder` or lies below it, component by component (both made lexically
+/// normal: "/c/lib/../x" is below "/c"; "/cache2" is not below "/cache").
+bool is_within(const fs::path& path, const fs::path& folder);
 
 /// What a trusted tool printed (stdout and stderr together) and its exit code (-1: it did not exit
 /// normally, or could not be started).
