@@ -96,6 +96,21 @@ function(workbook_register_last_build)
     "subdirs(\"${PROJECT_BINARY_DIR}\")\n")
 endfunction()
 
+# --- After the tests: why each one failed, in one line ----------------------------------------------
+# A plain `ctest` shows a failing test as "***Failed" and a test skipped for want of a GPU as
+# "Passed"; cmake/TestSummary.cmake, run after the tests, prints the line of each one's output that
+# says why. ctest reads CTestCustom.cmake from the folder it runs in: the source root has its own
+# (committed), and each build folder gets this one (`cd build/lab01 && ctest`).
+function(workbook_write_test_summary_hook)
+  if(PROJECT_BINARY_DIR STREQUAL PROJECT_SOURCE_DIR)
+    return()
+  endif()
+  file(WRITE "${PROJECT_BINARY_DIR}/CTestCustom.cmake"
+    "# Written by the configure: see workbook_write_test_summary_hook in cmake/WorkbookLab.cmake.\n"
+    "set(CTEST_CUSTOM_POST_TEST \"\\\"${CMAKE_COMMAND}\\\" \\\"-DTESTING=${PROJECT_BINARY_DIR}/Testing\\\" "
+    "-P \\\"${PROJECT_SOURCE_DIR}/cmake/TestSummary.cmake\\\"\")\n")
+endfunction()
+
 # --- One lab -------------------------------------------------------------------------------------
 function(workbook_add_lab)
   cmake_parse_arguments(PARSE_ARGV 0 arg "CUDA" "NUMBER;MAX_RATIO;SANITIZE_FILTER" "SOURCES;TESTS;PERF;LIBRARIES;SANITIZE;SERIAL")

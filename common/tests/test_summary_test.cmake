@@ -1,0 +1,64 @@
+# cmake/TestSummary.cmake, through ctest as a student runs it: after the tests, one line per reason
+# of the failures (tests with the same reason grouped, the harness's diagnosis preferred to the
+# line that precedes it, output with ; [ ] \ in it intact), the skipped tests with their reason, the
+# log of this run (not the one before), and nothing at all when every test passed.
+# Usage: cmake -DWORK=<empty folder> -DSCRIPT=<TestSummary.cmake> -P <this file>
+file(REMOVE_RECURSE "${WORK}")
+file(MAKE_DIRECTORY "${WORK}")
+file(WRITE "${WORK}/CTestCustom.cmake"
+  "set(CTEST_CUSTOM_POST_TEST \"\\\"${CMAKE_COMMAND}\\\" \\\"-DTESTING=${WORK}/Testing\\\" -P \\\"${SCRIPT}\\\"\")\n")
+function(write_tests function)
+  # Each test prints what a test executable of the harness prints, from a file of its own.
+  set(not_implemented "not implemented yet: implement ${function} in labs/01_x/ops.cpp")
+  file(WRITE "${WORK}/a.txt" "unknown file: Failure\nC++ exception with description \"${not_implemented}\" thrown\n")
+  file(WRITE "${WORK}/b.txt" "${not_implemented}\n")
+  file(WRITE "${WORK}/c.txt"
+    "ops_test.cpp:3: Failure\nadd: 3 of 9 elements are wrong [a; b] \\ x\n  Diagnosis: your output matches a + a\n")
+  file(WRITE "${WORK}/d.txt" "ops_test.cpp:9: Failure\nValue of: x\ndot is 3, expected 4\n")
+  file(WRITE "${WORK}/e.txt" "no CUDA device: skipped (no driver)\n")
+  file(WRITE "${WORK}/CTestTestfile.cmake"
+    "add_test(Relu.A /bin/sh -c \"cat a.txt; exit 1\")\n"
+    "add_test(Relu.B /bin/sh -c \"cat b.txt; exit 1\")\n"
+    "add_test(Add.C /bin/sh -c \"cat c.txt; exit 1\")\n"
+    "add_test(Dot.D /bin/sh -c \"cat d.txt; exit 1\")\n"
+    "add_test(Gpu.E /bin/sh -c \"cat e.txt; exit 77\")\n"
+    "set_tests_properties(Gpu.E PROPERTIES SKIP_RETURN_CODE 77)\n"
+    "add_test(Fine.F /bin/true)\n")
+endfunction()
+function(run_ctest out)
+  execute_process(COMMAND "${CMAKE_CTEST_COMMAND}" ${ARGN} WORKING_DIRECTORY "${WORK}"
+                  OUTPUT_VARIABLE text ERROR_VARIABLE text)
+  set(${out} "${text}" PARENT_SCOPE)
+endfunction()
+function(expect text)
+  foreach(expected IN LISTS ARGN)
+    string(FIND "${text}" "${expected}" at)
+    if(at EQUAL -1)
+      message(FATAL_ERROR "ctest's summary lacks '${expected}'. ctest printed:\n${text}")
+    endif()
+  endforeach()
+endfunction()
+
+write_tests(relu)
+run_ctest(text)
+expect("${text}"
+  "Why the tests failed"
+  "Relu.A and 1 more: not implemented yet: implement relu in labs/01_x/ops.cpp"
+  "Add.C: Diagnosis: your output matches a + a"
+  "Dot.D: dot is 3, expected 4"
+  "1 test(s) did not run, so nothing of them was checked: no CUDA device: skipped (no driver)")
+
+# The next run's summary is of that run: ctest moves its log into place only after this script.
+write_tests(dot)
+run_ctest(text)
+expect("${text}" "Relu.A and 1 more: not implemented yet: implement dot in labs/01_x/ops.cpp")
+
+# Output with list characters is shown as it was.
+run_ctest(text -R Add.C --output-on-failure)
+expect("${text}" "add: 3 of 9 elements are wrong [a; b] \\ x" "Add.C: Diagnosis: your output matches a + a")
+
+run_ctest(text -R Fine)
+string(FIND "${text}" "Why the tests" at)
+if(NOT at EQUAL -1)
+  message(FATAL_ERROR "a run where every test passed printed a summary:\n${text}")
+endif()
