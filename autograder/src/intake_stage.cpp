@@ -60,7 +60,7 @@ std::optional<fs::path> locate(const fs::path& root, const std::string& relative
       it.disable_recursion_pending();
       continue;
     }
-    const std::string rel = fs::relative(it->path(), root).generic_string();
+    const std::string rel = it->path().lexically_relative(root).generic_string();
     if (it->is_directory() && (rel.find("/build") != std::string::npos ||
                                rel.rfind("build", 0) == 0 || it->path().filename() == ".git")) {
       it.disable_recursion_pending();

@@ -120,7 +120,7 @@ int verify(const KitOptions& o, std::ostream& log) {
       const std::string data = read_text(e.path());
       if (data.size() < 64) continue;  // tiny files (an empty CMakeLists) say nothing
       secret_hashes.insert(hash_hex(data));
-      secret_names[hash_hex(data)] = fs::relative(e.path(), o.trusted).string();
+      secret_names[hash_hex(data)] = e.path().lexically_relative(o.trusted).string();
     }
   }
   std::vector<std::string> leaks;

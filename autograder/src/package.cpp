@@ -54,7 +54,7 @@ std::vector<std::string> project_files(const fs::path& root) {
   }
   for (auto it = fs::recursive_directory_iterator(root); it != fs::recursive_directory_iterator();
        ++it) {
-    const std::string relative = fs::relative(it->path(), root).generic_string();
+    const std::string relative = it->path().lexically_relative(root).generic_string();
     if (excluded(relative + (it->is_directory() ? "/" : ""))) {
       if (it->is_directory()) it.disable_recursion_pending();
       continue;

@@ -72,7 +72,7 @@ std::string hash_tree(const fs::path& root, const std::vector<std::string>& skip
   std::vector<fs::path> files;
   for (auto it = fs::recursive_directory_iterator(root); it != fs::recursive_directory_iterator();
        ++it) {
-    const fs::path relative = fs::relative(it->path(), root);
+    const fs::path relative = it->path().lexically_relative(root);
     if (it.depth() == 0 && std::find(skip.begin(), skip.end(), relative.string()) != skip.end()) {
       if (it->is_directory()) it.disable_recursion_pending();
       continue;
@@ -321,7 +321,7 @@ void copy_tree(const fs::path& from, const fs::path& to, const std::vector<std::
   fs::create_directories(to);
   for (auto it = fs::recursive_directory_iterator(from); it != fs::recursive_directory_iterator();
        ++it) {
-    const fs::path relative = fs::relative(it->path(), from);
+    const fs::path relative = it->path().lexically_relative(from);
     if (it.depth() == 0 && std::find(skip.begin(), skip.end(), relative.string()) != skip.end()) {
       if (it->is_directory() && !it->is_symlink()) it.disable_recursion_pending();
       continue;

@@ -115,6 +115,26 @@ TEST(Util, MatchesGlobs) {
   EXPECT_FALSE(glob_match("*.hpp", "a.hpp.cpp"));
 }
 
+TEST(Util, CopiesAndHashesATreeWhoseSkippedFolderIsASymlinkElsewhere) {
+  // Clusters put build folders on scratch: `build -> /scratch/...`. The tree's paths are taken
+  // as written, not resolved: resolved, `build` read as ../../scratch/build, was not skipped, and
+  // copying it failed ("cannot copy symlink"), so prepare could not run on such a checkout.
+  const fs::path base = fs::temp_directory_path() / ("workbook-tree-" + std::to_string(getpid()));
+  fs::remove_all(base);
+  fs::create_directories(base / "tree/labs");
+  fs::create_directories(base / "scratch/build");
+  std::ofstream(base / "tree/labs/a.cpp") << "int a;\n";
+  std::ofstream(base / "scratch/build/big.o") << "object\n";
+  fs::create_directory_symlink(base / "scratch/build", base / "tree/build");
+  const std::string before = hash_tree(base / "tree", {"build"});
+  copy_tree(base / "tree", base / "copy", {"build"});
+  EXPECT_TRUE(fs::exists(base / "copy/labs/a.cpp"));
+  EXPECT_FALSE(fs::exists(fs::symlink_status(base / "copy/build")));
+  std::ofstream(base / "scratch/build/big.o") << "changed\n";
+  EXPECT_EQ(hash_tree(base / "tree", {"build"}), before) << "a skipped folder changed the hash";
+  fs::remove_all(base);
+}
+
 TEST(Util, FindsTheFirstCompilerErrors) {
   const std::string out =
       "In file included from x.cpp:1:\nlabs/01/vector_ops.cpp: In function 'void f()':\n"
