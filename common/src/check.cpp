@@ -191,6 +191,27 @@ bool bad_in_tails(const Outcome& o, std::size_t& kr, std::size_t& kc) {
   return kr * o.cols + kc * o.rows - kr * kc == o.bad_count;
 }
 
+// Is row 0 right, and are the wrong elements the first `width` columns of every later row (all
+// of them when width == cols)? That is what writes past the end of each row leave where rows lie
+// cols apart: each row's overrun lands at the start of the next. A few elements of that region may
+// come out right by chance (a term of 0 added, read past the end of an input), so a third of it
+// must be wrong, in 9 of 10 later rows, and nothing else.
+bool later_rows_start_wrong(const Outcome& o, std::size_t& width) {
+  if (o.rows < 2 || o.cols == 0 || o.bad_count == 0) return false;
+  width = 0;
+  for (std::size_t r = 0; r < o.rows; ++r)
+    for (std::size_t c = 0; c < o.cols; ++c)
+      if (o.bad[r * o.cols + c]) {
+        if (r == 0) return false;
+        width = std::max(width, c + 1);
+      }
+  std::size_t rows_hit = 0;
+  for (std::size_t r = 1; r < o.rows; ++r)
+    rows_hit += std::any_of(&o.bad[r * o.cols], &o.bad[r * o.cols] + width,
+                            [](std::uint8_t b) { return b != 0; });
+  return 10 * rows_hit >= 9 * (o.rows - 1) && 3 * o.bad_count >= (o.rows - 1) * width;
+}
+
 // Are the bad elements exactly one lane r of every `lanes`-wide batch (indices r, r + lanes, ...)?
 bool one_lane(const Outcome& o, std::size_t lanes, std::size_t& lane) {
   if (o.bad_count < 2 || o.n < 2 * lanes) return false;
@@ -450,8 +471,24 @@ std::string diagnose(const Outcome& o, const Tolerance& tol, const Where& where,
     return "the output is transposed: element [i][j] holds the answer for [j][i]. Check the order "
            "of your row and column indices (and the leading dimension you multiply by).";
 
+  std::size_t width = 0;
+  if (later_rows_start_wrong(o, width))
+    return "row 0 is right, and in every later row " +
+           (width < o.cols ? "the first " + count(width, "column") + (width == 1 ? " is" : " are") +
+                                 " wrong"
+                           : std::string("every element is wrong")) +
+           ": what writes past the end of each row do where rows lie N = " +
+           std::to_string(o.cols) + " apart: they land at the start of the next row. " +
+           (model == Model::cuda
+                ? "Threads whose column is past N stored anyway: guard the store with col < "
+                  "cols."
+                : "Check the bound of your column loop: a block of columns (or a row's last "
+                  "batch) must end at N, min(j0 + block, N), not a whole block further.");
+  // A remainder is smaller than the full blocks before it: with half the rows or columns (or
+  // more) wrong, "the last rows" is not a remainder.
   std::size_t kr = 0, kc = 0;
-  if (o.rows > 1 && bad_in_tails(o, kr, kc) && model != Model::cuda)
+  if (o.rows > 1 && bad_in_tails(o, kr, kc) && 2 * kr < o.rows && 2 * kc < o.cols &&
+      model != Model::cuda)
     return "only " + last_rows_and_columns(kr, kc) +
            " are wrong: the remainder after your last full block (M = " + std::to_string(o.rows) +
            ", N = " + std::to_string(o.cols) + ") is computed incorrectly.";

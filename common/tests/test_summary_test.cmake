@@ -16,13 +16,16 @@ function(write_tests function)
     "ops_test.cpp:3: Failure\nadd: 3 of 9 elements are wrong [a; b] \\ x\n  Diagnosis: your output matches a + a\n")
   file(WRITE "${WORK}/d.txt" "ops_test.cpp:9: Failure\nValue of: x\ndot is 3, expected 4\n")
   file(WRITE "${WORK}/e.txt" "no CUDA device: skipped (no driver)\n")
+  file(WRITE "${WORK}/g.txt" "no CUDA device: skipped (not built)\n")
   file(WRITE "${WORK}/CTestTestfile.cmake"
-    "add_test(Relu.A /bin/sh -c \"cat a.txt; exit 1\")\n"
+    "add_test(Relu.A /bin/sh -c \"cat a.txt; ! grep -q implemented a.txt\")\n"
     "add_test(Relu.B /bin/sh -c \"cat b.txt; exit 1\")\n"
     "add_test(Add.C /bin/sh -c \"cat c.txt; exit 1\")\n"
     "add_test(Dot.D /bin/sh -c \"cat d.txt; exit 1\")\n"
     "add_test(Gpu.E /bin/sh -c \"cat e.txt; exit 77\")\n"
-    "set_tests_properties(Gpu.E PROPERTIES SKIP_RETURN_CODE 77)\n"
+    "add_test(Gpu.G /bin/sh -c \"cat e.txt; exit 77\")\n"
+    "add_test(Gpu.H /bin/sh -c \"cat g.txt; exit 77\")\n"
+    "set_tests_properties(Gpu.E Gpu.G Gpu.H PROPERTIES SKIP_RETURN_CODE 77)\n"
     "add_test(Fine.F /bin/true)\n")
 endfunction()
 function(run_ctest out)
@@ -46,7 +49,8 @@ expect("${text}"
   "Relu.A and 1 more: not implemented yet: implement relu in labs/01_x/ops.cpp"
   "Add.C: Diagnosis: your output matches a + a"
   "Dot.D: dot is 3, expected 4"
-  "1 test(s) did not run, so nothing of them was checked: no CUDA device: skipped (no driver)")
+  "2 test(s) did not run, so nothing of them was checked: no CUDA device: skipped (no driver)"
+  "1 test(s) did not run, so nothing of them was checked: no CUDA device: skipped (not built)")
 
 # The next run's summary is of that run: ctest moves its log into place only after this script.
 write_tests(dot)
@@ -56,6 +60,15 @@ expect("${text}" "Relu.A and 1 more: not implemented yet: implement dot in labs/
 # Output with list characters is shown as it was.
 run_ctest(text -R Add.C --output-on-failure)
 expect("${text}" "add: 3 of 9 elements are wrong [a; b] \\ x" "Add.C: Diagnosis: your output matches a + a")
+
+# A test that failed in the run before and passes now is not reported (ctest leaves the last
+# failures' list in place when none fail).
+file(WRITE "${WORK}/a.txt" "all good\n")
+run_ctest(text -R Relu.A)
+string(FIND "${text}" "Why the tests" at)
+if(NOT at EQUAL -1)
+  message(FATAL_ERROR "a test that failed before and passes now was reported:\n${text}")
+endif()
 
 run_ctest(text -R Fine)
 string(FIND "${text}" "Why the tests" at)
