@@ -10,11 +10,14 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <array>
 #include <chrono>
+#include <utility>
 
 namespace workbook_test {
 void fill(float* y, std::size_t n, float value);
 void launch_with_threads(int threads);
+void launch_with_grid(unsigned x, unsigned y, unsigned threads);
 }  // namespace workbook_test
 
 namespace {
@@ -118,7 +121,21 @@ TEST(CudaCheck, ABadLaunchNamesTheKernel) {
     FAIL() << "the launch did not throw";
   } catch (const cuda::Error& e) {
     EXPECT_THAT(e.what(), HasSubstr("the launch of fill_kernel failed")) << e.what();
-    EXPECT_THAT(e.what(), HasSubstr("at most 1024 threads per block")) << e.what();
+    // The limit the launch broke, from the launch record, not a list of every limit.
+    EXPECT_THAT(e.what(), HasSubstr("the launch was a grid of 1 block of 2048 threads: 2048 "
+                                    "threads per block, over this GPU's limit of 1024"))
+        << e.what();
+  }
+  const std::pair<std::array<unsigned, 3>, const char*> impossible[] = {
+      {{1, 65536, 256}, "grid.y = 65536, over this GPU's limit of 65535 for grid.y"},
+      {{0, 1, 256}, "a grid with no blocks"}};
+  for (const auto& [launch, named] : impossible) {
+    try {
+      workbook_test::launch_with_grid(launch[0], launch[1], launch[2]);
+      ADD_FAILURE() << "the launch did not throw: " << named;
+    } catch (const cuda::Error& e) {
+      EXPECT_THAT(e.what(), HasSubstr(named)) << e.what();
+    }
   }
 }
 

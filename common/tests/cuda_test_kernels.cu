@@ -25,4 +25,9 @@ void launch_with_threads(int threads) {
   WORKBOOK_CUDA_CHECK_LAUNCH(fill_kernel);
 }
 
+void launch_with_grid(unsigned x, unsigned y, unsigned threads) {
+  fill_kernel<<<dim3(x, y), threads>>>(nullptr, 0, 0.0f);
+  WORKBOOK_CUDA_CHECK_LAUNCH(fill_kernel);
+}
+
 }  // namespace workbook_test

@@ -19,6 +19,23 @@ FaultHook& fault_hook() {
   return h;
 }
 
+// Which limit an impossible launch broke (see explain_impossible_launches_with).
+struct LaunchHook {
+  std::mutex mutex;
+  std::function<std::string()> explain;
+};
+
+LaunchHook& launch_hook() {
+  static LaunchHook h;
+  return h;
+}
+
+std::string explain_impossible_launch() {
+  LaunchHook& h = launch_hook();
+  const std::lock_guard lock(h.mutex);
+  return h.explain ? h.explain() : "";
+}
+
 std::string message(cudaError_t code, const std::string& call, const char* file, int line) {
   std::string m = "CUDA error at " + repository_path(file) + ":" + std::to_string(line) + ": " +
                   call + " failed: " + cudaGetErrorString(code) + " (" + cudaGetErrorName(code) +
@@ -41,10 +58,14 @@ std::string message(cudaError_t code, const std::string& call, const char* file,
     case cudaErrorInvalidConfiguration:
     case cudaErrorInvalidValue:
       // CUDA reports an impossible launch configuration as either, depending on the version.
-      if (call.rfind("the launch of", 0) == 0)
-        m += ". The launch configuration is impossible: at most 1024 threads per block, at least "
-             "one "
-             "block, grid.y and grid.z at most 65535, and no more shared memory than the GPU has";
+      if (call.rfind("the launch of", 0) == 0) {
+        if (const std::string why = explain_impossible_launch(); !why.empty())
+          m += ". The launch configuration is impossible: " + why;
+        else
+          m += ". The launch configuration is impossible: at most 1024 threads per block, at "
+               "least one block, grid.y and grid.z at most 65535, and no more shared memory than "
+               "the GPU has";
+      }
       break;
     case cudaErrorMemoryAllocation:
       m += ". The GPU's memory is full: free what you allocate, or allocate once outside the loop";
@@ -62,6 +83,12 @@ void explain_kernel_faults_with(std::function<std::string()> explain) {
   const std::lock_guard lock(h.mutex);
   h.explain = std::move(explain);
   h.answer.reset();
+}
+
+void explain_impossible_launches_with(std::function<std::string()> explain) {
+  LaunchHook& h = launch_hook();
+  const std::lock_guard lock(h.mutex);
+  h.explain = std::move(explain);
 }
 
 std::string explain_kernel_fault() {

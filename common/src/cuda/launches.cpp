@@ -41,6 +41,63 @@ void note_launch(const Launch& launch) {
   if (r.last.size() > kKept) r.last.pop_front();
 }
 
+// Which of this GPU's limits the last launch broke: what an impossible launch's error names.
+std::string impossible_launch_reason() {
+  const std::optional<Launch> l = last_launch();
+  if (!l) return "";
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess) return "";
+  auto limit = [device](cudaDeviceAttr what) {
+    int v = 0;
+    return cudaDeviceGetAttribute(&v, what, device) == cudaSuccess ? std::size_t(v) : 0;
+  };
+  const std::string launch = "the launch was " + l->describe() + ": ";
+  if (l->blocks() == 0)
+    return launch +
+           "a grid with no blocks. A count of blocks computed as n / threads is 0 when n < "
+           "threads: round up, (n + threads - 1) / threads, and launch nothing at all when n is 0.";
+  const std::size_t threads = l->threads_per_block(),
+                    max_threads = limit(cudaDevAttrMaxThreadsPerBlock);
+  if (max_threads > 0 && threads > max_threads)
+    return launch + std::to_string(threads) + " threads per block, over this GPU's limit of " +
+           std::to_string(max_threads) +
+           ". Make the block smaller (16 x 16 = 256 threads is usual) "
+           "and the grid larger.";
+  const char* axis[] = {"x", "y", "z"};
+  const cudaDeviceAttr block_limit[] = {cudaDevAttrMaxBlockDimX, cudaDevAttrMaxBlockDimY,
+                                        cudaDevAttrMaxBlockDimZ};
+  const cudaDeviceAttr grid_limit[] = {cudaDevAttrMaxGridDimX, cudaDevAttrMaxGridDimY,
+                                       cudaDevAttrMaxGridDimZ};
+  for (int a = 0; a < 3; ++a) {
+    if (const std::size_t most = limit(block_limit[a]); most > 0 && l->block[a] > most)
+      return launch + "block." + axis[a] + " = " + std::to_string(l->block[a]) +
+             ", over this GPU's limit of " + std::to_string(most) + " for block." + axis[a] + ".";
+    if (const std::size_t most = limit(grid_limit[a]); most > 0 && l->grid[a] > most)
+      return launch + "grid." + axis[a] + " = " + std::to_string(l->grid[a]) +
+             ", over this GPU's limit of " + std::to_string(most) + " for grid." + axis[a] +
+             (a > 0 ? ". grid.x goes to 2^31 - 1: put the long dimension (the rows) on x, or let "
+                      "each block loop over several."
+                    : ".");
+  }
+  const std::size_t plain = limit(cudaDevAttrMaxSharedMemoryPerBlock),
+                    opt_in = limit(cudaDevAttrMaxSharedMemoryPerBlockOptin);
+  if (opt_in > 0 && l->shared > opt_in)
+    return launch + std::to_string(l->shared) +
+           " bytes of dynamic shared memory per block, over the most this GPU gives a block (" +
+           std::to_string(opt_in) + "). Keep less of the row in shared memory at once.";
+  if (plain > 0 && l->shared > plain)
+    return launch + std::to_string(l->shared) +
+           " bytes of dynamic shared memory per block, over the " + std::to_string(plain) +
+           " a block gets without asking (cudaFuncSetAttribute with "
+           "cudaFuncAttributeMaxDynamicSharedMemorySize raises it, to at most " +
+           std::to_string(opt_in) + " on this GPU).";
+  return "";
+}
+
+// Installed with the record: every program that launches kernels through <<<...>>> links this file.
+[[maybe_unused]] const bool impossible_launches_explained =
+    (explain_impossible_launches_with(impossible_launch_reason), true);
+
 }  // namespace
 
 std::string Launch::describe() const {

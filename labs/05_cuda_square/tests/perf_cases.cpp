@@ -59,14 +59,20 @@ std::string far_below(const std::vector<cuda::Launch>& launches, std::size_t n, 
   const std::size_t threads = l.blocks() * l.threads_per_block();
   if (threads < n)
     return text + "That is " + std::to_string(threads) + " threads for " + std::to_string(n) +
-           " elements, so a loop covers the rest: its step must be blockDim.x * gridDim.x (a "
-           "grid-stride loop). A step of blockDim.x makes every block walk nearly the whole "
-           "array: up to " +
+           " elements, so each thread loops over about " +
+           std::to_string((n + threads - 1) / threads) +
+           " of them, and that loop has two usual ways to go wrong. (1) Its step: it must be "
+           "blockDim.x * gridDim.x (a grid-stride loop); a step of blockDim.x makes every block "
+           "walk nearly the whole array, up to " +
            std::to_string(l.blocks()) +
-           " times the loads and stores the work needs. The L2 cache serves most of the "
-           "repeats, so the DRAM bytes of `lab05_perf --ncu " +
-           case_name +
-           "` can look right while the time is not: count the elements one thread visits.";
+           " times the loads and stores the work needs (the L2 cache serves most repeats, so "
+           "DRAM bytes can look right while the time is not: count the elements one thread "
+           "visits). (2) Its order: a thread that takes a contiguous chunk (elements t * " +
+           std::to_string((n + threads - 1) / threads) +
+           " onwards) puts the 32 loads of a warp that many floats apart, a 32-byte sector "
+           "each instead of 4 sectors per warp; neighbouring threads must take neighbouring "
+           "elements at every step (i = start; i < n; i += stride). `lab05_perf --ncu " +
+           case_name + "` shows the sectors per request and the bytes moved.";
   return text +
          "One thread per element: neighbouring threads must take neighbouring elements (i = "
          "blockIdx.x * blockDim.x + threadIdx.x), or every load of a warp is a transaction of "

@@ -48,7 +48,15 @@ inline ::testing::AssertionResult close_to(float got_ms, double want_ms) {
     return ::testing::AssertionSuccess();
   auto failure = ::testing::AssertionFailure();
   failure << "a run of " << want_ms << " ms measured " << got_ms << " ms. ";
-  if (got_ms < 0.5 * want_ms)
+  if (got_ms < 0 && -got_ms >= want_ms * 0.999 && -got_ms <= want_ms * 1.02 + 0.02)
+    failure << "The length is right but its sign is not: cudaEventElapsedTime(&ms, start, stop) "
+               "gives stop - start, so the events are swapped, in that call or where they were "
+               "recorded (the start event must be recorded before the launch, the stop after).";
+  else if (got_ms < 0)
+    failure << "A negative time: cudaEventElapsedTime(&ms, start, stop) gives stop - start, so "
+               "the stop event was recorded before the start event, or the two are swapped in "
+               "that call.";
+  else if (got_ms < 0.5 * want_ms)
     failure
         << "Far too short: you read the time when the launch returned, not when the work finished. "
            "A launch only enqueues the kernel. Record a CUDA event before and after the launch and "

@@ -352,6 +352,16 @@ inline std::vector<workbook::Mistake> observed(std::span<const float> x, std::si
     advice << "; in every row m' is " << mean_ratio_hi << "x the row's mean";
   if (sd_ratio_hi - sd_ratio_lo <= 1e-3 * std::fabs(sd_ratio_hi))
     advice << "; in every row s' is " << sd_ratio_hi << "x the row's sqrt(var + eps)";
+  // Statistics of zero: m' = 0 and s' = sqrt(eps) in every row.
+  bool zero_statistics = true;
+  for (const Fit& f : *fits)
+    zero_statistics = zero_statistics && std::fabs(-f.b / f.a) <= 1e-3 * (f.sd + 1e-30) &&
+                      std::fabs(1 / f.a / std::sqrt(eps) - 1) <= 1e-3;
+  if (zero_statistics)
+    advice
+        << ". That is a mean and a variance of 0 in every row: nothing reached the sums, or they "
+           "were multiplied by 0. 1 / cols is 0 in integer arithmetic (cols is an integer): "
+           "divide by float(cols), or multiply by 1.0f / cols";
   advice << ". The statistics your kernel computes are wrong: check which threads' partial "
             "sums reach the total (every column once), what the sums are divided by (cols), "
             "and each merge of partial results.";
@@ -360,6 +370,77 @@ inline std::vector<workbook::Mistake> observed(std::span<const float> x, std::si
                     const Fit& f = (*fits)[i / cols];
                     return f.a * x[i] + f.b;
                   }});
+  return list;
+}
+
+/// When no row is one line y = (x - m') / s' but the columns of each warp are (a warp's own line):
+/// the warps of a block normalized their columns with statistics of their own, a total that was
+/// not shared between them. Needs the block size of the launch (observed_block_threads).
+inline std::vector<workbook::Mistake> per_warp(std::span<const float> x, std::size_t rows,
+                                               std::size_t cols,
+                                               const workbook::GuardedBuffer<float>& y) {
+  std::vector<workbook::Mistake> list;
+  const std::size_t threads = block_threads();
+  if (threads < 64 || threads % 32 != 0 || cols < threads || !readable(x, rows * cols, y))
+    return list;
+  const std::size_t warps = threads / 32;
+  for (Deal deal : {Deal::floats, Deal::float4s}) {
+    auto warp_of = [=](std::size_t c) { return thread_of(c, threads, deal) / 32; };
+    // Each (row, warp) group's line, by least squares; the line must fit every element.
+    struct Line {
+      double a = 0, b = 0, mean = 0;  // mean: of the group's own x
+    };
+    auto lines = std::make_shared<std::vector<Line>>(rows * warps);
+    bool fits = true, differ = false, own = true;
+    for (std::size_t r = 0; r < rows && fits; ++r) {
+      std::vector<double> n(warps, 0), sx(warps, 0), sy(warps, 0), sxx(warps, 0), sxy(warps, 0);
+      for (std::size_t c = 0; c < cols; ++c) {
+        const std::size_t w = warp_of(c);
+        n[w] += 1, sx[w] += x[r * cols + c], sy[w] += y[r * cols + c];
+      }
+      for (std::size_t c = 0; c < cols; ++c) {
+        const std::size_t w = warp_of(c);
+        const double dx = x[r * cols + c] - sx[w] / n[w];
+        sxx[w] += dx * dx, sxy[w] += dx * (y[r * cols + c] - sy[w] / n[w]);
+      }
+      for (std::size_t w = 0; w < warps && fits; ++w) {
+        if (n[w] < 2 || sxx[w] == 0 || !(sxy[w] > 0)) fits = false;
+        Line& l = (*lines)[r * warps + w];
+        l.mean = sx[w] / n[w];
+        l.a = fits ? sxy[w] / sxx[w] : 0;
+        l.b = sy[w] / n[w] - l.a * l.mean;
+      }
+      for (std::size_t c = 0; c < cols && fits; ++c) {
+        const Line& l = (*lines)[r * warps + warp_of(c)];
+        const double fit = l.a * x[r * cols + c] + l.b;
+        fits = std::fabs(y[r * cols + c] - fit) <= 1e-3 * (1 + std::fabs(fit));
+      }
+      for (std::size_t w = 1; w < warps && fits; ++w) {
+        const Line &l = (*lines)[r * warps + w], &first = (*lines)[r * warps];
+        differ = differ || std::fabs(l.a / first.a - 1) > 1e-3;
+        // The line of a warp's own columns: y = (x - mean_w) / s, centred on the warp's mean.
+        own = own && std::fabs(l.a * l.mean + l.b) <= 1e-3 * (1 + std::fabs(l.b));
+      }
+    }
+    if (!fits || !differ) continue;
+    std::ostringstream advice;
+    advice << "each warp of your blocks of " << threads
+           << " threads normalized its columns of a row"
+           << (deal == Deal::floats ? "" : " (float4s dealt to threads)")
+           << " with a mean and scale"
+           << " of its own: fitting y = (x - m') / s' to each warp's columns gives " << warps
+           << " different lines per row"
+           << (own ? ", each centred on the mean of that warp's own columns" : "")
+           << ". The block's total reached only the warp that computed it: after the last step "
+              "of the reduction, write the total to shared memory, __syncthreads(), and let every "
+              "warp read it (or reduce the warps' totals in every warp).";
+    list.push_back({"each warp normalizing with statistics of its own, not the row's", advice.str(),
+                    [x, cols, warps, lines, warp_of](std::size_t i) {
+                      const Line& l = (*lines)[i / cols * warps + warp_of(i % cols)];
+                      return l.a * x[i] + l.b;
+                    }});
+    break;
+  }
   return list;
 }
 

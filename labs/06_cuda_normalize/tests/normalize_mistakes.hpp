@@ -367,9 +367,40 @@ inline std::vector<workbook::Mistake> normalize_mistakes(const Failure& f) {
              "keep the check `if (row >= rows) return;` in the kernel.",
          [=](std::size_t i) { return i >= covered ? nan : normalized(x[i], row(i), eps); }});
   }
+  // Rows written in runs: rows 0 to q - 1 of every p (blocks of q rows whose first row is
+  // blockIdx.x * p): the row index steps by more than the rows a block holds.
+  std::vector<bool> written(rows, false);
+  for (std::size_t r = 0; r < rows; ++r)
+    for (std::size_t c = 0; c < cols && !written[r]; ++c) written[r] = !y.is_poison(r * cols + c);
+  std::size_t q = 0;
+  while (q < rows && written[q]) ++q;
+  std::size_t p = q;
+  while (p < rows && !written[p]) ++p;
+  if (q > 0 && p < rows && 2 * p <= rows) {
+    bool runs = true;
+    for (std::size_t r = 0; r < rows && runs; ++r) runs = written[r] == (r % p < q);
+    if (runs)
+      list.push_back(
+          {"rows written in runs of " + std::to_string(q) + " every " + std::to_string(p),
+           "only rows 0 to " + std::to_string(q - 1) + ", " + std::to_string(p) + " to " +
+               std::to_string(p + q - 1) + ", ... were written: each block writes " +
+               std::to_string(q) + (q == 1 ? " row" : " rows") +
+               ", but the first row of block b "
+               "is b * " +
+               std::to_string(p) +
+               ", so the rows between are never reached. The row "
+               "of a block's warp w (or thread) is blockIdx.x * " +
+               std::to_string(q) +
+               " + w: step by the rows a block holds (blockDim.x / 32 for a warp per row), not by "
+               "blockDim.x.",
+           [=, &y](std::size_t i) {
+             return written[i / cols] ? normalized(x[i], row(i), eps) : nan;
+           }});
+  }
   list.push_back(detail::sum_of_squares(f, m));
   // Last: when nothing above matched but each row is still y = (x - m') / s', what was observed.
   for (Mistake& e : inference::observed(x, rows, cols, eps, *f.y)) list.push_back(std::move(e));
+  for (Mistake& e : inference::per_warp(x, rows, cols, *f.y)) list.push_back(std::move(e));
   return list;
 }
 

@@ -2,7 +2,8 @@
 // element; under, at and over a warp; a float4 tail; the widths of the perf tests; wider than one
 // block holds in registers), one row and many, constant rows, large offsets, a NaN that must stay
 // in its row, misaligned and in-place buffers. Each TEST is its own ctest test; without a GPU they
-// skip.
+// skip. A test of several cases checks them all, then reports the most telling failure
+// (workbook::testing::Cases): at one column every reduction looks alike.
 #include "normalize.hpp"
 #include "normalize_faults.hpp"
 #include "normalize_launch.hpp"
@@ -14,6 +15,7 @@
 
 #include <cmath>
 #include <limits>
+#include <string>
 #include <vector>
 
 namespace {
@@ -25,6 +27,7 @@ namespace {
 using workbook::as_span;
 using workbook::cuda::DeviceOutput;
 using workbook::cuda::to_device;
+using workbook::testing::Cases;
 
 // Normalizes `x` (rows x cols) on the GPU, x `x_shift` and y `y_shift` floats past a 256-byte
 // boundary, and checks it. On a failure the check runs normalize once more on the same input: an
@@ -43,6 +46,11 @@ workbook::CheckResult run(const workbook::Vector& x, std::size_t rows, std::size
   });
 }
 
+// "3 rows x 129 columns": a case as the reports name it.
+std::string shape(std::size_t rows, std::size_t cols) {
+  return std::to_string(rows) + " rows x " + std::to_string(cols) + " columns";
+}
+
 workbook::Vector normal_matrix(std::size_t rows, std::size_t cols, double mean = 0,
                                double stddev = 1) {
   auto rng = workbook::testing::rng();
@@ -52,28 +60,37 @@ workbook::Vector normal_matrix(std::size_t rows, std::size_t cols, double mean =
 TEST(Normalize, EveryRowWidth) {
   // 1 (a row is its own mean), under / at / over a warp of 32, float4 tails (cols % 4 != 0), the
   // perf tests' widths, and 20000: more than the reference keeps in registers.
+  Cases cases(lab06::oracle::where(), "row width");
   for (std::size_t cols : {1, 2, 3, 4, 5, 31, 32, 33, 127, 128, 129, 1000, 1023, 1024, 1025, 4096,
                            8192, 8195, 20000}) {
+    cases.next(shape(3, cols));
     const workbook::Vector x = normal_matrix(3, cols);
-    ASSERT_CORRECT(run(x, 3, cols)) << "3 rows x " << cols << " columns";
+    cases.check(run(x, 3, cols));
   }
+  EXPECT_ALL_CORRECT(cases);
 }
 
 TEST(Normalize, OneRowAndManyRows) {
+  Cases cases(lab06::oracle::where(), "shape");
   for (std::size_t rows : {1, 2, 5, 1000, 4099})
     for (std::size_t cols : {7, 128, 1024}) {
+      cases.next(shape(rows, cols));
       const workbook::Vector x = normal_matrix(rows, cols, 0.5, 2.0);
-      ASSERT_CORRECT(run(x, rows, cols)) << rows << " rows x " << cols << " columns";
+      cases.check(run(x, rows, cols));
     }
+  EXPECT_ALL_CORRECT(cases);
 }
 
 TEST(Normalize, LargeMatrices) {
   // More rows than the GPU runs at once, so that blocks (or a row loop) must cover them all.
+  Cases cases(lab06::oracle::where(), "shape");
   for (auto [rows, cols] :
        {std::pair<std::size_t, std::size_t>{65536, 64}, {16384, 1024}, {1024, 4096}}) {
+    cases.next(shape(rows, cols));
     const workbook::Vector x = normal_matrix(rows, cols);
-    ASSERT_CORRECT(run(x, rows, cols)) << rows << " rows x " << cols << " columns";
+    cases.check(run(x, rows, cols));
   }
+  EXPECT_ALL_CORRECT(cases);
 }
 
 TEST(Normalize, ConstantRowsGiveZeros) {
@@ -118,11 +135,14 @@ TEST(Normalize, LargeOffsetNeedsAStableVariance) {
 TEST(Normalize, NaNStaysInItsRow) {
   // A NaN in row 3 makes that row's mean NaN, so all of row 3 is NaN (as in PyTorch); no other row
   // may change. A kernel that shares partial sums between rows spreads it.
+  Cases cases(lab06::oracle::where(), "row width");
   for (std::size_t cols : {5, 64, 1024, 4096}) {
+    cases.next("a NaN in row 3 of 8, " + std::to_string(cols) + " columns");
     workbook::Vector x = normal_matrix(8, cols);
     x[3 * cols + cols / 2] = std::numeric_limits<float>::quiet_NaN();
-    ASSERT_CORRECT(run(x, 8, cols)) << "a NaN in row 3 of 8, " << cols << " columns";
+    cases.check(run(x, 8, cols));
   }
+  EXPECT_ALL_CORRECT(cases);
 }
 
 TEST(Normalize, EpsIsAddedToTheVariance) {
@@ -134,14 +154,17 @@ TEST(Normalize, EpsIsAddedToTheVariance) {
 TEST(Normalize, MisalignedAndInPlace) {
   // float4 loads need 16-byte addresses: rows that start 1, 2 or 3 floats past one (cols % 4 != 0,
   // or shifted buffers) need another path.
+  Cases cases(lab06::oracle::where(), "offset");
   for (std::size_t shift : {1, 2, 3})
     for (std::size_t cols : {64, 1024}) {
       const workbook::Vector x = normal_matrix(5, cols);
-      ASSERT_CORRECT(run(x, 5, cols, lab06::kEps, shift, 0))
-          << "x starts " << shift << " floats past a 16-byte boundary";
-      ASSERT_CORRECT(run(x, 5, cols, lab06::kEps, shift, shift))
-          << "x and y start " << shift << " floats past one";
+      cases.next(shape(5, cols) + ", x starts " + std::to_string(shift) +
+                 " floats past a 16-byte boundary");
+      cases.check(run(x, 5, cols, lab06::kEps, shift, 0));
+      cases.next(shape(5, cols) + ", x and y start " + std::to_string(shift) + " floats past one");
+      cases.check(run(x, 5, cols, lab06::kEps, shift, shift));
     }
+  EXPECT_ALL_CORRECT(cases);
   for (std::size_t cols : {33, 1024, 8192}) {
     const workbook::Vector x = normal_matrix(6, cols);
     DeviceOutput<float> y(6 * cols);

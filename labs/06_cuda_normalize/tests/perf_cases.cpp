@@ -42,9 +42,10 @@ void normalize_case(workbook::perf::Case& perf, std::size_t rows, std::size_t co
   perf.work({.ops = 6.0 * double(n), .bytes = 8.0 * double(n)});
   // Lowest first, and from the launches normalize made (observed by the harness, see
   // workbook/cuda/launches.hpp), so that a hint never speaks of a shape the kernel does not have.
-  // One thread per row is told apart only where the reference reaches the roof, the 64 MiB cases
-  // and up: at 1024 x 128 the reference itself is at 7%, launch latency. Then the unfused or
-  // uncoalesced kernels of step 1 (the three kernels: 28-33%).
+  // One thread per row is told by the launch itself (threads < 2 * rows), at any size (at
+  // 1024 x 128 the reference itself is at 7% of the roof, launch latency, so the fraction alone
+  // could not tell it). Then the unfused or uncoalesced kernels of step 1 (the three kernels:
+  // 28-33%).
   const std::vector<cuda::Launch> launches = cuda::observe_launches(launch);
   std::size_t threads = 0;
   for (const cuda::Launch& l : launches)
@@ -57,15 +58,18 @@ void normalize_case(workbook::perf::Case& perf, std::size_t rows, std::size_t co
                                                          " kernels per call, the widest " +
                                                          std::to_string(threads) + " threads") +
                              ". ";
-  if (n >= (std::size_t{1} << 24) && !launches.empty() && threads < 2 * rows)
-    perf.hint(0.15,
-              "Very far below the bandwidth roof. " + ran +
-                  "That is about one thread per row: the 32 threads of a warp read 32 different "
-                  "rows, cols * 4 bytes apart, so every load touches 32 separate 32-byte sectors "
-                  "(uncoalesced), and rows threads are too few to keep memory busy. Give each row "
-                  "a block (or a warp) whose threads read consecutive columns, c = threadIdx.x; c "
-                  "+= blockDim.x: a warp's load is then 128 contiguous bytes.");
-  if (launches.size() > 1)
+  // The launch observed says whether the kernel has about one thread per row.
+  const std::string one_thread_per_row =
+      ran +
+      "That is about one thread per row: the 32 threads of a warp read 32 different rows, cols * "
+      "4 bytes apart, so every load touches 32 separate 32-byte sectors (uncoalesced), and rows "
+      "threads are too few to keep memory busy. Give each row a block (or a warp) whose threads "
+      "read consecutive columns, c = threadIdx.x; c += blockDim.x: a warp's load is then 128 "
+      "contiguous bytes.";
+  if (!launches.empty() && threads < 2 * rows) {
+    perf.hint(0.15, "Very far below the bandwidth roof. " + one_thread_per_row);
+    perf.hint(0.35, "Far below the bandwidth roof. " + one_thread_per_row);
+  } else if (launches.size() > 1)
     perf.hint(0.35, "Far below the bandwidth roof. " + ran +
                         "Each kernel reads all of x again: fuse them, one block (or warp) per row "
                         "computing both statistics and normalizing.");

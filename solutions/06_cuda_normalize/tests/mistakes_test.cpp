@@ -485,4 +485,58 @@ TEST(NormalizeInference, OtherStatisticsAreReportedAsObserved) {
                   "in every row m' is 0.9x the row's mean");
 }
 
+TEST(NormalizeInference, StatisticsOfZeroAreTracedToAnIntegerDivision) {
+  // inv_cols = 1 / cols in integers is 0: mean 0, variance 0, y = x / sqrt(eps).
+  const std::size_t rows = 3, cols = 100;
+  const Vector x = matrix(rows, cols);
+  GuardedBuffer<float> y(rows * cols);
+  for (std::size_t i = 0; i < rows * cols; ++i) y[i] = x[i] / std::sqrt(lab06::kEps);
+  expect_inferred(check(x, rows, cols, lab06::kEps, y),
+                  "rows normalized with statistics other than their own",
+                  "1 / cols is 0 in integer arithmetic");
+}
+
+TEST(NormalizeInference, WarpsThatNeverReceiveTheBlocksTotal) {
+  // Blocks of 256 threads (8 warps, thread t takes columns t, t + 256, ...): warp 0 adds the
+  // warps' sums but never shares the total; warp w normalizes with the statistics of its own
+  // columns.
+  const std::size_t rows = 3, cols = 1000, threads = 256;
+  const ObservedLaunch launch(threads);
+  const Vector x = matrix(rows, cols);
+  GuardedBuffer<float> y(rows * cols);
+  for (std::size_t r = 0; r < rows; ++r) {
+    const float* v = x.data() + r * cols;
+    for (std::size_t w = 0; w < threads / 32; ++w) {
+      double sum = 0, n = 0, squares = 0;
+      for (std::size_t c = 0; c < cols; ++c)
+        if (c % threads / 32 == w) sum += v[c], n += 1;
+      const double mean = w == 0 ? 0 : sum / n;  // warp 0 keeps the row's (computed below)
+      double row_sum = 0;
+      for (std::size_t c = 0; c < cols; ++c) row_sum += v[c];
+      const double m = w == 0 ? row_sum / double(cols) : mean;
+      for (std::size_t c = 0; c < cols; ++c)
+        if (c % threads / 32 == w) squares += (v[c] - m) * (v[c] - m);
+      const double s = std::sqrt(squares / n + lab06::kEps);
+      for (std::size_t c = 0; c < cols; ++c)
+        if (c % threads / 32 == w) y[r * cols + c] = float((v[c] - m) / s);
+    }
+  }
+  expect_inferred(check(x, rows, cols, lab06::kEps, y),
+                  "each warp normalizing with statistics of its own, not the row's",
+                  "each warp of your blocks of 256 threads normalized its columns");
+}
+
+TEST(NormalizeMistakes, RowsWrittenInRuns) {
+  // Blocks of 4 warps, a warp per row, row = blockIdx.x * blockDim.x + warp: rows 0-3, 128-131,
+  // ... written, the rest never.
+  const std::size_t rows = 1000, cols = 7;
+  const Vector x = matrix(rows, cols);
+  GuardedBuffer<float> y = normalize_rows(x, rows, cols, lab06::kEps);
+  for (std::size_t i = 0; i < rows * cols; ++i)
+    if (i / cols % 128 >= 4) y[i] = workbook::Poison<float>::value();
+  const CheckResult result = check(x, rows, cols, lab06::kEps, y);
+  expect_named(result, "rows written in runs of 4 every 128");
+  EXPECT_THAT(result.diagnosis, testing::HasSubstr("the first row of block b is b * 128"));
+}
+
 }  // namespace

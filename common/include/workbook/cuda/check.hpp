@@ -43,6 +43,11 @@ void explain_kernel_faults_with(std::function<std::string()> explain);
 /// every later error is the same one); "" without a hook.
 std::string explain_kernel_fault();
 
+/// The harness's hook for a launch CUDA refused as impossible (cudaErrorInvalidConfiguration, or
+/// cudaErrorInvalidValue from a launch): which limit of this GPU the launch broke, from the launch
+/// record (cuda/launches.hpp installs it); empty when it cannot tell.
+void explain_impossible_launches_with(std::function<std::string()> explain);
+
 /// Throws Error(code, call, file, line); the macros below call it.
 [[noreturn]] void throw_error(cudaError_t code, const char* call, const char* file, int line);
 
