@@ -528,8 +528,9 @@ std::string past_the_end_advice(Model model) {
   switch (model) {
     case Model::cuda:
       return "Threads past the end stored anyway: the last block has threads with i >= n, so guard "
-             "the store with `if (i < n)` (a float4 store needs 4 elements left, else the last n % "
-             "4 go one by one); compute-sanitizer --tool memcheck names the line.";
+             "the store with `if (i < n)` (in a 2-D kernel both indices, `if (row < rows && col < "
+             "cols)`; a float4 store needs 4 elements left, else the last n % 4 go one by one); "
+             "compute-sanitizer --tool memcheck names the line.";
     case Model::threads:
       return "The last chunk runs past n: end each chunk at min(begin + grain, n), and give "
              "subspan a count (end - begin), not an end.";

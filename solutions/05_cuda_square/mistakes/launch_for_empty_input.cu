@@ -1,6 +1,7 @@
 // Mistake: the kernel is launched even when n == 0: a grid of 0 blocks is an invalid launch.
 // Checked by: Square.ZeroLengthWritesNothing
-// Expect: at least one block
+// Expect: the launch was a grid of 0 blocks of 256 threads: a grid with no blocks
+// Expect: launch nothing at all when n is 0
 #include "square.hpp"
 
 #include <workbook/cuda/check.hpp>

@@ -1,8 +1,8 @@
 // Mistake: the shared-memory tree of a 256-thread block starts at half = 64 (blockDim.x / 4), so
 // the partial sums of threads 128-255 never enter it.
 // Checked by: Normalize.EveryRowWidth
-// Expect: the partial sums of thread 128 of each block of 256 never reaching the total
-// Expect: your mean is the sum of 128 of the row's 129 elements divided by 129
+// Expect: the partial sums of threads 128-255 of each block of 256 never reaching the total
+// Expect: the reduction leaves those warps' partial sums out
 #include "one_block_per_row.cuh"
 
 namespace {
