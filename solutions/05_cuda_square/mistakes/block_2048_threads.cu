@@ -1,7 +1,8 @@
 // Mistake: square_2d's strided path launches blocks of 32 x 64 = 2048 threads, over the limit of
 // 1024 threads per block: the launch fails.
 // Checked by: Square2d.StridedRowsLeaveThePaddingAlone
-// Expect: the launch was a grid of 1 block of 32 x 64 threads: 2048 threads per block, over this GPU's limit of 1024
+// Expect: the launch was a grid of 1 block of 32 x 64 threads
+// Expect: 2048 threads per block, over this GPU's limit of 1024
 // Lab 05 Part A and B. square: a grid-stride loop over one wave of blocks.
 // square_2d: 2-D tiles, contiguous matrices go to square.
 #include "square.hpp"
