@@ -474,9 +474,9 @@ std::string diagnose(const Outcome& o, const Tolerance& tol, const Where& where,
   std::size_t width = 0;
   if (later_rows_start_wrong(o, width))
     return "row 0 is right, and in every later row " +
-           (width < o.cols ? "the first " + count(width, "column") + (width == 1 ? " is" : " are") +
-                                 " wrong"
-                           : std::string("every element is wrong")) +
+           (width < o.cols
+                ? "the first " + count(width, "column") + (width == 1 ? " is" : " are") + " wrong"
+                : std::string("every element is wrong")) +
            ": what writes past the end of each row do where rows lie N = " +
            std::to_string(o.cols) + " apart: they land at the start of the next row. " +
            (model == Model::cuda
