@@ -103,7 +103,8 @@ void square_2d(const float* x, std::size_t ld_x, float* y, std::size_t ld_y, std
   check_square_2d_arguments(x, ld_x, y, ld_y, rows, cols);
   if (rows == 0 || cols == 0) return;
   if (ld_x == cols && ld_y == cols) return square(x, y, rows * cols);
-  const unsigned grid_x = static_cast<unsigned>(std::min<std::size_t>((cols + kThreads - 1) / kThreads, 64));
+  const unsigned grid_x =
+      static_cast<unsigned>(std::min<std::size_t>((cols + kThreads - 1) / kThreads, 64));
   const unsigned grid_y = static_cast<unsigned>(std::min<std::size_t>(rows, 65535));
   square_rows<<<dim3(grid_x, grid_y), kThreads>>>(x, ld_x, y, ld_y, rows, cols);
   WORKBOOK_CUDA_CHECK_LAUNCH(square_rows);

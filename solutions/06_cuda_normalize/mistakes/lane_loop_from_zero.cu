@@ -3,7 +3,7 @@
 // around it is computed right.
 // Checked by: Normalize.EveryRowWidth
 // Expect: rows normalized with statistics other than their own
-// Expect: s' = 
+// Expect: s' =
 // Lab 06: one warp per row, 8 rows per block of 256 threads. Both reductions are warp shuffles
 // (__shfl_xor_sync: every lane ends with the total), the variance from x - mean (two passes).
 #include "normalize.hpp"
@@ -23,8 +23,8 @@ __device__ float warp_sum(float v) {
   return v;
 }
 
-__global__ void normalize_warp_per_row(const float* x, float* y, std::size_t rows,
-                                       std::size_t cols, float eps) {
+__global__ void normalize_warp_per_row(const float* x, float* y, std::size_t rows, std::size_t cols,
+                                       float eps) {
   const unsigned lane = threadIdx.x % 32;
   const std::size_t row = blockIdx.x * std::size_t{kWarpsPerBlock} + threadIdx.x / 32;
   if (row >= rows) return;  // the whole warp leaves together
