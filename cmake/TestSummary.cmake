@@ -1,20 +1,38 @@
 # Runs after every `ctest` (CTEST_CUSTOM_POST_TEST, see CTestCustom.cmake in the source root and in
 # each build folder): prints, for the tests that failed or were skipped, the one line of their
 # output that says why. A plain `ctest` shows only "***Failed" for a failing test and "Passed" for
-# one skipped for want of a GPU; its output is in Testing/Temporary/LastTest.log, read here. While
-# this runs, ctest has not yet moved this run's log into place: it is still LastTest.log.tmp.
-# Usage: cmake -DTESTING=<the Testing folder ctest wrote> -P TestSummary.cmake   (always exits 0)
+# one skipped for want of a GPU; its output is in Testing/Temporary/LastTest.log, read here.
+# Only this run's whole log is read, never the one before: the same script, run before the tests
+# (CTEST_CUSTOM_PRE_TEST, -DSTART=1), marks when the run began. CMake 3.25 (Debian 12) has the
+# run's log whole in LastTest.log.tmp while this runs; a ctest that writes its log only after this
+# script (newer ones may) gets no summary rather than an old one.
+# Usage: cmake -DTESTING=<the Testing folder ctest writes> [-DSTART=1] -P TestSummary.cmake
+#        (always exits 0)
 cmake_minimum_required(VERSION 3.25)
-set(log "${TESTING}/Temporary/LastTest.log")
-if(EXISTS "${log}.tmp" AND (NOT EXISTS "${log}" OR "${log}.tmp" IS_NEWER_THAN "${log}"))
-  set(log "${log}.tmp")
-endif()
-if(NOT EXISTS "${log}")
+set(marker "${TESTING}/workbook-run-started")
+if(START)
+  file(MAKE_DIRECTORY "${TESTING}")
+  file(TOUCH "${marker}")
   return()
+endif()
+if(NOT EXISTS "${marker}")
+  return()
+endif()
+set(log "")
+foreach(candidate "${TESTING}/Temporary/LastTest.log.tmp" "${TESTING}/Temporary/LastTest.log")
+  if(NOT log AND EXISTS "${candidate}" AND "${candidate}" IS_NEWER_THAN "${marker}")
+    set(log "${candidate}")
+  endif()
+endforeach()
+if(NOT log)
+  return()
+endif()
+file(READ "${log}" text)
+if(NOT text MATCHES "\nEnd testing: ")
+  return()  # not yet written whole
 endif()
 
 # One line per log line, with the characters that CMake's lists give a meaning to set aside.
-file(READ "${log}" text)
 string(REPLACE "\\" "<wb-bs>" text "${text}")
 string(REPLACE "[" "<wb-lb>" text "${text}")
 string(REPLACE "]" "<wb-rb>" text "${text}")

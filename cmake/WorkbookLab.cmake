@@ -107,6 +107,8 @@ function(workbook_write_test_summary_hook)
   endif()
   file(WRITE "${PROJECT_BINARY_DIR}/CTestCustom.cmake"
     "# Written by the configure: see workbook_write_test_summary_hook in cmake/WorkbookLab.cmake.\n"
+    "set(CTEST_CUSTOM_PRE_TEST \"\\\"${CMAKE_COMMAND}\\\" \\\"-DTESTING=${PROJECT_BINARY_DIR}/Testing\\\" "
+    "-DSTART=1 -P \\\"${PROJECT_SOURCE_DIR}/cmake/TestSummary.cmake\\\"\")\n"
     "set(CTEST_CUSTOM_POST_TEST \"\\\"${CMAKE_COMMAND}\\\" \\\"-DTESTING=${PROJECT_BINARY_DIR}/Testing\\\" "
     "-P \\\"${PROJECT_SOURCE_DIR}/cmake/TestSummary.cmake\\\"\")\n")
 endfunction()
