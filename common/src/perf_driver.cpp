@@ -1081,6 +1081,8 @@ Verdict judge(const DriverOptions& o, std::ostream& out) {
   v.next = next_step(mine, hints);
 
   if (judged <= o.max_ratio) return finish(Outcome::pass, Reason::ok, "");
+  if (o.explain_slow && mine.fraction_of_roof < 0.5)
+    for (std::string& line : o.explain_slow()) v.notes.push_back(std::move(line));
   return finish(Outcome::fail, Reason::too_slow,
                 "your " + v.function + " takes " + format_ratio(judged) +
                     " the reference's time; within " + format_fixed(o.max_ratio, 2) + "x passes.");

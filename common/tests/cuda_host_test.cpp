@@ -11,6 +11,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
 #include <nlohmann/json.hpp>
 
 namespace {
@@ -73,6 +76,29 @@ TEST(Ncu, MergesTheKernelsOfOneRunWeightedByTime) {
   EXPECT_DOUBLE_EQ(m.seconds, 4e-6);
   EXPECT_DOUBLE_EQ(m.memory_pct, 60);  // (90 * 1 + 50 * 3) / 4
   EXPECT_DOUBLE_EQ(m.dram_bytes, 300);
+}
+
+TEST(Ncu, TrafficNotesNameRepeatedAndUncoalescedReads) {
+  // A slow square of 100 M floats (800 MB of work): a grid-stride step of blockDim.x (the L2
+  // serves each element to every block), and contiguous chunks per thread (a sector per thread).
+  const std::string repeated = R"({"work_bytes": 8e8, "ncu": {"dram_bytes_per_run": 8.1e8,
+      "l2_bytes_per_run": 4.2e11, "load_sector_use_pct": 100}})";
+  std::vector<std::string> notes = ncu::traffic_notes(repeated);
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_THAT(notes[0], HasSubstr("the L2 cache served 420000.0 MB, 525.0x the 800.0 MB"));
+  const std::string chunks = R"({"work_bytes": 8e8, "ncu": {"dram_bytes_per_run": 1.6e9,
+      "l2_bytes_per_run": 1.5e9, "load_sector_use_pct": 12.5}})";
+  notes = ncu::traffic_notes(chunks);
+  ASSERT_EQ(notes.size(), 2u);
+  EXPECT_THAT(notes[0], HasSubstr("moved 1600.0 MB to and from device memory, 2.0x the 800.0 MB"));
+  EXPECT_THAT(notes[1], HasSubstr("12% of the bytes were used"));
+  // Traffic that matches the work, a record of an older ncu (no such metrics), or no record.
+  EXPECT_TRUE(ncu::traffic_notes(R"({"work_bytes": 8e8, "ncu": {"dram_bytes_per_run": 8e8,
+      "l2_bytes_per_run": 8.2e8, "load_sector_use_pct": 100}})")
+                  .empty());
+  EXPECT_TRUE(
+      ncu::traffic_notes(R"({"work_bytes": 8e8, "ncu": {"dram_bytes_per_run": 8e8}})").empty());
+  EXPECT_TRUE(ncu::traffic_notes("not json").empty());
 }
 
 TEST(Ncu, ClassifiesAsKernelAgentDoes) {

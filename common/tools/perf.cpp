@@ -8,12 +8,54 @@
 #include <workbook/seed.hpp>
 #if WORKBOOK_PERF_GPU
 #include <workbook/cuda/ceilings.hpp>
+#include <workbook/internal/cuda/ncu.hpp>
+#include <workbook/internal/subprocess.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <unistd.h>
 #endif
 
+#include <cstdlib>
 #include <iostream>
 #include <string>
 
 #include <CLI/CLI.hpp>
+
+#if WORKBOOK_PERF_GPU
+namespace {
+
+// A slow kernel's memory traffic, measured: the student's worker runs the case once under Nsight
+// Compute (`labNN_perf --ncu CASE`, quietly, at most 3 minutes) and its record is read. Nothing
+// where ncu is missing or may not read the counters (the worker then exits 77 and writes none).
+std::vector<std::string> measured_traffic(const workbook::perf::DriverOptions& o) {
+  namespace fs = std::filesystem;
+  const fs::path folder =
+      fs::temp_directory_path() / ("workbook-ncu-hint-" + std::to_string(getpid()));
+  std::vector<std::string> notes;
+  try {
+    workbook::Subprocess worker(
+        {.argv = {"/bin/sh", "-c", "exec \"$0\" \"$@\" >/dev/null 2>&1", o.student, "--ncu",
+                  o.case_name, "--runs", "1", "--lab", o.lab, "--results", folder.string(),
+                  "--ceilings", o.ceilings_path}});
+    const auto exit = worker.wait(180);
+    const fs::path record = folder / o.lab / (o.case_name + ".ncu.json");
+    if (exit && exit->exited && exit->code == 0 && fs::exists(record)) {
+      std::ostringstream text;
+      text << std::ifstream(record).rdbuf();
+      notes = workbook::cuda::ncu::traffic_notes(text.str());
+    }
+  } catch (const std::exception&) {  // no evidence is not an error of the perf test
+  }
+  std::error_code ignored;
+  fs::remove_all(folder, ignored);
+  return notes;
+}
+
+}  // namespace
+#endif
 
 int main(int argc, char** argv) {
   workbook::perf::DriverOptions o;
@@ -66,6 +108,9 @@ int main(int argc, char** argv) {
     o.load_ceilings = [&o](const workbook::Progress& progress) {
       return workbook::cuda::load_or_measure_ceilings(o.ceilings_path, false, progress);
     };
+    if (std::getenv("WORKBOOK_NCU_HINTS") == nullptr ||
+        std::string(std::getenv("WORKBOOK_NCU_HINTS")) != "0")
+      o.explain_slow = [&o] { return measured_traffic(o); };
 #endif
     return workbook::perf::exit_code(workbook::perf::drive(o, std::cout));
   } catch (const std::exception& e) {

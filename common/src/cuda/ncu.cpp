@@ -1,5 +1,6 @@
 #include <workbook/internal/cuda/ncu.hpp>
 
+#include <workbook/format.hpp>
 #include <workbook/report.hpp>
 
 #include <algorithm>
@@ -10,6 +11,8 @@
 #include <stdexcept>
 
 #include <unistd.h>
+
+#include <nlohmann/json.hpp>
 
 namespace workbook::cuda::ncu {
 namespace {
@@ -58,7 +61,7 @@ double number(const std::string& text) {
 std::string metric_list() {
   std::string list;
   for (const char* m : {kDuration, kComputeSol, kMemorySol, kDramSol, kDramRead, kDramWrite,
-                        kOccupancy, kRegisters})
+                        kOccupancy, kRegisters, kL2Bytes, kLoadSectorUse})
     list += (list.empty() ? "" : ",") + std::string(m);
   return list;
 }
@@ -112,9 +115,41 @@ std::vector<Launch> parse_csv(std::string_view text) {
     l.dram_bytes = get({kDramRead}) + get({kDramWrite});
     l.occupancy_pct = get({kOccupancy});
     l.registers = get({kRegisters});
+    l.l2_bytes = get({kL2Bytes});
+    l.load_sector_use_pct = get({kLoadSectorUse});
     launches.push_back(l);
   }
   return launches;
+}
+
+std::vector<std::string> traffic_notes(const std::string& record_json) {
+  std::vector<std::string> notes;
+  const nlohmann::json r = nlohmann::json::parse(record_json, nullptr, false);
+  if (r.is_discarded() || !r.contains("ncu") || !r.contains("work_bytes")) return notes;
+  const nlohmann::json& n = r["ncu"];
+  const double needed = r["work_bytes"].get<double>();
+  const double dram = n.value("dram_bytes_per_run", 0.0), l2 = n.value("l2_bytes_per_run", 0.0),
+               use = n.value("load_sector_use_pct", 0.0);
+  if (needed <= 0) return notes;
+  auto mb = [](double bytes) { return format_fixed(bytes / 1e6, 1) + " MB"; };
+  if (dram > 1.2 * needed)
+    notes.push_back("Nsight Compute: one call moved " + mb(dram) + " to and from device memory, " +
+                    format_fixed(dram / needed, 1) + "x the " + mb(needed) +
+                    " the work needs: data read (or written) more than once, or cache lines "
+                    "fetched for a few of their bytes.");
+  if (l2 > 2 * needed)
+    notes.push_back("Nsight Compute: the L2 cache served " + mb(l2) + ", " +
+                    format_fixed(l2 / needed, 1) + "x the " + mb(needed) +
+                    " the work needs: the same elements are read again and again, and the L2 "
+                    "hides it from device memory. Count how many times one element is visited "
+                    "(a loop whose step covers less than the whole grid visits each many times).");
+  if (use > 0 && use < 60)
+    notes.push_back("Nsight Compute: of each 32-byte sector the loads fetched, " +
+                    format_fixed(use, 0) +
+                    "% of the bytes were used (100% when the 32 threads of a warp read "
+                    "neighbouring addresses): uncoalesced loads. Neighbouring threads must take "
+                    "neighbouring elements at every step, not each a chunk of its own.");
+  return notes;
 }
 
 std::optional<std::string> explain_failure(std::string_view log) {
@@ -179,13 +214,16 @@ Launch merge(const std::vector<Launch>& launches) {
     m.dram_pct += l.dram_pct * l.seconds;
     m.occupancy_pct += l.occupancy_pct * l.seconds;
     m.registers = std::max(m.registers, l.registers);
+    m.l2_bytes += l.l2_bytes;
+    m.load_sector_use_pct += l.load_sector_use_pct * l.seconds;
   }
   if (launches.size() == 1) {
     m.grid = launches[0].grid;
     m.block = launches[0].block;
   }
   if (m.seconds > 0)
-    for (double* pct : {&m.compute_pct, &m.memory_pct, &m.dram_pct, &m.occupancy_pct})
+    for (double* pct :
+         {&m.compute_pct, &m.memory_pct, &m.dram_pct, &m.occupancy_pct, &m.load_sector_use_pct})
       *pct /= m.seconds;
   return m;
 }

@@ -216,6 +216,9 @@ int ncu_case(const std::string& self, const std::string& name, const NcuOptions&
   t.add({"DRAM throughput", format_fixed(all.dram_pct, 1) + "%"});
   t.add({"DRAM bytes per run (work model counts)",
          format_fixed(moved / 1e6) + " MB (" + format_fixed(counted / 1e6) + " MB)"});
+  t.add({"L2 bytes per run", format_fixed(all.l2_bytes / o.runs / 1e6) + " MB"});
+  if (all.load_sector_use_pct > 0)
+    t.add({"bytes used of each loaded sector", format_fixed(all.load_sector_use_pct, 0) + "%"});
   t.add({"achieved occupancy", format_fixed(all.occupancy_pct, 0) + "%"});
   t.add({"registers per thread", format_fixed(all.registers, 0)});
   std::cout << t.str() << "  Verdict: " << v.text << ".\n";
@@ -236,6 +239,7 @@ int ncu_case(const std::string& self, const std::string& name, const NcuOptions&
   nlohmann::json record = {{"lab", o.lab},
                            {"case", name},
                            {"description", harness.description()},
+                           {"work_bytes", counted},
                            {"device", ceilings.device},
                            {"harness",
                             {{"median_s", mine.seconds},
@@ -253,6 +257,8 @@ int ncu_case(const std::string& self, const std::string& name, const NcuOptions&
                              {"compute_sol_pct", all.compute_pct},
                              {"dram_pct", all.dram_pct},
                              {"dram_bytes_per_run", moved},
+                             {"l2_bytes_per_run", all.l2_bytes / o.runs},
+                             {"load_sector_use_pct", all.load_sector_use_pct},
                              {"occupancy_pct", all.occupancy_pct},
                              {"registers", all.registers}}},
                            {"harness_over_ncu", difference},

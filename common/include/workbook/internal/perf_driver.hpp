@@ -45,6 +45,10 @@ struct DriverOptions {
   /// Where the roofs come from; empty: the CPU's, load_or_measure_ceilings(ceilings_path). The GPU
   /// driver (workbook-gpu-perf) loads the GPU's. May throw workbook::Skipped (no GPU here).
   std::function<Ceilings(const Progress&)> load_ceilings;
+  /// For a case judged too slow and under half its roof: more evidence of why, one sentence each,
+  /// added to the verdict's notes (the GPU driver measures the student's kernel under Nsight
+  /// Compute where ncu can read the counters). Unset: none.
+  std::function<std::vector<std::string>()> explain_slow;
 };
 
 /// How the driver compares the two workers' copies of a timed call's output, as the reference's

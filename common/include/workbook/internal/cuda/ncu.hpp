@@ -37,21 +37,29 @@ inline constexpr const char* kDramWrite = "dram__bytes_write.sum";
 inline constexpr const char* kOccupancy = "sm__warps_active.avg.pct_of_peak_sustained_active";
 /// Registers per thread, which limit occupancy.
 inline constexpr const char* kRegisters = "launch__registers_per_thread";
+/// Bytes the L2 cache served (all requests): far above DRAM's when data is read again and again.
+inline constexpr const char* kL2Bytes = "lts__t_bytes.sum";
+/// Of each 32-byte sector that global loads fetched, the % of bytes the threads used: 100 when
+/// a warp's loads are coalesced, 12.5 when its 32 threads read 4 bytes each from 32 sectors.
+inline constexpr const char* kLoadSectorUse =
+    "smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.pct";
 /// All of the above, comma-separated, for `ncu --metrics`.
 std::string metric_list();
 
 /// One profiled kernel launch.
 struct Launch {
-  std::string kernel;        ///< the kernel's (demangled) name
-  std::string grid;          ///< blocks in the grid, as ncu prints it: "(1024, 1, 1)"
-  std::string block;         ///< threads per block, as ncu prints it: "(256, 1, 1)"
-  double seconds = 0;        ///< gpu__time_duration
-  double compute_pct = 0;    ///< SM throughput, % of peak ("Compute (SM) Throughput")
-  double memory_pct = 0;     ///< memory throughput, % of peak ("Memory Throughput")
-  double dram_pct = 0;       ///< device memory throughput, % of peak
-  double dram_bytes = 0;     ///< bytes read from plus written to device memory
-  double occupancy_pct = 0;  ///< achieved occupancy
-  double registers = 0;      ///< registers per thread
+  std::string kernel;              ///< the kernel's (demangled) name
+  std::string grid;                ///< blocks in the grid, as ncu prints it: "(1024, 1, 1)"
+  std::string block;               ///< threads per block, as ncu prints it: "(256, 1, 1)"
+  double seconds = 0;              ///< gpu__time_duration
+  double compute_pct = 0;          ///< SM throughput, % of peak ("Compute (SM) Throughput")
+  double memory_pct = 0;           ///< memory throughput, % of peak ("Memory Throughput")
+  double dram_pct = 0;             ///< device memory throughput, % of peak
+  double dram_bytes = 0;           ///< bytes read from plus written to device memory
+  double occupancy_pct = 0;        ///< achieved occupancy
+  double registers = 0;            ///< registers per thread
+  double l2_bytes = 0;             ///< bytes the L2 served
+  double load_sector_use_pct = 0;  ///< % of each loaded sector's bytes used (0: not measured)
 };
 
 /// Reads the output of `ncu --csv --page raw --print-units base --metrics <metric_list()>`: one
@@ -77,6 +85,12 @@ Verdict classify(double compute_pct, double memory_pct, double fraction_of_roof)
 /// The launches of one run of a case, merged: durations and bytes summed, percentages weighted
 /// by duration (a case may launch several kernels per run: mean, variance, normalize).
 Launch merge(const std::vector<Launch>& launches);
+
+/// What a `labNN_perf --ncu` record (CASE.ncu.json) says of a slow kernel's memory traffic, one
+/// sentence each, against the bytes its work needs: DRAM bytes (repeated reads), L2 bytes
+/// (repeats the L2 served), and the use of each loaded sector (uncoalesced loads). Empty when
+/// the record shows nothing beyond the work's bytes.
+std::vector<std::string> traffic_notes(const std::string& record_json);
 
 /// The path of ncu: $WORKBOOK_NCU, else the first `ncu` on the PATH, else the CUDA toolkit's.
 std::optional<std::string> find_ncu();
