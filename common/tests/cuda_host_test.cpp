@@ -90,8 +90,9 @@ TEST(Ncu, TrafficNotesNameRepeatedAndUncoalescedReads) {
       "l2_bytes_per_run": 1.5e9, "load_sector_use_pct": 12.5}})";
   notes = ncu::traffic_notes(chunks);
   ASSERT_EQ(notes.size(), 2u);
-  EXPECT_THAT(notes[0], HasSubstr("moved 1600.0 MB to and from device memory, 2.0x the 800.0 MB"));
-  EXPECT_THAT(notes[1], HasSubstr("12% of the bytes were used"));
+  EXPECT_THAT(notes[0], HasSubstr("12% of the bytes were used"));
+  EXPECT_THAT(notes[1], HasSubstr("moved 1600.0 MB to and from device memory, 2.0x the 800.0 MB"));
+  EXPECT_THAT(notes[1], HasSubstr("the uncoalesced loads above"));
   // Traffic that matches the work, a record of an older ncu (no such metrics), or no record.
   EXPECT_TRUE(ncu::traffic_notes(R"({"work_bytes": 8e8, "ncu": {"dram_bytes_per_run": 8e8,
       "l2_bytes_per_run": 8.2e8, "load_sector_use_pct": 100}})")

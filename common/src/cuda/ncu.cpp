@@ -132,23 +132,33 @@ std::vector<std::string> traffic_notes(const std::string& record_json) {
                use = n.value("load_sector_use_pct", 0.0);
   if (needed <= 0) return notes;
   auto mb = [](double bytes) { return format_fixed(bytes / 1e6, 1) + " MB"; };
-  if (dram > 1.2 * needed)
-    notes.push_back("Nsight Compute: one call moved " + mb(dram) + " to and from device memory, " +
-                    format_fixed(dram / needed, 1) + "x the " + mb(needed) +
-                    " the work needs: data read (or written) more than once, or cache lines "
-                    "fetched for a few of their bytes.");
-  if (l2 > 2 * needed)
-    notes.push_back("Nsight Compute: the L2 cache served " + mb(l2) + ", " +
-                    format_fixed(l2 / needed, 1) + "x the " + mb(needed) +
-                    " the work needs: the same elements are read again and again, and the L2 "
-                    "hides it from device memory. Count how many times one element is visited "
-                    "(a loop whose step covers less than the whole grid visits each many times).");
-  if (use > 0 && use < 60)
+  // Uncoalesced loads fetch a sector for a few of its bytes, again for each thread that needs
+  // it: then the extra DRAM and L2 bytes are that, not elements visited again.
+  const bool uncoalesced = use > 0 && use < 60;
+  if (uncoalesced)
     notes.push_back("Nsight Compute: of each 32-byte sector the loads fetched, " +
                     format_fixed(use, 0) +
                     "% of the bytes were used (100% when the 32 threads of a warp read "
                     "neighbouring addresses): uncoalesced loads. Neighbouring threads must take "
                     "neighbouring elements at every step, not each a chunk of its own.");
+  const std::string why = uncoalesced ? ": sectors fetched again for each thread that needs a few "
+                                        "bytes of them (the uncoalesced loads above)"
+                                      : "";
+  if (dram > 1.2 * needed)
+    notes.push_back("Nsight Compute: one call moved " + mb(dram) + " to and from device memory, " +
+                    format_fixed(dram / needed, 1) + "x the " + mb(needed) + " the work needs" +
+                    (uncoalesced ? why + "."
+                                 : ": data read (or written) more than once, or cache lines "
+                                   "fetched for a few of their bytes."));
+  if (l2 > 2 * needed)
+    notes.push_back("Nsight Compute: the L2 cache served " + mb(l2) + ", " +
+                    format_fixed(l2 / needed, 1) + "x the " + mb(needed) + " the work needs" +
+                    (uncoalesced
+                         ? why + "."
+                         : ": the same elements are read again and again, and the L2 hides it "
+                           "from device memory. Count how many times one element is visited (a "
+                           "loop whose step covers less than the whole grid visits each many "
+                           "times)."));
   return notes;
 }
 
