@@ -998,6 +998,18 @@ CheckResult check_reduction(double got, const ReductionOracle& oracle, const Whe
                         std::to_string(w) +
                         "): add them all "
                         "together before the final reduction.";
+        // One accumulator of k left out of the total (acc0 + acc1 + acc2, acc3 forgotten): the
+        // batches j, j + k, ... of the unrolled loop never reach the result.
+        for (std::size_t j = 0; j < k && r.diagnosis.empty(); ++j) {
+          auto kept = [&](std::size_t i) { return i >= blocked || (i / w) % k != j; };
+          if (near(partial(kept)) ||
+              near(partial([&](std::size_t i) { return i < blocked && kept(i); })))
+            r.diagnosis = "accumulator " + std::to_string(j) + " of your " + std::to_string(k) +
+                          " (batches of " + std::to_string(w) + ": elements " +
+                          std::to_string(j * w) + " to " + std::to_string(j * w + w - 1) +
+                          " of every " + std::to_string(k * w) +
+                          ") never reached the result: add every accumulator to the total.";
+        }
       }
     }
   }

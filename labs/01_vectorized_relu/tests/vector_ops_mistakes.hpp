@@ -332,6 +332,33 @@ inline std::vector<Mistake> euclidean_distance(std::span<const float> a, std::sp
     list.push_back(
         {"the tail's differences added as a[i] - b[i], not squared", advice, tail_of(false)});
   }
+  // The square root taken of each lane of the accumulator (xsimd::sqrt before hadd), and of the
+  // tail's sum or each tail term on its own: a sum of square roots, not the root of the sum.
+  if (full > kLanes) {  // (with one element per lane it is the Manhattan distance, below)
+    for (bool tail_per_element : {false, true}) {
+      const std::string tail = tail_per_element ? "each tail element's |a[i] - b[i]|"
+                                                : "the square root of the tail's sum";
+      list.push_back(
+          {"the square roots of the " + std::to_string(kLanes) +
+               " lanes' partial sums added up (plus " + tail + ")",
+           "a distance takes one square root, of the whole sum: add the lanes together first "
+           "(xsimd::hadd(acc)), add the tail's d * d, then take std::sqrt once.",
+           [a, b, n, full, tail_per_element](std::size_t) {
+             std::vector<double> lane(kLanes, 0.0);
+             double tail_sum = 0, tail_roots = 0;
+             for (std::size_t i = 0; i < n; ++i) {
+               const double d = double(a[i]) - double(b[i]);
+               if (i < full)
+                 lane[i % kLanes] += d * d;
+               else
+                 tail_sum += d * d, tail_roots += std::fabs(d);
+             }
+             double s = tail_per_element ? tail_roots : std::sqrt(tail_sum);
+             for (double l : lane) s += std::sqrt(l);
+             return s;
+           }});
+    }
+  }
   list.push_back({"the sum of |a[i] - b[i]| (the Manhattan distance)",
                   "the Euclidean distance squares each difference and takes one square root of "
                   "the sum: accumulate d * d (xsimd::fma(d, d, acc)), then std::sqrt at the end.",

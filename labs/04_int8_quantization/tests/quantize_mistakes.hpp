@@ -341,6 +341,17 @@ inline std::vector<Mistake> matmul_int8(std::span<const std::int8_t> a,
                return ak * static_cast<std::uint8_t>(b[j * depth + k]);
              }));
        }},
+      {"the sum accumulated in float32, in the order k = 0, 1, ...",
+       "a float32 holds integers exactly only up to 2^24 = 16777216; past it each addition "
+       "rounds (to a multiple of 2, 4, 8, ...): accumulate in std::int32_t, which is exact for "
+       "every int8 product of this lab.",
+       [=](std::size_t e) {
+         const std::size_t i = e / n, j = e % n;
+         float s = 0;
+         for (std::size_t k = 0; k < depth; ++k)
+           s += static_cast<float>(a[i * depth + k]) * static_cast<float>(b[j * depth + k]);
+         return double(static_cast<std::int32_t>(s));
+       }},
       {"the sum kept in int16, wrapping around past 32767",
        "127 * 127 * 3 = 48387 already overflows int16: accumulate in std::int32_t (widen the "
        "products before adding them).",
