@@ -261,7 +261,8 @@ std::string diagnose_unwritten(const Outcome& o, Model model, std::size_t lanes,
   const std::size_t n = o.n, k = o.bad_count;
   std::size_t kr = 0, kc = 0;
   if (o.rows > 1 && bad_in_tails(o, kr, kc)) {
-    const std::string which = last_rows_and_columns(kr, kc) + " were never written";
+    const std::string which =
+        last_rows_and_columns(kr, kc) + (kr + kc == 1 ? " was" : " were") + " never written";
     if (model == Model::cuda)
       return which + ": your grid stops short of M = " + std::to_string(o.rows) +
              " rows or N = " + std::to_string(o.cols) +
@@ -272,7 +273,8 @@ std::string diagnose_unwritten(const Outcome& o, Model model, std::size_t lanes,
            " is not a multiple of the block size. Add the tail iterations.";
   }
   if (o.bad_exactly(n - k, n)) {
-    const std::string which = "the last " + count(k, "element") + " were never written";
+    const std::string which =
+        "the last " + count(k, "element") + (k == 1 ? " was" : " were") + " never written";
     if (model == Model::cuda)
       return which + ": the threads you launched cover only the first " + std::to_string(n - k) +
              " of n = " + std::to_string(n) +
@@ -294,7 +296,8 @@ std::string diagnose_unwritten(const Outcome& o, Model model, std::size_t lanes,
            "elements one at a time.";
   }
   if (o.bad_exactly(0, k)) {
-    const std::string which = "the first " + count(k, "element") + " were never written";
+    const std::string which =
+        "the first " + count(k, "element") + (k == 1 ? " was" : " were") + " never written";
     if (model == Model::cuda)
       return which +
              ": no thread stores to them. Check the index, i = blockIdx.x * blockDim.x + "
@@ -489,8 +492,8 @@ std::string diagnose(const Outcome& o, const Tolerance& tol, const Where& where,
   std::size_t kr = 0, kc = 0;
   if (o.rows > 1 && bad_in_tails(o, kr, kc) && 2 * kr < o.rows && 2 * kc < o.cols &&
       model != Model::cuda)
-    return "only " + last_rows_and_columns(kr, kc) +
-           " are wrong: the remainder after your last full block (M = " + std::to_string(o.rows) +
+    return "only " + last_rows_and_columns(kr, kc) + (kr + kc == 1 ? " is" : " are") +
+           " wrong: the remainder after your last full block (M = " + std::to_string(o.rows) +
            ", N = " + std::to_string(o.cols) + ") is computed incorrectly.";
   if (model == Model::cuda) return observed(diagnose_cuda(o));
   if (model == Model::threads) return observed(diagnose_threads(o, where));
