@@ -6,21 +6,18 @@
 #include <workbook/cuda/launches.hpp>
 #include <workbook/cuda/memory.hpp>
 #include <workbook/cuda/timer.hpp>
-#include <workbook/cuda/wait.hpp>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <array>
 #include <chrono>
-#include <string>
 #include <utility>
 
 namespace workbook_test {
 void fill(float* y, std::size_t n, float value);
 void launch_with_threads(int threads);
 void launch_with_grid(unsigned x, unsigned y, unsigned threads);
-void spin_forever();
 }  // namespace workbook_test
 
 namespace {
@@ -103,28 +100,6 @@ TEST(DeviceOutput, CatchesUnwrittenElementsAndWritesPastTheEnd) {
   y.poison();
   EXPECT_TRUE(y.fetch().damage().intact());
   EXPECT_TRUE(y.host().is_poison(0));
-}
-
-TEST(GpuWait, AKernelThatNeverEndsIsReportedWithinTheDeadlineAndTheGpuStaysUsable) {
-  // In a process of its own (re-run by GoogleTest), whose end frees the GPU from the kernel.
-  GTEST_FLAG_SET(death_test_style, "threadsafe");
-  const auto start = std::chrono::steady_clock::now();
-  EXPECT_EXIT(
-      {
-        cuda::set_gpu_wait_deadline(2);
-        workbook_test::spin_forever();
-        cuda::DeviceOutput<float> y(4);
-        y.fetch();
-      },
-      ::testing::ExitedWithCode(1),
-      "did not finish within 2 s \\(the harness was copying an output back\\)");
-  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 30);
-  cuda::DeviceOutput<float> y(1000);
-  workbook_test::fill(y.data(), 1000, 2.0f);
-  EXPECT_EQ(y.fetch()[999], 2.0f) << "the GPU is not usable after the kernel that never ended";
-  const std::string report = cuda::unfinished_kernel_report(10, "copying an output back", "A.B");
-  EXPECT_THAT(report, HasSubstr("in test A.B"));
-  EXPECT_THAT(report, HasSubstr("a __syncthreads() is inside a branch"));
 }
 
 TEST(Launches, EveryLaunchIsRecordedAsMade) {

@@ -3,7 +3,6 @@
 #include <workbook/cuda/launches.hpp>
 
 #include <workbook/cuda/check.hpp>
-#include <workbook/cuda/wait.hpp>
 
 #include <cuda_runtime_api.h>
 
@@ -132,7 +131,6 @@ std::optional<Launch> last_launch() {
 std::vector<Launch> observe_launches(const std::function<void()>& work) {
   const std::size_t mark = launch_count();
   work();
-  wait_for_gpu("waiting for the kernels it observes");
   WORKBOOK_CUDA_CHECK(cudaDeviceSynchronize());
   return launches_since(mark);
 }

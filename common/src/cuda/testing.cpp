@@ -1,6 +1,5 @@
 #include <workbook/cuda/launches.hpp>
 #include <workbook/cuda/memcheck.hpp>
-#include <workbook/cuda/wait.hpp>
 #include <workbook/internal/cuda/testing.hpp>
 #include <workbook/seed.hpp>
 
@@ -106,14 +105,6 @@ int main(int argc, char** argv) {
     return 1;
   }
   if (std::getenv(kRerun) == nullptr) explain_kernel_faults_with(rerun_under_memcheck);
-  // A kernel that never ends is reported within seconds (cuda/wait.hpp), not by ctest's timeout.
-  double timeout = 10;
-  if (const char* s = std::getenv("WORKBOOK_GPU_TIMEOUT"); s != nullptr && std::atof(s) > 0)
-    timeout = std::atof(s);
-  set_gpu_wait_deadline(timeout, [] {
-    const ::testing::TestInfo* t = ::testing::UnitTest::GetInstance()->current_test_info();
-    return t ? std::string(t->test_suite_name()) + "." + t->name() : std::string();
-  });
   return workbook::testing::run_all_tests(argc, argv);
 }
 

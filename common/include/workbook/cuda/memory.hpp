@@ -12,7 +12,6 @@
 
 #include <workbook/buffer.hpp>
 #include <workbook/cuda/check.hpp>
-#include <workbook/cuda/wait.hpp>
 
 #include <cuda_runtime_api.h>
 
@@ -57,7 +56,6 @@ class DeviceBuffer {
   /// Copies `host` into elements [offset, offset + host.size()) (synchronously).
   void upload(std::span<const T> host, std::size_t offset = 0) {
     check_range(offset, host.size());
-    wait_for_gpu("uploading an input");
     if (!host.empty())
       WORKBOOK_CUDA_CHECK(
           cudaMemcpy(data_ + offset, host.data(), host.size_bytes(), cudaMemcpyHostToDevice));
@@ -65,7 +63,6 @@ class DeviceBuffer {
   /// Copies elements [offset, offset + host.size()) into `host` (waits for the GPU first).
   void download(std::span<T> host, std::size_t offset = 0) const {
     check_range(offset, host.size());
-    wait_for_gpu("copying an output back");
     if (!host.empty())
       WORKBOOK_CUDA_CHECK(
           cudaMemcpy(host.data(), data_ + offset, host.size_bytes(), cudaMemcpyDeviceToHost));
