@@ -145,6 +145,20 @@ bool constant_pattern(const Outcome& o, bool ratio, const Tolerance& tol, double
   return true;
 }
 
+// Does every wrong element hold exactly twice its answer (the same value added in twice)?
+bool bad_ones_doubled(const Outcome& o, const Tolerance& tol) {
+  const double slack = std::max(4 * tol.rel, 16 * kFloatUnitRoundoff);
+  std::size_t doubled = 0;
+  for (std::size_t i = 0; i < o.n; ++i) {
+    if (!o.bad[i]) continue;
+    const double g = o.got(i), w = o.want(i);
+    if (!std::isfinite(g) || w == 0 || std::fabs(g - 2 * w) > slack * std::fabs(2 * w) + tol.abs)
+      return false;
+    ++doubled;
+  }
+  return doubled > 0;
+}
+
 // got[i] == want[i + shift] for every i where both exist?
 bool shifted_by(const Outcome& o, long shift) {
   if (o.n < 4) return false;
@@ -494,7 +508,13 @@ std::string diagnose(const Outcome& o, const Tolerance& tol, const Where& where,
       model != Model::cuda)
     return "only " + last_rows_and_columns(kr, kc) + (kr + kc == 1 ? " is" : " are") +
            " wrong: the remainder after your last full block (M = " + std::to_string(o.rows) +
-           ", N = " + std::to_string(o.cols) + ") is computed incorrectly.";
+           ", N = " + std::to_string(o.cols) + ") is computed incorrectly" +
+           (bad_ones_doubled(o, tol)
+                ? ". Each of them holds exactly twice its answer: they are computed twice (a pass "
+                  "over the leftover columns for every row and one over the leftover rows for "
+                  "every column both cover the corner where they meet; or a sum added into C "
+                  "twice)."
+                : ".");
   if (model == Model::cuda) return observed(diagnose_cuda(o));
   if (model == Model::threads) return observed(diagnose_threads(o, where));
   const std::size_t tail = n % lanes;

@@ -4,9 +4,12 @@
 #include <algorithm>
 #include <cctype>
 #include <csignal>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
+#include <map>
+#include <regex>
 #include <string_view>
 
 #include <ucontext.h>
@@ -166,7 +169,45 @@ std::string Cases::summary() const {
     text += (i ? "; " : "") + failing_contexts[i];
   if (failing_contexts.size() > 4)
     text += "; and " + std::to_string(failing_contexts.size() - 4) + " more";
-  return text + ".";
+  return text + "." + threshold_of_failures();
+}
+
+std::string Cases::threshold_of_failures() const {
+  // The "name = number" pairs of each case's context ("m = 7, n = 13, k = 300"): where one name
+  // separates the cases, every failing case above a value and every passing one at or below it
+  // (or the reverse), that is the case's most telling fact ("wrong once k passes 256").
+  static const std::regex pair(R"(\b([A-Za-z_][A-Za-z_0-9]*) = ([0-9]+)\b)");
+  std::map<std::string, std::vector<std::pair<std::size_t, bool>>> values;
+  std::size_t failed = 0;
+  for (const Case& c : cases_) {
+    failed += c.failed;
+    std::map<std::string, std::size_t> seen;
+    for (auto m = std::sregex_iterator(c.context.begin(), c.context.end(), pair);
+         m != std::sregex_iterator(); ++m)
+      seen.emplace((*m)[1].str(), std::stoull((*m)[2].str()));
+    for (const auto& [name, v] : seen) values[name].push_back({v, c.failed});
+  }
+  if (failed == 0 || failed == cases_.size()) return "";
+  for (const auto& [name, list] : values) {
+    if (list.size() != cases_.size()) continue;  // not in every case
+    std::size_t max_pass = 0, min_fail = SIZE_MAX, max_fail = 0, min_pass = SIZE_MAX;
+    for (const auto& [v, f] : list) {
+      if (f)
+        min_fail = std::min(min_fail, v), max_fail = std::max(max_fail, v);
+      else
+        max_pass = std::max(max_pass, v), min_pass = std::min(min_pass, v);
+    }
+    if (max_pass < min_fail)
+      return " Every " + noun_ + " with " + name + " > " + std::to_string(max_pass) +
+             " failed, and every one with " + name + " <= " + std::to_string(max_pass) +
+             " passed: look at what your code does differently once " + name + " passes " +
+             std::to_string(max_pass) + " (a second block of it, a loop bound, a tail).";
+    if (max_fail < min_pass)
+      return " Every " + noun_ + " with " + name + " < " + std::to_string(min_pass) +
+             " failed, and every one with " + name + " >= " + std::to_string(min_pass) +
+             " passed: look at what your code does when " + name + " is that small.";
+  }
+  return "";
 }
 
 std::string Cases::report() const {

@@ -143,6 +143,24 @@ TEST(Cases, AMistakeBeatsAPatternWhichBeatsAnObservation) {
   EXPECT_THAT(cases.report(), HasSubstr("Failed at 3 of 4 shifts: never written; negated; tail."));
 }
 
+TEST(Cases, SayWhichValueOfTheirParametersSeparatesTheFailuresFromThePasses) {
+  // Shapes whose failures are exactly those with k past 256 (a second block of k): said, whatever
+  // the other parameters do; nothing when no parameter separates them.
+  Cases cases(where(), "shape");
+  for (auto [m, k] : {std::pair<int, int>{15, 16}, {95, 257}, {193, 255}, {13, 385}, {50, 129}}) {
+    cases.next("m = " + std::to_string(m) + ", k = " + std::to_string(k));
+    cases.check(check(k > 256 ? written_up_to(100, 90) : written_up_to(10, 10)));
+  }
+  EXPECT_THAT(cases.report(),
+              HasSubstr("Every shape with k > 255 failed, and every one with k <= 255 passed"));
+  Cases mixed(where(), "shape");
+  for (auto [m, k] : {std::pair<int, int>{15, 300}, {95, 257}, {193, 16}}) {
+    mixed.next("m = " + std::to_string(m) + ", k = " + std::to_string(k));
+    mixed.check(check(m == 95 ? written_up_to(100, 90) : written_up_to(10, 10)));
+  }
+  EXPECT_THAT(mixed.report(), Not(HasSubstr("Every shape with")));
+}
+
 TEST(Cases, AMistakeOnlyOneCaseNamesWhileOthersSaySomethingElseIsACoincidence) {
   GuardedBuffer<float> negated(20);
   for (std::size_t i = 0; i < 20; ++i) negated[i] = static_cast<float>(-answer(i));

@@ -88,6 +88,9 @@ class Cases {
   /// \endcond
   const Failure* most_telling() const;
   std::string summary() const;
+  // " Every shape with k > 256 failed, ...": a "name = number" of the cases' contexts that
+  // separates the failing cases from the passing ones; "" when none does.
+  std::string threshold_of_failures() const;
   void publish() const;  // for the crash handler: the case running, and the failures so far
 
   Where where_;

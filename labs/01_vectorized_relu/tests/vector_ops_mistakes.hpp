@@ -232,6 +232,22 @@ inline std::vector<Mistake> sum_loop(std::size_t n, std::function<double(std::si
                     "the scalar tail runs n % Batch::size times but reads elements 0, 1, ... "
                     "instead of the last ones: index it from where the SIMD loop stopped.",
                     [=](std::size_t) { return finish(sum(0, full) + sum(0, n - full)); }});
+  // k accumulators added into the total before a cleanup loop of single batches, which then adds
+  // into one of them, not into the total: the whole batches after the last group of k are lost.
+  for (std::size_t k : {std::size_t{2}, std::size_t{4}, std::size_t{8}}) {
+    const std::size_t grouped = n / (k * kLanes) * (k * kLanes);
+    if (grouped == 0 || full == grouped) continue;
+    list.push_back({"the sum without the whole batches after the last group of " +
+                        std::to_string(k) + " (elements " + std::to_string(grouped) + " to " +
+                        std::to_string(full - 1) + ")",
+                    "the loop over groups of " + std::to_string(k) +
+                        " batches stops at the last whole group; the batches left after it are "
+                        "added into an accumulator that is no longer part of the result (the "
+                        "accumulators were added together before that loop ran). Combine the "
+                        "accumulators after every loop over batches, then reduce, then add the "
+                        "tail.",
+                    [=](std::size_t) { return finish(sum(0, grouped) + sum(full, n)); }});
+  }
   // Lanes summed by hand up to a number written in the code, smaller than this build's batch.
   for (std::size_t width : {std::size_t{4}, std::size_t{8}}) {
     if (width >= kLanes || full == 0) continue;
