@@ -2,15 +2,22 @@
 #include <workbook/testing.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
+#include <chrono>
 #include <csignal>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <exception>
+#include <future>
 #include <iostream>
 #include <map>
 #include <regex>
+#include <string>
 #include <string_view>
+#include <system_error>
+#include <thread>
 
 #include <ucontext.h>
 #include <unistd.h>
@@ -569,8 +576,63 @@ bool crash_report_installed() {
   return installed;
 }
 
+// std::terminate: an exception that left a thread or a noexcept function, or a std::thread
+// destroyed while joinable. Says which, in the test and case running, then exits as a crash does.
+[[noreturn]] void on_terminate() {
+  static std::atomic<bool> entered{false};
+  if (entered.exchange(true)) {
+    // Another thread is writing the report (two workers often fail alike): let it finish; it
+    // ends the process.
+    std::this_thread::sleep_for(std::chrono::seconds(5));
+  } else {
+    std::string what, advice;
+    if (const std::exception_ptr e = std::current_exception()) {
+      try {
+        std::rethrow_exception(e);
+      } catch (const std::future_error& x) {
+        what = x.what();  // "std::future_error: No associated state"
+        advice =
+            "A future, promise or packaged_task was used twice, or after it was moved from: take "
+            "each task from the queue once (pop it as you take it), run it once, and call each "
+            "future's get() once.";
+      } catch (const std::system_error& x) {
+        what = std::string("std::system_error: ") + x.what();
+        advice =
+            "A thread or mutex was used wrongly: a std::thread joined twice (or never started), "
+            "a mutex unlocked by a thread that does not hold it, or locked twice by one thread.";
+      } catch (const std::exception& x) {
+        what = std::string("an exception: ") + x.what();
+        advice =
+            "An exception thrown in a thread of your own (a worker running a task outside its "
+            "packaged_task) or out of a noexcept function ends the program: catch it where it is "
+            "thrown and hand it over (a packaged_task's future carries it to get()).";
+      } catch (...) {
+        what = "an exception that is not a std::exception";
+        advice = "Catch it in the thread that throws it, and hand it over to the caller.";
+      }
+    } else {
+      what = "no exception";
+      advice =
+          "std::terminate without an exception is usually a std::thread destroyed while it can "
+          "still be joined: join every thread before it goes (a pool's destructor included), or "
+          "use std::jthread, which joins in its destructor.";
+    }
+    char running[3072];
+    format_running(running, sizeof running);
+    const CrashState& st = crash_state;
+    std::fprintf(stderr, "\n*** TERMINATE: std::terminate was called (%s).\n%s  %s\n  Next: %s\n",
+                 what.c_str(), running, advice.c_str(),
+                 *st.file         ? (std::string("edit ") + st.file).c_str()
+                 : *st.lab_folder ? (std::string("edit your code in ") + st.lab_folder).c_str()
+                                  : "edit your code");
+    std::fflush(stderr);
+  }
+  std::_Exit(kCrashExitCode);  // as the crash report does: a failure with its report
+}
+
 void install_crash_report(const char* argv0) {
   installed = true;
+  std::set_terminate(on_terminate);
   find_lab(argv0);
   stack_t stack{};
   stack.ss_sp = alternate_stack;

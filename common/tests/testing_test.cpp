@@ -13,8 +13,10 @@
 #include <csignal>
 #include <cstdint>
 #include <cstdio>
+#include <future>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <immintrin.h>
@@ -445,6 +447,33 @@ TEST(CrashReportDeathTest, AnAlignedStoreOnAnUnalignedOutputNamesTheCaseAndTheAl
               "(.|\n)*Before the crash, 1 of the 2 shifts run so far failed; the most telling "
               "\\(before: fails\\)"
               "(.|\n)*Next: edit labs/07_example/kernel.cpp: kernel");
+}
+
+TEST(CrashReportDeathTest, AnExceptionThatLeavesAThreadIsNamedWithTheCase) {
+  if (!workbook::testing::internal::crash_report_installed())
+    GTEST_SKIP() << "no crash report in a sanitizer's build: the sanitizer reports crashes";
+  auto run = [] {
+    Cases cases(where(), "size");
+    cases.next_size(17);
+    std::thread worker([] { throw std::runtime_error("the task failed"); });
+    worker.join();
+  };
+  EXPECT_DEATH(run(),
+               "TERMINATE: std::terminate was called \\(an exception: the task failed\\)"
+               "(.|\n)*While running kernel, case: n = 17"
+               "(.|\n)*catch it where it is thrown");
+  // A future whose state was moved out: a task run twice.
+  auto twice = [] {
+    std::packaged_task<int()> task([] { return 1; });
+    std::thread([&] {
+      task();
+      task();
+    }).join();
+  };
+  EXPECT_DEATH(twice(), "std::future_error(.|\n)*run it once");
+  // A thread destroyed while it can still be joined.
+  EXPECT_DEATH({ std::thread forgotten([] {}); },
+               "\\(no exception\\)(.|\n)*join every thread before it goes");
 }
 
 TEST(CrashReportDeathTest, AnIntegerDivisionByZero) {
