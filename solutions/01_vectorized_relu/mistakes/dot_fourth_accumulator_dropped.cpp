@@ -1,12 +1,10 @@
 // Mistake: a dot unrolled over four accumulators adds only three of them to the total.
 // Checked by: Dot.MatchesOracleAtEverySize
 // Expect: never reached the result: add every accumulator to the total
-// Lab 01: my implementation.
 #include "vector_ops.hpp"
 
 #include <workbook/require.hpp>
 
-#include <cmath>
 #include <cstddef>
 
 #include <xsimd/xsimd.hpp>
@@ -14,62 +12,6 @@
 namespace lab01 {
 
 using Batch = xsimd::batch<float>;
-
-void relu(std::span<const float> x, std::span<float> y) {
-  workbook::require_elementwise("relu", x, "x", y, "y");
-  const std::size_t n = x.size();
-  const Batch zero(0.0f);
-  std::size_t i = 0;
-  for (; i + Batch::size <= n; i += Batch::size) {
-    Batch v = Batch::load_unaligned(&x[i]);
-    Batch r = xsimd::select(v <= zero, zero, v);  // NaN <= 0 is false, so NaN stays
-    r.store_unaligned(&y[i]);
-  }
-  for (; i < n; ++i) {
-    y[i] = (x[i] <= 0.0f) ? 0.0f : x[i];
-  }
-}
-
-void add(std::span<const float> a, std::span<const float> b, std::span<float> out) {
-  workbook::require_elementwise("add", a, "a", out, "out");
-  workbook::require_elementwise("add", b, "b", out, "out");
-  const std::size_t n = a.size();
-  std::size_t i = 0;
-  for (; i + Batch::size <= n; i += Batch::size) {
-    Batch va = Batch::load_unaligned(&a[i]);
-    Batch vb = Batch::load_unaligned(&b[i]);
-    (va + vb).store_unaligned(&out[i]);
-  }
-  for (; i < n; ++i) out[i] = a[i] + b[i];
-}
-
-void multiply(std::span<const float> a, std::span<const float> b, std::span<float> out) {
-  workbook::require_elementwise("multiply", a, "a", out, "out");
-  workbook::require_elementwise("multiply", b, "b", out, "out");
-  const std::size_t n = a.size();
-  std::size_t i = 0;
-  for (; i + Batch::size <= n; i += Batch::size) {
-    Batch va = Batch::load_unaligned(&a[i]);
-    Batch vb = Batch::load_unaligned(&b[i]);
-    (va * vb).store_unaligned(&out[i]);
-  }
-  for (; i < n; ++i) out[i] = a[i] * b[i];
-}
-
-void squared_difference(std::span<const float> a, std::span<const float> b, std::span<float> out) {
-  workbook::require_elementwise("squared_difference", a, "a", out, "out");
-  workbook::require_elementwise("squared_difference", b, "b", out, "out");
-  const std::size_t n = a.size();
-  std::size_t i = 0;
-  for (; i + Batch::size <= n; i += Batch::size) {
-    Batch d = Batch::load_unaligned(&a[i]) - Batch::load_unaligned(&b[i]);
-    (d * d).store_unaligned(&out[i]);
-  }
-  for (; i < n; ++i) {
-    float d = a[i] - b[i];
-    out[i] = d * d;
-  }
-}
 
 float dot(std::span<const float> a, std::span<const float> b) {
   workbook::require_same_size("dot", a.size(), "a", b.size(), "b");
@@ -93,23 +35,6 @@ float dot(std::span<const float> a, std::span<const float> b) {
   float tail = 0.0f;
   for (; i < n; ++i) tail += a[i] * b[i];
   return sum + tail;
-}
-
-float euclidean_distance(std::span<const float> a, std::span<const float> b) {
-  workbook::require_same_size("euclidean_distance", a.size(), "a", b.size(), "b");
-  const std::size_t n = a.size();
-  Batch acc(0.0f);
-  std::size_t i = 0;
-  for (; i + Batch::size <= n; i += Batch::size) {
-    Batch d = Batch::load_unaligned(&a[i]) - Batch::load_unaligned(&b[i]);
-    acc = xsimd::fma(d, d, acc);
-  }
-  float sum = xsimd::hadd(acc);
-  for (; i < n; ++i) {
-    float d = a[i] - b[i];
-    sum += d * d;
-  }
-  return std::sqrt(sum);
 }
 
 }  // namespace lab01
