@@ -518,26 +518,29 @@ TEST(ParallelFor, RethrowsTheLowestFailingChunkAfterRunningAll) {
     Counts counts(100);
     std::atomic<int> finished{0};
     Outcome o{.threads = n};
+    // The body outlives the pool: a parallel_for that returns early leaves chunks running, and
+    // they must find it still there (or the test crashes instead of saying what was wrong).
+    const std::function<void(Range)> body = [&](Range r) {
+      struct Finished {
+        std::atomic<int>& count;
+        ~Finished() { ++count; }
+      } done{finished};
+      counts.add(r.begin);
+      // Chunk 70 throws at once, chunk 30 a little later: the lowest-numbered one must win, not
+      // the first in time, so that the caller sees the same exception on every run.
+      if (r.begin == 30) {
+        std::this_thread::sleep_for(20ms);
+        throw std::runtime_error("chunk 30");
+      }
+      if (r.begin == 70) throw std::runtime_error("chunk 70");
+    };
     o.error = thrown_by(n, [&](ThreadPool& pool) {
       struct AtReturn {
         const std::atomic<int>& finished;
         int& seen;
         ~AtReturn() { seen = finished.load(); }  // on return and on throw alike
       } at_return{finished, o.finished_at_return};
-      lab03::parallel_for(pool, {0, 100}, 1, [&](Range r) {
-        struct Finished {
-          std::atomic<int>& count;
-          ~Finished() { ++count; }
-        } done{finished};
-        counts.add(r.begin);
-        // Chunk 70 throws at once, chunk 30 a little later: the lowest-numbered one must win, not
-        // the first in time, so that the caller sees the same exception on every run.
-        if (r.begin == 30) {
-          std::this_thread::sleep_for(20ms);
-          throw std::runtime_error("chunk 30");
-        }
-        if (r.begin == 70) throw std::runtime_error("chunk 70");
-      });
+      lab03::parallel_for(pool, {0, 100}, 1, body);
     });
     o.not_once = counts.not_once("chunk");
     outcomes.push_back(std::move(o));
