@@ -20,8 +20,9 @@ namespace {
 
 using nlohmann::json;
 
+// The canary proves the cache's current generation: a new prepare's generation proves itself.
 fs::path canary_file(const fs::path& cache) {
-  return cache / "canary.json";
+  return Cache::load(cache).dir / "canary.json";
 }
 
 // This build of the grader: a cache proved by another build (another sandbox, another scoring) is
@@ -60,7 +61,7 @@ void try_submission(const std::string& which, const fs::path& cache, const Grade
   o.cache = cache;
   o.perf = false;
   o.labs = {};
-  o.out = cache / "canary" / which.substr(1);
+  o.out = Cache::load(cache).dir / "canary" / which.substr(1);
   o.gradescope.clear();
   o.prairielearn.clear();
   fs::create_directories(o.out);
@@ -103,12 +104,13 @@ Canary run_canary(const fs::path& cache, const GradeOptions& base, std::ostream&
   Canary c;
   c.grader = grader_identity();
   c.machine = machine_identity();
-  c.cache = fs::weakly_canonical(cache).string();
+  const Cache proved = Cache::load(cache);
+  c.cache = fs::weakly_canonical(proved.root).string();
   c.when = utc_now();
   try_submission("@reference", cache, base, c, log);
   try_submission("@stub", cache, base, c, log);
   c.passed = c.problems.empty();
-  write_json(canary_file(cache), {{"passed", c.passed},
+  write_json(proved.dir / "canary.json", {{"passed", c.passed},
                                   {"grader", c.grader},
                                   {"machine", c.machine},
                                   {"cache", c.cache},
@@ -117,11 +119,11 @@ Canary run_canary(const fs::path& cache, const GradeOptions& base, std::ostream&
                                   {"notes", c.notes}});
   for (const std::string& n : c.notes) log << "  canary: " << n << "\n";
   for (const std::string& p : c.problems) log << "  CANARY FAILED: " << p << "\n";
-  log << (c.passed
-              ? "canary: the cache grades as it should\n"
-              : "canary: the cache does not grade as it should: nothing will be graded with "
-                "it. Fix the cause above (the logs are in " +
-                    (cache / "canary").string() + "), then run `workbook-grade prepare` again\n")
+  log << (c.passed ? "canary: the cache grades as it should\n"
+                   : "canary: the cache does not grade as it should: nothing will be graded with "
+                     "it. Fix the cause above (the logs are in " +
+                         (Cache::load(cache).dir / "canary").string() +
+                         "), then run `workbook-grade prepare` again\n")
       << std::flush;
   return c;
 }
@@ -129,10 +131,16 @@ Canary run_canary(const fs::path& cache, const GradeOptions& base, std::ostream&
 std::string canary_problem(const fs::path& cache, const std::vector<std::string>& labs) {
   const std::string again = "; run `workbook-grade prepare --cache " + shell_quote(cache.string()) +
                             "` (it runs the canary)";
-  if (!fs::exists(canary_file(cache)))
+  fs::path file;
+  try {
+    file = canary_file(cache);
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  if (!fs::exists(file))
     return "the grading cache " + cache.string() + " has not proved itself (no canary.json)" +
            again;
-  const json j = read_json(canary_file(cache));
+  const json j = read_json(file);
   // Only the labs to grade count: a lab whose reference fails does not stop the grading of others.
   std::string why;
   for (const json& p : j.value("problems", json::array())) {
@@ -145,7 +153,7 @@ std::string canary_problem(const fs::path& cache, const std::vector<std::string>
   if (!why.empty())
     return "the grading cache " + cache.string() + " failed its canary (" +
            j.value("when", std::string("?")) + "):" + why + "\nFix the cause" + again;
-  if (j.value("cache", "") != fs::weakly_canonical(cache).string())
+  if (j.value("cache", "") != fs::weakly_canonical(Cache::load(cache).root).string())
     return "the grading cache was proved in " + j.value("cache", std::string("?")) +
            ", not where it is now (" + cache.string() + ")" + again;
   if (j.value("machine", "") != machine_identity())

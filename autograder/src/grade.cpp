@@ -182,12 +182,10 @@ GradeResult grade(const GradeOptions& o, std::ostream& log) {
   result.seed = o.seed ? *o.seed : std::stoull(random_hex(6), nullptr, 16);
   setenv("WORKBOOK_SEED", std::to_string(result.seed).c_str(), 1);
 
-  std::unique_ptr<Cache> cache;
-  {
-    CacheLock lock(o.cache, false);
-    cache = std::make_unique<Cache>(Cache::load(o.cache));
-  }
-  CacheLock held(o.cache, false);  // no re-prepare while we grade
+  // The generation of the cache current now, held until the grade ends: a prepare meanwhile
+  // builds another beside it.
+  const CacheInUse in_use(o.cache);
+  const Cache* cache = &in_use.cache();
   result.cache_key = cache->key;
   result.isolation = isolation().to_json();
   if (!isolation().complete())

@@ -39,8 +39,10 @@ namespace {
 
 using nlohmann::json;
 
-constexpr int kFormat = 6;  // bump when the cache layout or the recipes change
+constexpr int kFormat = 7;  // bump when the cache layout or the recipes change
 
+// The lock file of a cache folder and of each of its generations.
+constexpr const char* kLockFile = ".lock";
 // Parts of a tree that are never trusted sources.
 const std::vector<std::string> kNotSources = {"build", ".git", "Testing", ".deps"};
 
@@ -418,6 +420,27 @@ bool configure(const fs::path& src, BuildDir& b, const std::vector<std::string>&
   return b.configured;
 }
 
+// Under the cache's exclusive lock, after `keep` became current: every other generation that no
+// grade holds is removed (one still held stays for the next prepare), and so are the files of the
+// cache's layout before generations (src/, build*/, symbols and call times, the canary, the log).
+void remove_unused_generations(const fs::path& root, const fs::path& keep, std::ostream& log) {
+  const std::regex earlier_layout(
+      R"(src|build(-\d\d)?|(symbols|call-times)-\d\d\.txt|canary(\.json)?|prepare\.log)");
+  const std::vector<fs::directory_entry> entries(fs::directory_iterator(root), {});
+  for (const fs::directory_entry& e : entries) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind("gen-", 0) == 0 && e.path() != keep && e.is_directory()) {
+      FileLock unused(e.path() / kLockFile, FileLock::Mode::exclusive_if_free);
+      if (unused.held())
+        fs::remove_all(e.path());
+      else
+        log << "  " << name << " is still in use by a grade: the next prepare removes it\n";
+    } else if (std::regex_match(name, earlier_layout)) {
+      fs::remove_all(e.path());
+    }
+  }
+}
+
 }  // namespace
 
 std::map<std::string, char> defined_symbols(const std::vector<std::string>& lines) {
@@ -553,17 +576,31 @@ CommandResult run_command(const std::vector<std::string>& argv, const fs::path& 
   return out;
 }
 
-CacheLock::CacheLock(const fs::path& cache, bool exclusive) {
-  fs::create_directories(cache);
-  fd_ = open((cache / ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+FileLock::FileLock(const fs::path& file, Mode mode) {
+  fs::create_directories(file.parent_path());
+  fd_ = open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (fd_ < 0)
-    throw std::runtime_error("cannot lock " + cache.string() + ": " + std::strerror(errno));
-  while (flock(fd_, exclusive ? LOCK_EX : LOCK_SH) != 0 && errno == EINTR) {
+    throw std::runtime_error("cannot lock " + file.string() + ": " + std::strerror(errno));
+  const int how = mode == Mode::shared ? LOCK_SH : LOCK_EX;
+  const int wait = mode == Mode::exclusive_if_free ? LOCK_NB : 0;
+  int r = 0;
+  while ((r = flock(fd_, how | wait)) != 0 && errno == EINTR) {
   }
+  held_ = r == 0;
+  if (!held_ && mode != Mode::exclusive_if_free)
+    throw std::runtime_error("cannot lock " + file.string() + ": " + std::strerror(errno));
 }
 
-CacheLock::~CacheLock() {
+FileLock::~FileLock() {
   if (fd_ >= 0) close(fd_);
+}
+
+CacheInUse::CacheInUse(const fs::path& root) {
+  // Under the cache's lock no prepare removes a generation: the one read here is held before the
+  // lock is let go.
+  FileLock reading(root / kLockFile, FileLock::Mode::shared);
+  cache_ = Cache::load(root);
+  hold_ = std::make_unique<FileLock>(cache_.dir / kLockFile, FileLock::Mode::shared);
 }
 
 nlohmann::json LabRecipe::to_json() const {
@@ -642,7 +679,15 @@ Cache Cache::load(const fs::path& root) {
         root.string() +
         " was prepared by another version of the grader: run `workbook-grade prepare`");
   Cache c;
-  c.root = root;
+  const std::string generation = j.value("generation", "");
+  // A generation's own folder is a cache too, pinned to that generation (the canary proves a new
+  // generation before it is made current; a batch grades a whole class with one).
+  const bool pinned = !generation.empty() && root.filename() == generation;
+  c.root = pinned ? root.parent_path() : root;
+  c.dir = pinned ? root : root / generation;
+  if (generation.empty() || !fs::is_directory(c.dir))
+    throw std::runtime_error(root.string() + " names a generation that is not there (" +
+                             c.dir.string() + "): run `workbook-grade prepare --force`");
   c.key = j.at("key");
   c.prepared_at = j.value("prepared_at", "");
   c.ceilings = j.value("ceilings", "");
@@ -675,7 +720,10 @@ Cache prepare(const PrepareOptions& o, std::ostream& log) {
     if (o.force || !fs::exists(root / "recipes.json")) return labs;
     try {
       const json j = read_json(root / "recipes.json");
-      if (j.value("format", 0) != kFormat || j.value("key", "") != key) return labs;
+      const std::string generation = j.value("generation", "");
+      if (j.value("format", 0) != kFormat || j.value("key", "") != key || generation.empty() ||
+          !fs::is_directory(root / generation))
+        return labs;
       for (const auto& [number, lab] : j.at("labs").items()) labs.insert(number);
     } catch (const std::exception&) {
       labs.clear();
@@ -694,10 +742,9 @@ Cache prepare(const PrepareOptions& o, std::ostream& log) {
     }
   };
   {
-    // Reading whether it is up to date takes a shared lock, as a grade does: a `grade` that
-    // prepares first does not wait for the grades running on the cache (they hold it shared).
-    std::optional<CacheLock> shared;
-    if (fs::exists(root)) shared.emplace(root, false);
+    // Reading whether it is up to date takes the cache's lock shared, as a grade's start does.
+    std::optional<FileLock> shared;
+    if (fs::exists(root)) shared.emplace(root / kLockFile, FileLock::Mode::shared);
     if (up_to_date()) {
       log << "grading cache " << root.string() << " is up to date (trusted tree " << tree_hash
           << ")\n";
@@ -705,7 +752,14 @@ Cache prepare(const PrepareOptions& o, std::ostream& log) {
     }
   }
   require_committed(trusted, o.allow_dirty, "the grading cache (@stub, @reference, the build)");
-  CacheLock lock(root, true);
+  // One prepare at a time builds; the grades running meanwhile go on with the generation they hold.
+  std::optional<FileLock> preparing;
+  preparing.emplace(root / ".prepare.lock", FileLock::Mode::exclusive_if_free);
+  if (!preparing->held()) {
+    log << "another prepare is building " << root.string() << ": waiting for it ...\n"
+        << std::flush;
+    preparing.emplace(root / ".prepare.lock", FileLock::Mode::exclusive);
+  }
   if (up_to_date()) return Cache::load(root);  // prepared meanwhile by another process
   // A lab prepared before from this tree stays in the cache: grading it later rebuilds nothing.
   std::vector<std::string> labs_to_build;
@@ -714,10 +768,22 @@ Cache prepare(const PrepareOptions& o, std::ostream& log) {
     for (const std::string& n : prepared_labs()) all.insert(n);
     labs_to_build.assign(all.begin(), all.end());
   }
-  log << "preparing the grading cache in " << root.string() << " from " << trusted.string() << "\n";
-  fs::remove(root / "recipes.json");
-  const fs::path src = root / "src";
-  fs::remove_all(src);
+  // A new generation, beside the one grades may be using; removed if this prepare does not finish.
+  std::string stamp;
+  for (char ch : utc_now())
+    if (std::isalnum(static_cast<unsigned char>(ch))) stamp += ch;
+  const std::string generation = "gen-" + stamp + "-" + random_hex(3);
+  const fs::path dir = root / generation;
+  struct Unfinished {
+    fs::path dir;
+    bool done = false;
+    ~Unfinished() {
+      std::error_code ignored;
+      if (!done) fs::remove_all(dir, ignored);
+    }
+  } unfinished{dir};
+  log << "preparing the grading cache in " << dir.string() << " from " << trusted.string() << "\n";
+  const fs::path src = dir / "src";
   copy_tree(trusted, src, skip);
   if (!o.overlay.empty()) copy_tree(o.overlay, src);
 
@@ -742,8 +808,7 @@ Cache prepare(const PrepareOptions& o, std::ostream& log) {
   std::map<std::string, std::size_t> build_of;
   std::map<std::string, std::string> failed;
   {
-    BuildDir all{root / "build", {}, false};
-    fs::remove_all(all.dir);
+    BuildDir all{dir / "build", {}, false};
     std::string out;
     if (configure(src, all, numbers, log, out)) {
       builds.push_back(all);
@@ -751,8 +816,7 @@ Cache prepare(const PrepareOptions& o, std::ostream& log) {
     } else {
       prepare_log += out;
       for (const std::string& n : numbers) {
-        BuildDir one{root / ("build-" + n), {}, false};
-        fs::remove_all(one.dir);
+        BuildDir one{dir / ("build-" + n), {}, false};
         if (configure(src, one, {n}, log, out)) {
           build_of[n] = builds.size();
           builds.push_back(one);
@@ -820,7 +884,7 @@ Cache prepare(const PrepareOptions& o, std::ostream& log) {
         const json m = read_json(manifest_path);
         r.sources = m.at("student_files").get<std::vector<std::string>>();
         r.gpu = m.value("gpu", false);
-        const Rubric rubric = Cache{root, key, "", ceilings, {}}.rubric(r);
+        const Rubric rubric = Cache{root, dir, key, "", ceilings, {}}.rubric(r);
         r.student_files = r.sources;
         for (const std::string& extra : rubric.extra_files) r.student_files.push_back(extra);
         const FileApi api = FileApi::load(b.dir);
@@ -854,7 +918,7 @@ Cache prepare(const PrepareOptions& o, std::ostream& log) {
                                      hidden.output);
           r.hidden_tests = parse_gtest_list(hidden.output);
           if (t.contains("sealed_reference"))
-            r.call_seconds = time_reference_calls(r, t["sealed_reference"], root, log);
+            r.call_seconds = time_reference_calls(r, t["sealed_reference"], dir, log);
         }
         if (t.contains("list_perf")) {
           const CommandResult perf = run_command({t["list_perf"].get<std::string>(), "--list"});
@@ -880,7 +944,7 @@ Cache prepare(const PrepareOptions& o, std::ostream& log) {
         std::string list;
         for (const auto& [name, kind] : defined_symbols(lines_of(symbols.output)))
           list += std::string(1, kind) + " " + name + "\n";
-        r.symbols = root / ("symbols-" + n + ".txt");
+        r.symbols = dir / ("symbols-" + n + ".txt");
         write_text_atomic(r.symbols, list);
         public_files.insert(public_files.end(), inputs.begin(), inputs.end());
         // Does the rubric cover every test, and does each of its rules match one?
@@ -919,26 +983,38 @@ Cache prepare(const PrepareOptions& o, std::ostream& log) {
     }
     labs_json[n] = r.to_json();
   }
-  write_text_atomic(root / "prepare.log", prepare_log);
+  write_text_atomic(dir / "prepare.log", prepare_log);
 
   // Solutions, hidden tests and rubrics stay readable by the grader alone.
-  set_permissions(root, {src / "common", src / "labs", src / "cmake"}, public_files, run_only);
-  fs::permissions(root, fs::perms::others_exec | fs::perms::group_exec, fs::perm_options::add);
+  set_permissions(dir, {src / "common", src / "labs", src / "cmake"}, public_files, run_only);
+  for (const fs::path& d : {root, dir})
+    fs::permissions(d, fs::perms::others_exec | fs::perms::group_exec, fs::perm_options::add);
 
-  write_json(root / "recipes.json", {{"format", kFormat},
-                                     {"key", key},
-                                     {"tree", tree_hash},
-                                     {"prepared_at", utc_now()},
-                                     {"trusted", trusted.string()},
-                                     {"ceilings", ceilings.string()},
-                                     {"labs", labs_json},
-                                     {"complete", failed_labs.empty()},
-                                     {"failed_labs", failed_labs}});
+  const json recipes = {{"format", kFormat},
+                        {"key", key},
+                        {"tree", tree_hash},
+                        {"generation", generation},
+                        {"prepared_at", utc_now()},
+                        {"trusted", trusted.string()},
+                        {"ceilings", ceilings.string()},
+                        {"labs", labs_json},
+                        {"complete", failed_labs.empty()},
+                        {"failed_labs", failed_labs}};
+  write_json(dir / "recipes.json", recipes);
+  // Proved before it is made current: the grades that start meanwhile use the proved generation.
+  if (o.prove) o.prove(dir);
+  {
+    // The switch: a grade that starts from now on gets the new generation.
+    FileLock switching(root / kLockFile, FileLock::Mode::exclusive);
+    write_json(root / "recipes.json", recipes);
+    unfinished.done = true;
+    remove_unused_generations(root, dir, log);
+  }
   if (!failed_labs.empty()) {
     std::string list;
     for (const std::string& n : failed_labs) list += (list.empty() ? "" : ", ") + n;
     log << "the trusted build of lab(s) " << list << " failed (see above and "
-        << (root / "prepare.log").string()
+        << (dir / "prepare.log").string()
         << "): they are not graded, and the next prepare (or grade) builds again\n";
   }
   return Cache::load(root);

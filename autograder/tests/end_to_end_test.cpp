@@ -1,6 +1,7 @@
 // The grader as a tool, on the self-test's prepared cache: a batch killed halfway and resumed, and
 // the packages. (Single submissions are graded by the autograder.grade.* tests.)
 #include <grade/archive.hpp>
+#include <grade/prepare.hpp>
 #include <grade/util.hpp>
 
 #include <workbook/internal/subprocess.hpp>
@@ -96,6 +97,87 @@ TEST_F(EndToEnd, AFailedPrepareIsNeverUpToDateAndItsLabIsNotGradedAsASuccess) {
   EXPECT_EQ(WEXITSTATUS(status), 3) << read_text(dir / "grader.log");
   EXPECT_THAT(read_text(dir / "grader.log"), HasSubstr("lab 98 was not graded on this machine"));
   EXPECT_EQ(read_json(dir / "out" / "record.json")["labs"][0]["status"], "unavailable");
+}
+
+// The generations of a cache folder (gen-*), by name.
+std::set<std::string> generations(const fs::path& cache) {
+  std::set<std::string> names;
+  for (const fs::directory_entry& e : fs::directory_iterator(cache))
+    if (e.path().filename().string().rfind("gen-", 0) == 0) names.insert(e.path().filename());
+  return names;
+}
+
+TEST_F(EndToEnd, ARePrepareNeitherWaitsForARunningGradeNorChangesItsFiles) {
+  // A cache of one lab whose configure fails (quick to prepare, and never up to date: every
+  // prepare builds again).
+  const fs::path overlay = dir / "overlay";
+  write_text_atomic(overlay / "labs" / "98_broken" / "CMakeLists.txt",
+                    "message(FATAL_ERROR \"lab 98 cannot be built (a test of the grader)\")\n");
+  const fs::path cache = dir / "cache";
+  const std::string prepare =
+      shell_quote(WORKBOOK_GRADER) + " prepare --trusted " + shell_quote(WORKBOOK_TRUSTED) +
+      " --overlay " + shell_quote(overlay.string()) + " --cache " + shell_quote(cache.string()) +
+      " --labs 98 --allow-dirty >> " + shell_quote((dir / "grader.log").string()) + " 2>&1";
+  const auto prepared = [&] {
+    const int status = std::system(("timeout 600 " + prepare).c_str());
+    return WIFEXITED(status) && WEXITSTATUS(status) != 124;  // lab 98 fails: not 0
+  };
+  ASSERT_TRUE(prepared()) << read_text(dir / "grader.log");
+  const fs::path first = Cache::load(cache).dir;
+  EXPECT_TRUE(fs::exists(first / "canary.json")) << "the generation was not proved";
+  // A generation's folder is a cache pinned to it (as a batch grades a class with one).
+  EXPECT_EQ(Cache::load(first).dir, first);
+  EXPECT_EQ(Cache::load(first).root, cache);
+
+  {
+    // A grade running on the first generation (it holds the cache as grade() does).
+    const CacheInUse grading(cache);
+    ASSERT_EQ(grading.cache().dir, first);
+    const std::string recipes = read_text(first / "recipes.json");
+    const auto start = std::chrono::steady_clock::now();
+    ASSERT_TRUE(prepared()) << "the re-prepare waited for the running grade (killed after 600 s)";
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const fs::path second = Cache::load(cache).dir;
+    EXPECT_NE(second, first) << "the re-prepare made no new generation";
+    EXPECT_EQ(read_text(first / "recipes.json"), recipes)
+        << "a file of the running grade's generation changed under it";
+    EXPECT_EQ(generations(cache), (std::set<std::string>{first.filename(), second.filename()}));
+    EXPECT_THAT(read_text(dir / "grader.log"),
+                HasSubstr(first.filename().string() + " is still in use by a grade"));
+    std::cout << "re-prepare during a grade: " << seconds << " s\n";
+  }
+
+  // Files of the layout before generations, and a prepare killed halfway: the next prepare that
+  // completes removes them, and every generation no grade holds.
+  write_text_atomic(cache / "src" / "labs" / "stale.txt", "from a cache made before generations\n");
+  write_text_atomic(cache / "symbols-01.txt", "T relu\n");
+  const fs::path current = Cache::load(cache).dir;
+  const pid_t killed = fork();
+  ASSERT_GE(killed, 0);
+  if (killed == 0) {
+    execl("/bin/sh", "sh", "-c", ("exec " + prepare).c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  bool building = false;
+  for (int i = 0; i < 6000 && !building; ++i) {
+    building = generations(cache).size() > 2;  // its generation exists: it is building it
+    if (!building) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  kill(killed, SIGKILL);
+  int status = 0;
+  waitpid(killed, &status, 0);
+  ASSERT_TRUE(building) << "the background prepare made no generation";
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_EQ(Cache::load(cache).dir, current) << "a killed prepare changed the current generation";
+  EXPECT_TRUE(fs::exists(current / "recipes.json"));
+
+  ASSERT_TRUE(prepared()) << read_text(dir / "grader.log");
+  const fs::path last = Cache::load(cache).dir;
+  EXPECT_EQ(generations(cache), std::set<std::string>{last.filename()})
+      << "generations no grade holds (and the killed prepare's) are left";
+  EXPECT_FALSE(fs::exists(cache / "src"));
+  EXPECT_FALSE(fs::exists(cache / "symbols-01.txt"));
 }
 
 TEST_F(EndToEnd, BatchKilledHalfwayResumesWithoutLosingOrDuplicatingAResult) {
@@ -281,7 +363,8 @@ TEST_F(EndToEnd, AGraderFileTheSandboxCannotReadIsAnEnvironmentErrorNeverAZero) 
     GTEST_SKIP() << "not root: the sandbox runs as the grader's own user, who can read the cache";
   // A library of the cache left unreadable to the sandbox's user (as a umask of 077 at prepare, or
   // an ACL, would leave it), for the time of one grade of the reference: the link fails on it.
-  const fs::path library = fs::path(WORKBOOK_SELFTEST_CACHE) / "build/common/libworkbook.a";
+  const fs::path library =
+      Cache::load(WORKBOOK_SELFTEST_CACHE).dir / "build" / "common" / "libworkbook.a";
   ASSERT_TRUE(fs::exists(library)) << library;
   const fs::perms before = fs::status(library).permissions();
   fs::permissions(library, fs::perms::owner_read | fs::perms::owner_write,
@@ -391,7 +474,7 @@ TEST_F(EndToEnd, PackagesOfSomeLabsPrepareAndGradeThoseLabsOnly) {
 TEST_F(EndToEnd, ACacheThatHasNotProvedItselfGradesNothing) {
   // The self-test's cache proved itself when it was prepared (canary.json). Recorded as proved by
   // another build of the grader, or as failed for lab 01, it grades nothing of lab 01.
-  const fs::path file = fs::path(WORKBOOK_SELFTEST_CACHE) / "canary.json";
+  const fs::path file = Cache::load(WORKBOOK_SELFTEST_CACHE).dir / "canary.json";
   ASSERT_TRUE(fs::exists(file)) << "prepare did not run the canary";
   const nlohmann::json proved = read_json(file);
   EXPECT_TRUE(proved.value("passed", false)) << proved.dump(2);

@@ -15,7 +15,7 @@
 
 namespace workbook::grade {
 
-/// What the canary proved, as `cache/canary.json` records it.
+/// What the canary proved, as the generation's `canary.json` records it (see prepare.hpp).
 struct Canary {
   bool passed = false;  ///< the reference got every point and the stub none, on every lab tried
   std::string grader;   ///< a hash of the workbook-grade executable that ran it
@@ -28,7 +28,8 @@ struct Canary {
 
 /// Grades @reference and @stub of every lab of the cache that is available (correctness only: the
 /// reference timed against itself proves nothing and is noisy), with `base`'s limits and work
-/// folder, writes `cache/canary.json` and returns what it found. Progress goes to `log`.
+/// folder, writes the current generation's `canary.json` and returns what it found. Progress
+/// goes to `log`.
 Canary run_canary(const fs::path& cache, const GradeOptions& base, std::ostream& log);
 
 /// Empty when the canary recorded in `cache` passed, for the `labs` to grade (empty: all), and

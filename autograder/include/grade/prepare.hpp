@@ -5,18 +5,29 @@
 /// student's files built, and per lab a recipe of what to compile and link for a submission.
 ///
 /// Layout of a cache folder:
-///   src/            the trusted tree (solutions/ and autograder/ readable by the grader only)
-///   build/          its build (per lab build-NN/ when a lab does not configure with the others)
-///   recipes.json    per lab: student files, compile and link commands, tests, perf cases
-///   symbols-NN.txt  global symbols the trusted link inputs define (a submission may not redefine
-///   them) ceilings.json   this machine's measured ceilings prepare.log     the configure and build
-///   output
+///   recipes.json     which generation is current, and its recipes (a copy of the generation's)
+///   gen-<when>-<id>/ a generation: what one prepare built, never changed once it is current
+///     src/             the trusted tree (solutions/ and autograder/ readable by the grader only)
+///     build/           its build (per lab build-NN/ when a lab does not configure with the others)
+///     recipes.json     per lab: student files, compile and link commands, tests, perf cases
+///     symbols-NN.txt   global symbols the trusted link inputs define (a submission may not
+///                      redefine them)
+///     canary.json      the canary's verdict on this generation (see canary.hpp)
+///     prepare.log      the configure and build output
+///   ceilings.json    this machine's measured ceilings (kept from one generation to the next)
+///
+/// A prepare builds a new generation beside the current one, proves it (the canary) and then makes
+/// it current; a grade holds the generation it started with until it ends, so that a re-prepare
+/// never waits for the grades that are running and never changes a file under them. A generation
+/// no grade holds is removed by the next prepare.
 
 #include <grade/rubric.hpp>
 #include <grade/util.hpp>
 
+#include <functional>
 #include <iosfwd>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -75,16 +86,18 @@ struct LabRecipe {
 };
 
 struct Cache {
-  fs::path root;
+  fs::path root;    ///< the cache folder (its locks, its pointer recipes.json, the ceilings)
+  fs::path dir;     ///< the current generation's folder under root (what one prepare built)
   std::string key;  ///< of the trusted tree, overlay, compiler and options it was made from
   std::string prepared_at;
   fs::path ceilings;
   std::map<std::string, LabRecipe> labs;  ///< by number
 
-  fs::path src() const { return root / "src"; }
+  fs::path src() const { return dir / "src"; }
   /// The rubric of a lab (its rubric.json, or the default rubric).
   Rubric rubric(const LabRecipe& lab) const;
-  /// Reads recipes.json; throws when the cache was not prepared.
+  /// Reads recipes.json of a cache folder (its current generation) or of a generation's folder
+  /// (that generation); throws when the cache was not prepared.
   static Cache load(const fs::path& root);
 };
 
@@ -96,6 +109,8 @@ struct PrepareOptions {
   bool force = false;             ///< rebuild even when the key matches
   bool allow_dirty = false;       ///< build from a working tree that differs from its last commit
   int jobs = 2;
+  /// Runs on a new generation's folder before it is made current (the canary; see canary.hpp).
+  std::function<void(const fs::path& generation)> prove;
 };
 
 /// Makes (or reuses) the cache. Progress goes to `log`. Throws with the reason when the trusted
@@ -105,16 +120,33 @@ Cache prepare(const PrepareOptions& options, std::ostream& log);
 /// Reads the global symbols (name and strong or weak) nm lists in `files`.
 std::map<std::string, char> defined_symbols(const std::vector<std::string>& nm_output_lines);
 
-/// An exclusive (prepare) or shared (grading) lock on a cache, held while the object lives.
-class CacheLock {
+/// A flock(2) on a file (made when missing), held while the object lives: shared or exclusive,
+/// waiting for it, or exclusive only if it is free now (held() says whether it was).
+class FileLock {
  public:
-  CacheLock(const fs::path& cache, bool exclusive);
-  ~CacheLock();
-  CacheLock(const CacheLock&) = delete;
-  CacheLock& operator=(const CacheLock&) = delete;
+  enum class Mode { shared, exclusive, exclusive_if_free };
+  FileLock(const fs::path& file, Mode mode);
+  ~FileLock();
+  FileLock(const FileLock&) = delete;
+  FileLock& operator=(const FileLock&) = delete;
+  bool held() const { return held_; }
 
  private:
   int fd_ = -1;
+  bool held_ = false;
+};
+
+/// The cache as a grade uses it: loaded under the cache's shared lock, which is let go at once,
+/// and its generation held (shared) until this object is destroyed, so that no prepare removes the
+/// files the grade is using; a prepare meanwhile makes a new generation and does not wait.
+class CacheInUse {
+ public:
+  explicit CacheInUse(const fs::path& root);
+  const Cache& cache() const { return cache_; }
+
+ private:
+  Cache cache_;
+  std::unique_ptr<FileLock> hold_;
 };
 
 /// What a trusted build depends on besides the tree: the compilers and this CPU's model and flags
