@@ -220,6 +220,8 @@ function(workbook_add_lab)
     endif()
     workbook_test_properties(TESTS ${name} LABELS "${lab};sanitizer;gpu" GPU)
     set_tests_properties(${name} PROPERTIES TIMEOUT 900)
+    # Kernels run many times slower under the tool: no hang watchdog (cuda/watchdog.hpp) there.
+    set_property(TEST ${name} APPEND PROPERTY ENVIRONMENT "WORKBOOK_GPU_TIMEOUT=0")
     if(NOT WORKBOOK_COMPUTE_SANITIZER)
       set_tests_properties(${name} PROPERTIES SKIP_REGULAR_EXPRESSION "skipped")
     endif()

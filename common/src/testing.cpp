@@ -617,14 +617,11 @@ bool crash_report_installed() {
           "still be joined: join every thread before it goes (a pool's destructor included), or "
           "use std::jthread, which joins in its destructor.";
     }
-    char running[3072];
+    char running[3072], edit[512];
     format_running(running, sizeof running);
-    const CrashState& st = crash_state;
+    format_edit(edit, sizeof edit);
     std::fprintf(stderr, "\n*** TERMINATE: std::terminate was called (%s).\n%s  %s\n  Next: %s\n",
-                 what.c_str(), running, advice.c_str(),
-                 *st.file         ? (std::string("edit ") + st.file).c_str()
-                 : *st.lab_folder ? (std::string("edit your code in ") + st.lab_folder).c_str()
-                                  : "edit your code");
+                 what.c_str(), running, advice.c_str(), edit);
     std::fflush(stderr);
   }
   std::_Exit(kCrashExitCode);  // as the crash report does: a failure with its report
@@ -655,6 +652,18 @@ std::size_t format_running(char* out, std::size_t capacity) {
     t << "\n";
   }
   if (*s.earlier) t << "  Before this case, " << s.earlier << "\n";
+  return t.finish();
+}
+
+std::size_t format_edit(char* out, std::size_t capacity) {
+  const CrashState& s = crash_state;
+  Text t(out, capacity);
+  if (*s.file)
+    t << "edit " << s.file;
+  else if (*s.lab_folder)
+    t << "edit your code in " << s.lab_folder;
+  else
+    t << "edit your code";
   return t.finish();
 }
 

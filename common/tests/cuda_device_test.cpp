@@ -6,18 +6,22 @@
 #include <workbook/cuda/launches.hpp>
 #include <workbook/cuda/memory.hpp>
 #include <workbook/cuda/timer.hpp>
+#include <workbook/internal/cuda/watchdog.hpp>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <array>
 #include <chrono>
+#include <cstdlib>
+#include <string>
 #include <utility>
 
 namespace workbook_test {
 void fill(float* y, std::size_t n, float value);
 void launch_with_threads(int threads);
 void launch_with_grid(unsigned x, unsigned y, unsigned threads);
+void spin_forever();
 }  // namespace workbook_test
 
 namespace {
@@ -100,6 +104,49 @@ TEST(DeviceOutput, CatchesUnwrittenElementsAndWritesPastTheEnd) {
   y.poison();
   EXPECT_TRUE(y.fetch().damage().intact());
   EXPECT_TRUE(y.host().is_poison(0));
+}
+
+TEST(GpuWatchdog, AKernelThatNeverEndsIsReportedWithinTheDeadlineAndTheGpuStaysUsable) {
+  // In a process of its own (GoogleTest runs this executable again), blocked, as a student's code
+  // would be, in its own wait for the kernel; its watchdog has a deadline of 3 s.
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  setenv("WORKBOOK_GPU_TIMEOUT", "3", 1);
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EXIT(
+      {
+        workbook_test::spin_forever();
+        static_cast<void>(cudaDeviceSynchronize());
+      },
+      ::testing::ExitedWithCode(3),
+      // (No "In test" line: GoogleTest's child process of a death test tells no listener.)
+      "HANG: the GPU's work did not finish within 3 s of the last kernel launch "
+      "\\(cudaDeviceSynchronize waited for it all that time\\).\n"
+      "  The last kernel launched, a grid of 1 block of 32 threads, is still running");
+  unsetenv("WORKBOOK_GPU_TIMEOUT");
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_LT(seconds, 20) << "the kernel that never ends was reported after " << seconds << " s";
+  std::cout << "reported and exited after " << seconds << " s (deadline 3 s)\n";
+  cuda::DeviceOutput<float> y(1000);
+  workbook_test::fill(y.data(), 1000, 2.0f);
+  EXPECT_EQ(y.fetch()[999], 2.0f) << "the GPU is not usable after the kernel that never ended";
+}
+
+TEST(GpuWatchdog, ReportNamesTheLaunchTheCaseAndTheFileToEdit) {
+  cuda::Launch l;
+  l.grid = {16, 1, 1};
+  l.block = {256, 1, 1};
+  const std::string report = cuda::testing::unfinished_kernel_report(
+      10, l, "cudaMemcpy", "  In test Square.Tail\n  While running square, case: n = 5000\n",
+      "edit labs/05_cuda_square/square.cu");
+  EXPECT_THAT(report, HasSubstr("*** HANG: the GPU's work did not finish within 10 s of the last "
+                                "kernel launch (cudaMemcpy waited for it all that time)."));
+  EXPECT_THAT(report, HasSubstr("case: n = 5000"));
+  EXPECT_THAT(report, HasSubstr("a grid of 16 blocks of 256 threads, is still running"));
+  EXPECT_THAT(report, HasSubstr("Next: edit labs/05_cuda_square/square.cu"));
+  EXPECT_THAT(
+      cuda::testing::unfinished_kernel_report(10, std::nullopt, "cudaFree", "", "edit your code"),
+      HasSubstr("(none observed)"));
 }
 
 TEST(Launches, EveryLaunchIsRecordedAsMade) {

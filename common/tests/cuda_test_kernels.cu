@@ -12,7 +12,21 @@ __global__ void fill_kernel(float* y, std::size_t n, float value) {
   if (i < n) y[i] = value;
 }
 
+// Waits for a flag that nothing sets: a kernel that never ends.
+__global__ void spin_kernel(const volatile int* flag) {
+  while (*flag == 0) {
+  }
+}
+
 }  // namespace
+
+void spin_forever() {
+  int* flag = nullptr;
+  WORKBOOK_CUDA_CHECK(cudaMalloc(&flag, sizeof(int)));
+  WORKBOOK_CUDA_CHECK(cudaMemset(flag, 0, sizeof(int)));
+  spin_kernel<<<1, 32>>>(flag);
+  WORKBOOK_CUDA_CHECK_LAUNCH(spin_kernel);
+}
 
 void fill(float* y, std::size_t n, float value) {
   if (n == 0) return;

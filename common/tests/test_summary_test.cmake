@@ -20,6 +20,7 @@ function(write_tests function)
   file(WRITE "${WORK}/d.txt" "ops_test.cpp:9: Failure\nValue of: x\ndot is 3, expected 4\n")
   file(WRITE "${WORK}/e.txt" "no CUDA device: skipped (no driver)\n")
   file(WRITE "${WORK}/g.txt" "no CUDA device: skipped (not built)\n")
+  file(WRITE "${WORK}/h.txt" "[ RUN      ] Square.Tail\n\n*** HANG: the GPU's work did not finish within 10 s of the last kernel launch.\n  In test Square.Tail\n")
   file(WRITE "${WORK}/CTestTestfile.cmake"
     "add_test(Relu.A /bin/sh -c \"cat a.txt; ! grep -q implemented a.txt\")\n"
     "add_test(Relu.B /bin/sh -c \"cat b.txt; exit 1\")\n"
@@ -29,6 +30,7 @@ function(write_tests function)
     "add_test(Gpu.G /bin/sh -c \"cat e.txt; exit 77\")\n"
     "add_test(Gpu.H /bin/sh -c \"cat g.txt; exit 77\")\n"
     "set_tests_properties(Gpu.E Gpu.G Gpu.H PROPERTIES SKIP_RETURN_CODE 77)\n"
+    "add_test(Square.Tail /bin/sh -c \"cat h.txt; exit 3\")\n"
     "add_test(Fine.F /bin/true)\n")
 endfunction()
 function(run_ctest out)
@@ -65,6 +67,7 @@ expect("${text}"
   "Relu.A and 1 more: not implemented yet: implement relu in labs/01_x/ops.cpp"
   "Add.C: Diagnosis: your output matches a + a"
   "Dot.D: dot is 3, expected 4"
+  "Square.Tail: *** HANG: the GPU's work did not finish within 10 s of the last kernel launch."
   "2 test(s) did not run, so nothing of them was checked: no CUDA device: skipped (no driver)"
   "1 test(s) did not run, so nothing of them was checked: no CUDA device: skipped (not built)")
 

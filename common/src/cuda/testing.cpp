@@ -1,6 +1,7 @@
 #include <workbook/cuda/launches.hpp>
 #include <workbook/cuda/memcheck.hpp>
 #include <workbook/internal/cuda/testing.hpp>
+#include <workbook/internal/cuda/watchdog.hpp>
 #include <workbook/seed.hpp>
 
 #include <unistd.h>
@@ -105,6 +106,8 @@ int main(int argc, char** argv) {
     return 1;
   }
   if (std::getenv(kRerun) == nullptr) explain_kernel_faults_with(rerun_under_memcheck);
+  // A kernel that never ends is reported within seconds, not by ctest's timeout.
+  start_gpu_watchdog(gpu_watchdog_seconds());
   return workbook::testing::run_all_tests(argc, argv);
 }
 

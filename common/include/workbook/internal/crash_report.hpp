@@ -46,6 +46,10 @@ bool crash_report_installed();
 /// another kind (a watchdog's, on a hang). Async-signal-safe; returns the length written.
 std::size_t format_running(char* out, std::size_t capacity);
 
+/// The next step, as the crash report says it: "edit FILE" (the running testing::Cases' file),
+/// else "edit your code in LAB_FOLDER", else "edit your code". Async-signal-safe.
+std::size_t format_edit(char* out, std::size_t capacity);
+
 /// What the handler names: the running test ("" between tests), and the function, file, case and
 /// earlier failures of the running testing::Cases ("" when none). Copied into fixed buffers.
 void set_crash_test(const char* test);
