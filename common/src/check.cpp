@@ -965,9 +965,11 @@ CheckResult check_reduction(double got, const ReductionOracle& oracle, const Whe
     for (const Mistake& m : mistakes()) {
       const double a = m.answer(0);
       // The window: the answer's, or the wrong result's own rounding when it is larger (a sum
-      // with a term counted 16 times rounds with that larger sum).
-      const double window =
-          std::max(hi - lo, gamma_float(double(n + oracle.extra_roundings)) * std::fabs(a));
+      // with a term counted 16 times rounds with that larger sum; a formula whose sums cancel
+      // rounds at the scale it gives).
+      const double gamma = gamma_float(double(n + oracle.extra_roundings));
+      const double window = std::max(
+          {hi - lo, gamma * std::fabs(a), m.scale ? 2 * gamma * std::fabs(m.scale(0)) : 0.0});
       const bool same = std::isfinite(a) ? std::fabs(got - a) <= window
                                          : (std::isnan(a) ? std::isnan(got) : got == a);
       if (!same) continue;

@@ -375,6 +375,30 @@ inline std::vector<Mistake> euclidean_distance(std::span<const float> a, std::sp
            }});
     }
   }
+  // The expanded square, sqrt(a.a - 2 a.b + b.b): exact in float64, but in float32 its three sums
+  // are each rounded at the scale of |a|^2 + |b|^2, and for nearby vectors their difference cancels
+  // to a few bits. Its answer is the right one; what names it is an error as large as that
+  // cancellation allows and larger than the direct sum's.
+  {
+    double expanded = 0;  // sum of a^2 + 2|ab| + b^2: what its rounding error scales with
+    double right = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const double x = a[i], y = b[i];
+      expanded += x * x + 2 * std::fabs(x * y) + y * y;
+      right += (x - y) * (x - y);
+    }
+    const double distance = std::sqrt(right);
+    // An error e in the squared distance moves the root by about e / (2 d); at d = 0, by sqrt(e).
+    const double floor = std::sqrt(workbook::gamma_float(static_cast<double>(n + 2)) * expanded);
+    const double scale = expanded / (2 * std::max(distance, floor));
+    list.push_back(
+        {"the distance as sqrt(a.a - 2 a.b + b.b), the square expanded: its error is that of "
+         "three large float32 sums that cancel",
+         "for nearby vectors a.a, a.b and b.b are almost equal, and their difference keeps only "
+         "the few bits in which they differ. Subtract first: d = a[i] - b[i], accumulate d * d, "
+         "then take the square root.",
+         [distance](std::size_t) { return distance; }, [scale](std::size_t) { return scale; }});
+  }
   list.push_back({"the sum of |a[i] - b[i]| (the Manhattan distance)",
                   "the Euclidean distance squares each difference and takes one square root of "
                   "the sum: accumulate d * d (xsimd::fma(d, d, acc)), then std::sqrt at the end.",

@@ -285,6 +285,22 @@ TEST(EuclideanDistance, OfAVectorToItselfIsZero) {
   EXPECT_EQ(lab01::euclidean_distance(as_span(a), as_span(a)), 0.0f);
 }
 
+TEST(EuclideanDistance, OfNearbyVectors) {
+  // b differs from a by about 1/1000 of a: the distance is small against |a| and |b|, which is
+  // where a formula that cancels loses its digits.
+  auto rng = workbook::testing::rng();
+  Cases cases(lab01::oracle::where("euclidean_distance"), "size");
+  for (std::size_t n : {1, 7, 16, 100, 333, 4096}) {
+    cases.next_size(n);
+    const workbook::Vector a = workbook::normal(n, rng), step = workbook::normal(n, rng);
+    workbook::Vector b = a;
+    for (std::size_t i = 0; i < n; ++i) b(i) = a(i) + 1e-3f * step(i);
+    cases.check(lab01::oracle::check_euclidean(as_span(a), as_span(b),
+                                               lab01::euclidean_distance(as_span(a), as_span(b))));
+  }
+  EXPECT_ALL_CORRECT(cases);
+}
+
 TEST(EuclideanDistance, RejectsMismatchedSizes) {
   std::vector<float> a(5), b(4);
   EXPECT_THROW(lab01::euclidean_distance(a, b), std::invalid_argument);

@@ -667,8 +667,8 @@ TEST(QuantizedMatmul, TypicalErrorFollowsTheModel) {
   auto rng = workbook::testing::rng();
   const std::size_t m = 128, n = 192, depth = 768;
   const QuantizedProduct p = quantize_operands(m, n, depth, true, rng);
-  std::vector<float> c(m * n);
-  lab04::quantized_matmul(p.a.view(), p.b.view(), c);
+  GuardedBuffer<float> c(m * n);  // a crash report can then say where a stray write went
+  lab04::quantized_matmul(p.a.view(), p.b.view(), c.span());
   const auto bound =
       lab04::oracle::accuracy_bound(as_span(p.xa), as_span(p.xb), p.a.view(), p.b.view());
   double sum_sq = 0, sum_sq_exact = 0;
@@ -681,8 +681,10 @@ TEST(QuantizedMatmul, TypicalErrorFollowsTheModel) {
             << ", per-row scales: RMS error " << rms << ", model " << bound.predicted_rms
             << " (ratio " << rms / bound.predicted_rms << "); relative Frobenius error "
             << std::sqrt(sum_sq / sum_sq_exact) << "\n";
-  EXPECT_LE(rms, 2 * bound.predicted_rms) << lab04::oracle::explain_typical_error(bound, c, rms);
-  EXPECT_GE(rms, 0.5 * bound.predicted_rms) << lab04::oracle::explain_typical_error(bound, c, rms);
+  EXPECT_LE(rms, 2 * bound.predicted_rms)
+      << lab04::oracle::explain_typical_error(bound, c.span(), rms);
+  EXPECT_GE(rms, 0.5 * bound.predicted_rms)
+      << lab04::oracle::explain_typical_error(bound, c.span(), rms);
 }
 
 TEST(QuantizedMatmul, RejectsMismatchedShapesAndScales) {
