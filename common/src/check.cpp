@@ -500,7 +500,12 @@ std::string diagnose(const Outcome& o, const Tolerance& tol, const Where& where,
                 ? "Threads whose column is past N stored anyway: guard the store with col < "
                   "cols."
                 : "Check the bound of your column loop: a block of columns (or a row's last "
-                  "batch) must end at N, min(j0 + block, N), not a whole block further.");
+                  "batch) must end at N, min(j0 + block, N), not a whole block further.") +
+           (width < o.cols ? std::string()
+                           : " Whole rows wrong after a right first row are also what a wrong "
+                             "start of each row gives: check the offset of row i, i * ld of the "
+                             "matrix it belongs to (not another matrix's ld, nor the row of a "
+                             "tile without the tile's first row).");
   // A remainder is smaller than the full blocks before it: with half the rows or columns (or
   // more) wrong, "the last rows" is not a remainder.
   std::size_t kr = 0, kc = 0;

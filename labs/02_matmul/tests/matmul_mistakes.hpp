@@ -310,6 +310,32 @@ inline std::vector<Entry> catalogue(const Inputs& in) {
           end - block, end, a_ip, b_pj));
   }
 
+  // A block of k whose start p0 is left out of one operand's index (the micro-kernel counts p from
+  // 0 within the block and offsets only the other operand): every block reads the first block's
+  // columns of A, or the first block's rows of B.
+  std::set<std::size_t> offsets;
+  for (std::size_t block : detail::block_sizes()) {
+    if (block >= s.k || !offsets.insert(block).second) continue;
+    list.push_back(sum_of_products(
+        in,
+        "every block of k (blocks of " + std::to_string(block) +
+            ") multiplied with A's first block of columns: A's index leaves out the block's "
+            "start p0",
+        "inside a block of k, p counts from 0 and must be offset by the block's start in both "
+        "operands: A(i, p0 + p), a[i * lda + p0 + p], as B(p0 + p, j). Where a packed panel of A "
+        "is read, pack it from column p0.",
+        0, s.k, [s, block](std::size_t i, std::size_t p) { return i * s.lda + p % block; }, b_pj));
+    list.push_back(sum_of_products(
+        in,
+        "every block of k (blocks of " + std::to_string(block) +
+            ") multiplied with B's first block of rows: B's index leaves out the block's start "
+            "p0",
+        "inside a block of k, p counts from 0 and must be offset by the block's start in both "
+        "operands: B(p0 + p, j), b[(p0 + p) * ldb + j], as A(i, p0 + p). Where a packed panel of "
+        "B is read, pack it from row p0.",
+        0, s.k, a_ip, [s, block](std::size_t p, std::size_t j) { return p % block * s.ldb + j; }));
+  }
+
   // A sum declared outside the loop over j (or over i and j) and never reset: each element of C
   // carries the sums of the elements before it in its row (or in the whole matrix).
   if (s.n >= 2 && in.want_scale.size() == in.want.size()) {
