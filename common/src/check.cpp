@@ -489,6 +489,17 @@ std::string diagnose(const Outcome& o, const Tolerance& tol, const Where& where,
            "of your row and column indices (and the leading dimension you multiply by).";
 
   std::size_t width = 0;
+  bool wrong_are_zero = o.bad_count > 0;
+  for (std::size_t i = 0; i < n && wrong_are_zero; ++i)
+    wrong_are_zero = !o.bad[i] || (!o.unwritten[i] && o.got(i) == 0);
+  if (later_rows_start_wrong(o, width) && wrong_are_zero)
+    return observed(
+        "row 0 is right, and every wrong element of the later rows is 0 (" +
+        count(o.bad_count, "element") +
+        "): those rows were never given their values. Either the loop over rows stops after the "
+        "first, or their stores, or the reads they copy from (a tile's buffer, its zero "
+        "padding), step from row to row by a wrong offset: check the row bound, and the row "
+        "stride of every matrix and buffer you index, C's ld and a local tile's width alike.");
   if (later_rows_start_wrong(o, width))
     return "row 0 is right, and in every later row " +
            (width < o.cols

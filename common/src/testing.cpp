@@ -194,7 +194,10 @@ std::string Cases::threshold_of_failures() const {
       seen.emplace((*m)[1].str(), std::stoull((*m)[2].str()));
     for (const auto& [name, v] : seen) values[name].push_back({v, c.failed});
   }
-  if (failed == 0 || failed == cases_.size()) return "";
+  // Two failures and two passes at least, and one name alone that separates them: where the
+  // failing cases differ from the passing ones in several parameters at once, none is the cause.
+  if (failed < 2 || cases_.size() - failed < 2) return "";
+  std::vector<std::string> found;
   for (const auto& [name, list] : values) {
     if (list.size() != cases_.size()) continue;  // not in every case
     std::size_t max_pass = 0, min_fail = SIZE_MAX, max_fail = 0, min_pass = SIZE_MAX;
@@ -205,16 +208,18 @@ std::string Cases::threshold_of_failures() const {
         max_pass = std::max(max_pass, v), min_pass = std::min(min_pass, v);
     }
     if (max_pass < min_fail)
-      return " Every " + noun_ + " with " + name + " > " + std::to_string(max_pass) +
-             " failed, and every one with " + name + " <= " + std::to_string(max_pass) +
-             " passed: look at what your code does differently once " + name + " passes " +
-             std::to_string(max_pass) + " (a second block of it, a loop bound, a tail).";
-    if (max_fail < min_pass)
-      return " Every " + noun_ + " with " + name + " < " + std::to_string(min_pass) +
-             " failed, and every one with " + name + " >= " + std::to_string(min_pass) +
-             " passed: look at what your code does when " + name + " is that small.";
+      found.push_back(" Every " + noun_ + " with " + name + " > " + std::to_string(max_pass) +
+                      " failed, and every one with " + name + " <= " + std::to_string(max_pass) +
+                      " passed: look at what your code does differently once " + name + " passes " +
+                      std::to_string(max_pass) +
+                      " (a second block of it, a loop "
+                      "bound, a tail).");
+    else if (max_fail < min_pass)
+      found.push_back(" Every " + noun_ + " with " + name + " < " + std::to_string(min_pass) +
+                      " failed, and every one with " + name + " >= " + std::to_string(min_pass) +
+                      " passed: look at what your code does when " + name + " is that small.");
   }
-  return "";
+  return found.size() == 1 ? found.front() : "";
 }
 
 std::string Cases::report() const {

@@ -161,6 +161,13 @@ TEST(Cases, SayWhichValueOfTheirParametersSeparatesTheFailuresFromThePasses) {
     mixed.check(check(m == 95 ? written_up_to(100, 90) : written_up_to(10, 10)));
   }
   EXPECT_THAT(mixed.report(), Not(HasSubstr("Every shape with")));
+  // The failing shapes have both the larger k and the larger n: neither is named.
+  Cases both(where(), "shape");
+  for (auto [n, k] : {std::pair<int, int>{5, 16}, {7, 255}, {65, 2000}, {129, 5000}}) {
+    both.next("n = " + std::to_string(n) + ", k = " + std::to_string(k));
+    both.check(check(k > 1000 ? written_up_to(100, 90) : written_up_to(10, 10)));
+  }
+  EXPECT_THAT(both.report(), Not(HasSubstr("Every shape with")));
 }
 
 TEST(Cases, AMistakeOnlyOneCaseNamesWhileOthersSaySomethingElseIsACoincidence) {

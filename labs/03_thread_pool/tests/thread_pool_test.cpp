@@ -510,13 +510,15 @@ TEST(ParallelFor, RethrowsTheLowestFailingChunkAfterRunningAll) {
     unsigned threads = 0;
     std::exception_ptr error;
     int finished_at_return = -1;  // chunks finished (returned or threw) when parallel_for returned
+    int started_at_return = -1;   // chunks started by then
+    int started_at_all = 0;       // chunks started by the end, a while after it returned
     std::string not_once;
   };
   std::vector<Outcome> outcomes;
   for (unsigned n : kPoolSizes) {
     Watchdog watchdog("parallel_for with two chunks that throw, on " + pool_of(n));
     Counts counts(100);
-    std::atomic<int> finished{0};
+    std::atomic<int> started{0}, finished{0};
     Outcome o{.threads = n};
     // The body outlives the pool: a parallel_for that returns early leaves chunks running, and
     // they must find it still there (or the test crashes instead of saying what was wrong).
@@ -525,6 +527,7 @@ TEST(ParallelFor, RethrowsTheLowestFailingChunkAfterRunningAll) {
         std::atomic<int>& count;
         ~Finished() { ++count; }
       } done{finished};
+      ++started;
       counts.add(r.begin);
       // Chunk 70 throws at once, chunk 30 a little later: the lowest-numbered one must win, not
       // the first in time, so that the caller sees the same exception on every run.
@@ -536,23 +539,39 @@ TEST(ParallelFor, RethrowsTheLowestFailingChunkAfterRunningAll) {
     };
     o.error = thrown_by(n, [&](ThreadPool& pool) {
       struct AtReturn {
-        const std::atomic<int>& finished;
-        int& seen;
-        ~AtReturn() { seen = finished.load(); }  // on return and on throw alike
-      } at_return{finished, o.finished_at_return};
+        const std::atomic<int>&started, &finished;
+        int &seen_started, &seen_finished;
+        ~AtReturn() {  // on return and on throw alike
+          seen_finished = finished.load();
+          seen_started = started.load();
+        }
+      } at_return{started, finished, o.started_at_return, o.finished_at_return};
       lab03::parallel_for(pool, {0, 100}, 1, body);
     });
+    o.started_at_all = started.load();  // the pool is gone: whatever was queued ran or never will
     o.not_once = counts.not_once("chunk");
     outcomes.push_back(std::move(o));
   }
   // Not waiting for every chunk also loses their exceptions: name the cause, not the symptom.
-  for (const Outcome& o : outcomes)
-    ASSERT_TRUE(o.finished_at_return == 100 || o.finished_at_return == -1)
-        << "with " << pool_of(o.threads) << ", parallel_for " << (o.error ? "threw" : "returned")
-        << " while only " << o.finished_at_return << " of its 100 chunks had finished: it must "
-        << "wait for every chunk's future (wait() on each, then get() each in chunk order), not "
-           "only some of them. A chunk still running uses body and the caller's data, which are "
-           "gone once parallel_for returns; and the exception of a chunk not waited for is lost.";
+  for (const Outcome& o : outcomes) {
+    if (o.finished_at_return == 100 || o.finished_at_return == -1) continue;
+    const std::string when =
+        "with " + pool_of(o.threads) + ", parallel_for " + (o.error ? "threw" : "returned") +
+        " while only " + std::to_string(o.finished_at_return) + " of its 100 chunks had finished";
+    // None running then, and none started later: the others were never run at all.
+    if (o.started_at_return == o.finished_at_return && o.started_at_all == o.started_at_return)
+      FAIL() << when << ", none was running, and the other " << 100 - o.started_at_all
+             << " never started, even after the pool was destroyed: the exception of chunk 30 or "
+                "70 ended the loop that runs the chunks (a task that runs a range of chunks, or a "
+                "worker, left its loop with it). Every chunk must run even when one throws: catch "
+                "the exception of each chunk where it runs (a packaged_task does it for you: its "
+                "future holds the exception), go on with the next chunk, and rethrow the "
+                "lowest-numbered one's after all have run.";
+    FAIL() << when << ": it must wait for every chunk's future (wait() on each, then get() each "
+           << "in chunk order), not only some of them. A chunk still running uses body and the "
+              "caller's data, which are gone once parallel_for returns; and the exception of a "
+              "chunk not waited for is lost.";
+  }
   for (const Outcome& o : outcomes) {
     ASSERT_TRUE(o.error)
         << "with " << pool_of(o.threads)

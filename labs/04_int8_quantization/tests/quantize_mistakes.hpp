@@ -154,7 +154,26 @@ inline std::vector<Mistake> row_scales(std::span<const float> whole, std::size_t
            [first_row](std::size_t) { return first_row; }},
           {"the scale of x[r, r + cols) for row r: the row's start without '* cols'",
            "row r starts at x[r * cols]: take symmetric_scale of x.subspan(r * cols, cols).",
-           [scale_of, cols](std::size_t r) { return scale_of(r, r + cols); }}};
+           [scale_of, cols](std::size_t r) { return scale_of(r, r + cols); }},
+          // Each row given a neighbour's scale (the scan one row behind or ahead of the row).
+          {"the scale of row r - 1 for every row r after the first (each row's scale scanned "
+           "from the row before it)",
+           "the scale of row r comes from row r itself: scan x[r * cols, (r + 1) * cols) for row "
+           "r, with the same r as the row you then quantize (check the row index of the scan "
+           "against the row index of the store).",
+           [scale_of, cols](std::size_t r) {
+             const std::size_t from = r > 0 ? r - 1 : 0;
+             return scale_of(from * cols, (from + 1) * cols);
+           }},
+          {"the scale of row r + 1 for every row r before the last (each row's scale scanned "
+           "from the row after it)",
+           "the scale of row r comes from row r itself: scan x[r * cols, (r + 1) * cols) for row "
+           "r, with the same r as the row you then quantize (check the row index of the scan "
+           "against the row index of the store).",
+           [scale_of, cols, rows = cols ? whole.size() / cols : 0](std::size_t r) {
+             const std::size_t from = r + 1 < rows ? r + 1 : r;
+             return scale_of(from * cols, (from + 1) * cols);
+           }}};
 }
 
 // --- quantize ------------------------------------------------------------------------------------

@@ -212,6 +212,14 @@ inline workbook::CheckResult check_row_scales(std::span<const float> x, std::siz
       r.diagnosis = "your result matches " + m.what + ": " + m.advice;
       break;
     }
+    // No pattern over every row: is this row's scale that of another row?
+    for (std::size_t other = 0; other < rows && r.mistake.empty(); ++other)
+      if (other != row && scales[row] == symmetric_scale(x.subspan(other * cols, cols)))
+        r.diagnosis = "the scale of row " + std::to_string(row) + " is exactly that of row " +
+                      std::to_string(other) + " (max|x| / 127 over row " + std::to_string(other) +
+                      "): the scan that finds a row's largest |x| ran over another row than the "
+                      "one quantized with it. Check the row index of the scan, x[r * cols, "
+                      "(r + 1) * cols), against the row index of the store.";
     return r;
   }
   return {};

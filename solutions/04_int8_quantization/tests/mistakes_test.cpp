@@ -6,6 +6,8 @@
 #include <workbook/tensor.hpp>
 #include <workbook/testing.hpp>
 
+#include <gmock/gmock.h>
+
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -63,9 +65,10 @@ TEST(Lab04Mistakes, RowScales) {
   const std::vector<float> x = {1.0f, -2.0f, 0.5f, 100.0f, 0.25f, -3.0f};
   const std::vector<float> right = {2.0f / 127.0f, 100.0f / 127.0f};
   EXPECT_TRUE(lab04::oracle::check_row_scales(x, 3, right));
+  // (With two rows, per tensor is also row 1's scale for row 0: both are named.)
   const std::vector<float> per_tensor = {100.0f / 127.0f, 100.0f / 127.0f};
-  expect_named(lab04::oracle::check_row_scales(x, 3, per_tensor),
-               "the scale of the whole matrix, the same for every row");
+  EXPECT_THAT(lab04::oracle::check_row_scales(x, 3, per_tensor).mistake,
+              ::testing::StartsWith("the scale of the whole matrix, the same for every row"));
   // Three rows, the largest magnitude of each elsewhere: row 0's scale, and rows started at x[r].
   const std::vector<float> three = {1.0f, -2.0f, 0.5f, 8.0f, 1.0f, 0.25f, -4.0f, 0.5f, -9.0f};
   expect_named(lab04::oracle::check_row_scales(
@@ -74,6 +77,20 @@ TEST(Lab04Mistakes, RowScales) {
   expect_named(lab04::oracle::check_row_scales(
                    three, 3, std::vector<float>{2.0f / 127, 8.0f / 127, 8.0f / 127}),
                "the scale of x[r, r + cols) for row r: the row's start without '* cols'");
+  // Each row's scale scanned from its neighbour: the row before, or the row after.
+  expect_named(lab04::oracle::check_row_scales(
+                   three, 3, std::vector<float>{2.0f / 127, 2.0f / 127, 8.0f / 127}),
+               "the scale of row r - 1 for every row r after the first (each row's scale scanned "
+               "from the row before it)");
+  expect_named(lab04::oracle::check_row_scales(
+                   three, 3, std::vector<float>{8.0f / 127, 9.0f / 127, 9.0f / 127}),
+               "the scale of row r + 1 for every row r before the last (each row's scale scanned "
+               "from the row after it)");
+  // No rule over every row: the first wrong row's scale is said to be another row's.
+  EXPECT_THAT(lab04::oracle::check_row_scales(
+                  three, 3, std::vector<float>{2.0f / 127, 9.0f / 127, 9.0f / 127})
+                  .diagnosis,
+              ::testing::HasSubstr("the scale of row 1 is exactly that of row 2"));
 }
 
 // --- quantize ------------------------------------------------------------------------------------
