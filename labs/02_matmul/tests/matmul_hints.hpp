@@ -2,7 +2,8 @@
 // Lab 02's perf hint, phrased from evidence about the submission (perf_cases.cpp measures it): a
 // kernel is told what its own timings show, never what it is assumed to do. A kernel slower than
 // the plain i-k-j loop in cache is told about its innermost loop; one as fast as i-k-j, about
-// register blocking; one faster in cache but slow at the case's size, that its blocks thrash;
+// register blocking; one faster in cache but slow at the case's size, that its blocks thrash or it
+// repeats packing;
 // one fast at both, about its micro-kernel.
 #include <cstddef>
 #include <cstdio>
@@ -45,13 +46,14 @@ inline std::string advice(double in_cache, double ikj, double at_size, const std
            "(step 4): keep a tile of C, 6 rows x 4 batches with AVX-512, in Batch accumulators "
            "while p runs, broadcasting A(i, p); store the tile once at the end.";
   if (at_size > 0 && at_size < 0.7 * in_cache)
-    return measured + " (" + num(in_cache / ikj) + "x): the micro-kernel is good. At " + shape +
-           " it runs at " + num(at_size) + " GFLOP/s, " +
+    return measured + " (" + num(in_cache / ikj) + "x): its tiles are register blocked. At " +
+           shape + " it runs at " + num(at_size) + " GFLOP/s, " +
            std::to_string(int(100 * at_size / in_cache + 0.5)) +
-           "% of that: once the matrices leave the caches, your blocks thrash. A kc x nc block of "
-           "B must stay in the L2 and an mc x kc block of A in the L1 while the tiles walk them "
-           "(step 3), read from contiguous packed panels (step 5); check your block sizes against "
-           "the handout's." +
+           "% of that: it slows down as the matrices grow. Either its blocks thrash (a kc x nc "
+           "block of B must stay in the L2 and an mc x kc block of A in the L1 while the tiles "
+           "walk them, step 3: check your block sizes against the handout's), or it repeats work "
+           "that grows with the matrices (a block of B packed again for every panel of rows, "
+           "instead of once per block of k, step 5: check where each pack is called)." +
            leftovers;
   return measured + " (" + num(in_cache / ikj) + "x)" +
          (at_size > 0 ? ", and at " + shape + " it keeps " +
