@@ -315,6 +315,8 @@ const char* signal_name(int signal) {
       return "SIGFPE (arithmetic exception)";
     case SIGILL:
       return "SIGILL (illegal instruction)";
+    case SIGABRT:
+      return "SIGABRT (the program aborted)";
     default:
       return "a fatal signal";
   }
@@ -407,9 +409,13 @@ void explain_segv(Text& t, const CrashFacts& f) {
          "large array on the stack).\n";
     return;
   }
-  // The buffer it is in or next to, with a margin that grows until one is found.
-  for (std::size_t near : {std::size_t{0}, std::size_t{4096}, std::size_t{1} << 20}) {
+  // The buffer it is in or next to, with a margin that grows until one is found: at most the
+  // buffer's own size beyond it (a loop that overruns a buffer of 20 floats does not land 45 KB
+  // away; a buffer of the student's own more likely lies there).
+  for (std::size_t tier : {std::size_t{0}, std::size_t{4096}, std::size_t{1} << 20}) {
     for (std::size_t i = 0; i < f.buffer_count; ++i) {
+      const std::size_t near =
+          tier > 4096 ? std::min(tier, std::max<std::size_t>(4096, 2 * f.buffers[i].bytes)) : tier;
       Text probe(nullptr, 0);  // a dry run: does this buffer hold the address within `near`?
       if (!place(probe, f.buffers[i], f.address, near)) continue;
       t << ": ";
@@ -429,13 +435,23 @@ void explain_segv(Text& t, const CrashFacts& f) {
       return;
     }
   }
-  t << ", in or near none of the test's buffers: a pointer that holds garbage, or an index far "
-       "out of range (an unsigned index that went below 0 wraps to a huge value). It may also be "
-       "an input (inputs are not tracked).\n";
+  t << ", in or near none of the test's buffers: a pointer that holds garbage, an index far "
+       "out of range (an unsigned index that went below 0 wraps to a huge value), or a buffer of "
+       "your own (a packing buffer, a std::vector you allocate) indexed past its end. It may also "
+       "be an input (inputs are not tracked).\n";
 }
 
 void explain(Text& t, const CrashFacts& f) {
   switch (f.signal) {
+    case SIGABRT:
+      t << "  The C library or the C++ runtime stopped the program; the line just above this "
+           "report says why. A message of malloc or free ('malloc(): corrupted top size', "
+           "'free(): invalid pointer', 'double free or corruption', a 'malloc assertion') means "
+           "that something wrote past the end (or before the start) of a block of heap memory "
+           "before it: a buffer you allocate yourself (a packing buffer, a std::vector sized too "
+           "small for what you store in it), or one of the test's; or a block was freed twice. "
+           "'Assertion ... failed' is an assert() that did not hold.\n";
+      return;
     case SIGSEGV:
       explain_segv(t, f);
       return;
@@ -644,7 +660,7 @@ void install_crash_report(const char* argv0) {
   action.sa_sigaction = on_crash;
   action.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESETHAND;
   sigemptyset(&action.sa_mask);
-  for (int signal : {SIGSEGV, SIGBUS, SIGFPE, SIGILL}) sigaction(signal, &action, nullptr);
+  for (int signal : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) sigaction(signal, &action, nullptr);
 }
 
 std::size_t format_running(char* out, std::size_t capacity) {

@@ -353,6 +353,21 @@ TEST(CrashReport, PlacesTheAddressAgainstTheBufferAndItsGuards) {
               HasSubstr(": inside the output (1000 floats), at element 10."));
   EXPECT_THAT(report(facts(SIGSEGV, SEGV_MAPERR, 0x7f0000000000, &y)),
               HasSubstr("in or near none of the test's buffers"));
+  // 45 KB past a buffer of 20 floats is not an overrun of it: a buffer of the student's own.
+  const workbook::LiveBuffer small{0x10000, 256, 80, 256, 4, "floats", "output"};
+  const std::string far = report(facts(SIGSEGV, SEGV_MAPERR, 0x10000 + 256 + 80 + 45872, &small));
+  EXPECT_THAT(far, HasSubstr("in or near none of the test's buffers"));
+  EXPECT_THAT(far, HasSubstr("a buffer of your own (a packing buffer"));
+}
+
+TEST(CrashReport, AnAbortSaysWhatTheLibrarysMessageAboveItMeans) {
+  const std::string text = report(facts(SIGABRT, SI_TKILL, 0, nullptr));
+  EXPECT_THAT(text, HasSubstr("*** CRASH: SIGABRT (the program aborted) in test "
+                              "Relu.UnalignedInputAndOutput\n"));
+  EXPECT_THAT(text,
+              HasSubstr("wrote past the end (or before the start) of a block of heap memory"));
+  EXPECT_THAT(text, HasSubstr("a packing buffer, a std::vector sized too small"));
+  EXPECT_THAT(text, HasSubstr("Next: edit labs/01_vectorized_relu/vector_ops.cpp: relu."));
 }
 
 TEST(CrashReport, NullPointerStackOverflowDivisionAndIllegalInstruction) {

@@ -12,7 +12,7 @@ namespace workbook::testing::internal {
 
 /// What the signal handler knows when a test crashes. Strings are never null ("" when unknown).
 struct CrashFacts {
-  int signal = 0;                       ///< SIGSEGV, SIGBUS, SIGFPE or SIGILL
+  int signal = 0;                       ///< SIGSEGV, SIGBUS, SIGFPE, SIGILL or SIGABRT
   int code = 0;                         ///< siginfo's si_code
   std::uintptr_t address = 0;           ///< siginfo's si_addr
   std::uintptr_t stack = 0;             ///< the stack pointer at the fault; 0 when unknown
@@ -32,9 +32,9 @@ struct CrashFacts {
 /// length. Async-signal-safe: no allocation, no locks, no stdio.
 std::size_t format_crash_report(const CrashFacts& facts, char* out, std::size_t capacity);
 
-/// Installs the handlers of SIGSEGV, SIGBUS, SIGFPE and SIGILL on an alternate stack (so that a
-/// stack overflow is reported too); `argv0` locates the lab. Each prints the report on stdout and
-/// exits with kCrashExitCode.
+/// Installs the handlers of SIGSEGV, SIGBUS, SIGFPE, SIGILL and SIGABRT on an alternate stack (so
+/// that a stack overflow is reported too); `argv0` locates the lab. Each prints the report on
+/// stdout and exits with kCrashExitCode.
 void install_crash_report(const char* argv0);
 
 /// True when install_crash_report ran in this process (run_all_tests leaves it out under
