@@ -1077,8 +1077,9 @@ CheckResult check_reduction(double got, const ReductionOracle& oracle, const Whe
   if (r.diagnosis.empty()) {
     r.specificity = Specificity::observed;
     r.diagnosis =
-        "no simple pattern (no tail or lane left out, no double counting): check the "
-        "arithmetic of one batch against the scalar formula.";
+        "no simple pattern (none of the usual mistakes tried: a tail, a lane or a batch left "
+        "out or added again): check the indices each batch reads, and the arithmetic of one "
+        "batch against the scalar formula.";
   }
   return r;
 }

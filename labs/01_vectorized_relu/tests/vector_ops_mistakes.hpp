@@ -168,6 +168,25 @@ inline std::vector<Mistake> squared_difference(std::span<const float> a, std::sp
            [a, b](std::size_t i) { return double(a[i]) - double(b[i]); }}};
 }
 
+/// In place (out is a), a last whole batch at n - Batch::size that overlaps the batch before it:
+/// the elements of the overlap are computed a second time from the output already written, `twice`
+/// (op applied to its own result). Out of place the overlap only repeats the same values.
+inline std::vector<Mistake> overlapping_last_batch(std::size_t n,
+                                                   std::function<double(std::size_t)> right,
+                                                   std::function<double(std::size_t)> twice) {
+  const std::size_t full = n - n % kLanes;
+  if (n % kLanes == 0 || n < kLanes) return {};
+  const std::size_t first = n - kLanes;
+  return {{"the answer, but elements " + std::to_string(first) + " to " + std::to_string(full - 1) +
+               " computed twice, the second time from the output (in place, out is a): the tail "
+               "done as one more whole batch at n - Batch::size = " +
+               std::to_string(first) + ", overlapping the batch before it",
+           "a batch that overlaps one already stored reads, in place, what that batch wrote, and "
+           "applies the operation again. Finish the last n % Batch::size elements with the scalar "
+           "tail loop (or a masked batch), not with an overlapping whole batch.",
+           [=](std::size_t i) { return i >= first && i < full ? twice(i) : right(i); }}};
+}
+
 // --- dot, euclidean_distance ---------------------------------------------------------------------
 //
 // A reduction's check accepts a window as wide as the rounding error of the right sum. A wrong sum
@@ -248,6 +267,31 @@ inline std::vector<Mistake> sum_loop(std::size_t n, std::function<double(std::si
                         "tail.",
                     [=](std::size_t) { return finish(sum(0, grouped) + sum(full, n)); }});
   }
+  // A loop unrolled over u accumulators whose accumulator k reads its batch at i + k * step, not
+  // i + k * Batch::size: the batches of one step overlap, some terms counted several times, others
+  // never. (The batches left after the unrolled loop, and the tail, as they should be.)
+  for (std::size_t u : {std::size_t{2}, std::size_t{4}, std::size_t{8}})
+    for (std::size_t step : {std::size_t{1}, std::size_t{2}, std::size_t{4}, kLanes / 2}) {
+      const std::size_t unrolled = n / (u * kLanes) * (u * kLanes);
+      if (step == 0 || step >= kLanes || unrolled == 0) continue;
+      list.push_back(
+          {"a loop unrolled over " + std::to_string(u) +
+               " accumulators whose accumulator k reads "
+               "its batch at i + k * " +
+               std::to_string(step) + " instead of i + k * " + std::to_string(kLanes) +
+               " (Batch::size)",
+           "in a loop unrolled over several accumulators, accumulator k reads the batch k batches "
+           "further on, i + k * Batch::size, and the loop steps by the number of accumulators "
+           "times Batch::size. At i + k * " +
+               std::to_string(step) + " the batches of one step overlap: some " + terms +
+               " are added several times and others never.",
+           [=](std::size_t) {
+             double s = 0;
+             for (std::size_t i = 0; i < unrolled; i += u * kLanes)
+               for (std::size_t k = 0; k < u; ++k) s += sum(i + k * step, i + k * step + kLanes);
+             return finish(s + sum(unrolled, n));
+           }});
+    }
   // Lanes summed by hand up to a number written in the code, smaller than this build's batch.
   for (std::size_t width : {std::size_t{4}, std::size_t{8}}) {
     if (width >= kLanes || full == 0) continue;

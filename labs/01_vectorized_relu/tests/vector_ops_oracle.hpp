@@ -97,26 +97,32 @@ inline workbook::CheckResult check_binary(Binary op, std::span<const float> a,
                                           const workbook::GuardedBuffer<float>& out) {
   const auto right = [=](std::size_t i) { return apply(op, a[i], b[i]); };
   return explain_overrun(
-      workbook::check_elementwise(out, right,
-                                  {.where = where(name(op)),
-                                   .tolerance = tolerance(op),
-                                   .inputs = {workbook::column("a", a), workbook::column("b", b)},
-                                   .mistakes =
-                                       [=] {
-                                         std::vector<workbook::Mistake> own;
-                                         switch (op) {
-                                           case Binary::add:
-                                             own = mistakes::add(a, b);
-                                             break;
-                                           case Binary::multiply:
-                                             own = mistakes::multiply(a, b);
-                                             break;
-                                           case Binary::squared_difference:
-                                             own = mistakes::squared_difference(a, b);
-                                             break;
-                                         }
-                                         return with_loop_mistakes(std::move(own), a.size(), right);
-                                       }}),
+      workbook::check_elementwise(
+          out, right,
+          {.where = where(name(op)),
+           .tolerance = tolerance(op),
+           .inputs = {workbook::column("a", a), workbook::column("b", b)},
+           .mistakes =
+               [=] {
+                 std::vector<workbook::Mistake> own;
+                 switch (op) {
+                   case Binary::add:
+                     own = mistakes::add(a, b);
+                     break;
+                   case Binary::multiply:
+                     own = mistakes::multiply(a, b);
+                     break;
+                   case Binary::squared_difference:
+                     own = mistakes::squared_difference(a, b);
+                     break;
+                 }
+                 for (workbook::Mistake& m :
+                      mistakes::overlapping_last_batch(a.size(), right, [=](std::size_t i) {
+                        return apply(op, static_cast<float>(apply(op, a[i], b[i])), b[i]);
+                      }))
+                   own.push_back(std::move(m));
+                 return with_loop_mistakes(std::move(own), a.size(), right);
+               }}),
       out);
 }
 
