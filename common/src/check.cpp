@@ -514,9 +514,9 @@ std::string diagnose(const Outcome& o, const Tolerance& tol, const Where& where,
                   "batch) must end at N, min(j0 + block, N), not a whole block further.") +
            (width < o.cols ? std::string()
                            : " Whole rows wrong after a right first row are also what a wrong "
-                             "start of each row gives: check the offset of row i, i * ld of the "
-                             "matrix it belongs to (not another matrix's ld, nor the row of a "
-                             "tile without the tile's first row).");
+                             "start of each row gives: check the offset of row i in every matrix "
+                             "or buffer a row is read from or stored to, i times that one's own "
+                             "row stride (its ld; a local tile buffer's width), not another's.");
   // A remainder is smaller than the full blocks before it: with half the rows or columns (or
   // more) wrong, "the last rows" is not a remainder.
   std::size_t kr = 0, kc = 0;

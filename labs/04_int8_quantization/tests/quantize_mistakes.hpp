@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <numeric>
 #include <span>
 #include <string>
@@ -600,6 +601,27 @@ inline std::vector<Mistake> quantized_matmul(const QuantizedMatrix& a, const Qua
          return in_range ? static_cast<double>(a.scale(j)) * b.scale(i) * exact(e) : kNaN;
        }},
   };
+  // The +128 offset's two large terms, sum (a + 128) * b and its correction 128 * sum b, each
+  // converted to float32 before they are subtracted: past 2^24 each rounds by units.
+  {
+    auto corrections = std::make_shared<std::vector<double>>(n, 0.0);
+    for (std::size_t j = 0; j < n; ++j)
+      for (std::size_t k = 0; k < a.cols; ++k)
+        (*corrections)[j] += 128.0 * static_cast<double>(b.values[j * a.cols + k]);
+    list.push_back(
+        {"the scales times float(sum (a + 128) * b) - float(128 * sum b): the offset's biased sum "
+         "and its correction each rounded to float32 before they cancel",
+         "past 2^24 a float32 holds an integer only to within a few units, and the biased sum and "
+         "the correction are both that large: subtract them in int32 first, then convert the exact "
+         "difference once and scale it.",
+         [=](std::size_t e) {
+           const double correction = (*corrections)[e % n];
+           const double biased = exact(e) + correction;
+           return sa(e) * sb(e) *
+                  (static_cast<double>(static_cast<float>(biased)) -
+                   static_cast<double>(static_cast<float>(correction)));
+         }});
+  }
   for (Mistake& wrong : matmul_int8(a.values, b.values, a.rows, n, a.cols))
     list.push_back(
         {kScaledIntegerMistake + wrong.what,

@@ -614,6 +614,21 @@ TEST(QuantizedMatmul, IsTheScaledIntegerProduct) {
             lab04::oracle::product(as_span(a.values), as_span(b.values), m, n, depth);
         cases.check(lab04::oracle::check_quantized_matmul(a.view(), b.view(), exact, c));
       }
+  // Values near the top of int8 over a long depth: sums of products past 2^24, where a float32
+  // holds integers only to within a few units. The integer sum must be exact before it is
+  // converted (once) and scaled; intermediate terms rounded to float first no longer cancel.
+  {
+    const std::size_t m = 8, n = 8, depth = 2048;
+    cases.next(std::to_string(m) + " x " + std::to_string(n) + " x " + std::to_string(depth) +
+               ", B's values near +127");
+    const Quantized a = random_quantized(m, depth, true, rng);
+    Quantized b = random_quantized(n, depth, true, rng);
+    for (std::int8_t& v : b.values) v = static_cast<std::int8_t>(120 + (v & 7));  // 120 .. 127
+    GuardedBuffer<float> c(m * n);
+    lab04::quantized_matmul(a.view(), b.view(), c.span());
+    const auto exact = lab04::oracle::product(as_span(a.values), as_span(b.values), m, n, depth);
+    cases.check(lab04::oracle::check_quantized_matmul(a.view(), b.view(), exact, c));
+  }
   EXPECT_ALL_CORRECT(cases);
 }
 
