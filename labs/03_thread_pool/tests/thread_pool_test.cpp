@@ -218,6 +218,38 @@ TEST(ThreadPool, RunsEveryTaskExactlyOnce) {
   }
 }
 
+TEST(ThreadPool, WorkersStayWhenTheyFindTheQueueEmpty) {
+  // Bursts of 1 to 3 tiny tasks: a worker woken for a task often finds that another one, just done
+  // with its own, took it first (and a wait may end for nothing). It must wait again, not leave:
+  // the pool keeps all its workers. Checked between bursts, before a pool left without workers
+  // would make a task wait forever.
+  if (!lab03::threads::visible()) GTEST_SKIP() << "/proc/self/task cannot be read here";
+  const unsigned n = 4;
+  Watchdog watchdog("bursts of tiny tasks on " + pool_of(n));
+  WatchedPool pool(n);
+  pool.wait_until_idle();
+  const std::size_t rounds = kUnderTsan ? 500 : 5000;
+  for (std::size_t r = 0; r <= rounds; ++r) {
+    if (r % 50 == 0) {
+      const std::vector<pid_t> alive = lab03::threads::thread_ids();
+      std::size_t gone = 0;
+      for (pid_t w : pool.workers()) gone += !std::binary_search(alive.begin(), alive.end(), w);
+      ASSERT_EQ(gone, 0u)
+          << gone << " of the pool's " << pool.workers().size() << " workers ended while the pool "
+          << "is still in use (not being destroyed), " << (r == 0 ? "before any task" : "after ")
+          << (r == 0 ? std::string() : std::to_string(r) + " bursts of tasks")
+          << ": work() returned before the pool was stopping. A worker may find the queue empty "
+             "when it wakes (another worker took the task first, or a spurious wake-up), so it "
+             "must wait in a loop until there is a task or stopping_ is set: "
+             "work_available_.wait(lock, [this] { return stopping_ || !queue_.empty(); }), and "
+             "return only when stopping_ is set and the queue is empty.";
+    }
+    std::vector<std::future<void>> done;
+    for (std::size_t t = 0; t <= r % 3; ++t) done.push_back(pool.submit([] {}));
+    for (std::future<void>& f : done) f.get();
+  }
+}
+
 TEST(ThreadPool, FutureCarriesTheTaskException) {
   Watchdog watchdog("a task that throws, then 10 more tasks");
   std::atomic<int> ran{0};
