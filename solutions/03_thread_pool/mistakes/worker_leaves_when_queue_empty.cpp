@@ -1,7 +1,8 @@
 // Mistake: work() runs tasks while the queue has some and returns once it finds it empty, as it
 // should only when the pool is stopping: a new pool's workers find nothing queued and end at once.
-// Checked by: ThreadPool.RunsTasksOnAllItsWorkersAtOnce
-// Expect: ended while the pool is still in use (not being destroyed): work() returned before
+// Checked by: ThreadPool.WorkersStayWhenTheyFindTheQueueEmpty
+// Expect: workers ended while the pool is still in use (not being destroyed), before any task
+// Expect: work() returned before the pool was stopping
 #include "thread_pool.hpp"
 
 namespace lab03 {
