@@ -111,12 +111,12 @@ Canary run_canary(const fs::path& cache, const GradeOptions& base, std::ostream&
   try_submission("@stub", cache, base, c, log);
   c.passed = c.problems.empty();
   write_json(proved.dir / "canary.json", {{"passed", c.passed},
-                                  {"grader", c.grader},
-                                  {"machine", c.machine},
-                                  {"cache", c.cache},
-                                  {"when", c.when},
-                                  {"problems", c.problems},
-                                  {"notes", c.notes}});
+                                          {"grader", c.grader},
+                                          {"machine", c.machine},
+                                          {"cache", c.cache},
+                                          {"when", c.when},
+                                          {"problems", c.problems},
+                                          {"notes", c.notes}});
   for (const std::string& n : c.notes) log << "  canary: " << n << "\n";
   for (const std::string& p : c.problems) log << "  CANARY FAILED: " << p << "\n";
   log << (c.passed ? "canary: the cache grades as it should\n"
