@@ -20,11 +20,6 @@ namespace {
 
 using nlohmann::json;
 
-// The canary proves the cache's current generation: a new prepare's generation proves itself.
-fs::path canary_file(const fs::path& cache) {
-  return Cache::load(cache).dir / "canary.json";
-}
-
 // This build of the grader: a cache proved by another build (another sandbox, another scoring) is
 // not proved for this one.
 std::string grader_identity() {
@@ -53,15 +48,15 @@ std::string first_telling(const LabResult& lab, bool full) {
 }
 
 // Grades @reference or @stub and judges each lab: the reference gets every point, the stub none.
-void try_submission(const std::string& which, const fs::path& cache, const GradeOptions& base,
-                    Canary& c, std::ostream& log) {
+void try_submission(const std::string& which, const fs::path& cache, const fs::path& logs,
+                    const GradeOptions& base, Canary& c, std::ostream& log) {
   GradeOptions o = base;
   o.submission = which;
   o.id = "canary" + which.substr(1);
   o.cache = cache;
   o.perf = false;
   o.labs = {};
-  o.out = Cache::load(cache).dir / "canary" / which.substr(1);
+  o.out = logs / which.substr(1);
   o.gradescope.clear();
   o.prairielearn.clear();
   fs::create_directories(o.out);
@@ -104,11 +99,13 @@ Canary run_canary(const fs::path& cache, const GradeOptions& base, std::ostream&
   Canary c;
   c.grader = grader_identity();
   c.machine = machine_identity();
+  // The canary proves one generation of the cache (see prepare.hpp): its verdict and logs go there.
   const Cache proved = Cache::load(cache);
+  const fs::path logs = proved.dir / "canary";
   c.cache = fs::weakly_canonical(proved.root).string();
   c.when = utc_now();
-  try_submission("@reference", cache, base, c, log);
-  try_submission("@stub", cache, base, c, log);
+  try_submission("@reference", cache, logs, base, c, log);
+  try_submission("@stub", cache, logs, base, c, log);
   c.passed = c.problems.empty();
   write_json(proved.dir / "canary.json", {{"passed", c.passed},
                                           {"grader", c.grader},
@@ -122,8 +119,7 @@ Canary run_canary(const fs::path& cache, const GradeOptions& base, std::ostream&
   log << (c.passed ? "canary: the cache grades as it should\n"
                    : "canary: the cache does not grade as it should: nothing will be graded with "
                      "it. Fix the cause above (the logs are in " +
-                         (Cache::load(cache).dir / "canary").string() +
-                         "), then run `workbook-grade prepare` again\n")
+                         logs.string() + "), then run `workbook-grade prepare` again\n")
       << std::flush;
   return c;
 }
@@ -131,12 +127,13 @@ Canary run_canary(const fs::path& cache, const GradeOptions& base, std::ostream&
 std::string canary_problem(const fs::path& cache, const std::vector<std::string>& labs) {
   const std::string again = "; run `workbook-grade prepare --cache " + shell_quote(cache.string()) +
                             "` (it runs the canary)";
-  fs::path file;
+  Cache proved;
   try {
-    file = canary_file(cache);
+    proved = Cache::load(cache);
   } catch (const std::exception& e) {
     return e.what();
   }
+  const fs::path file = proved.dir / "canary.json";
   if (!fs::exists(file))
     return "the grading cache " + cache.string() + " has not proved itself (no canary.json)" +
            again;
@@ -153,7 +150,7 @@ std::string canary_problem(const fs::path& cache, const std::vector<std::string>
   if (!why.empty())
     return "the grading cache " + cache.string() + " failed its canary (" +
            j.value("when", std::string("?")) + "):" + why + "\nFix the cause" + again;
-  if (j.value("cache", "") != fs::weakly_canonical(Cache::load(cache).root).string())
+  if (j.value("cache", "") != fs::weakly_canonical(proved.root).string())
     return "the grading cache was proved in " + j.value("cache", std::string("?")) +
            ", not where it is now (" + cache.string() + ")" + again;
   if (j.value("machine", "") != machine_identity())
