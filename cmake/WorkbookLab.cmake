@@ -2,6 +2,8 @@
 #
 #   workbook_add_lab(NUMBER 01
 #     SOURCES vector_ops.cpp                # the file(s) the student edits
+#     STUB    relu add ...                  # what the stub leaves to them: each function's
+#                                           # `throw workbook::NotImplemented("relu")` (CheckStub)
 #     TESTS   tests/vector_ops_test.cpp     # visible correctness tests (GoogleTest)
 #     PERF    tests/perf_cases.cpp)         # the performance spec (WORKBOOK_PERF_CASE)
 #
@@ -12,7 +14,7 @@
 # A CUDA lab adds CUDA (and, optionally, compute-sanitizer tools to run its tests under):
 #
 #   workbook_add_lab(NUMBER 05 CUDA
-#     SOURCES square.cu  TESTS tests/square_test.cpp  PERF tests/perf_cases.cpp
+#     SOURCES square.cu  STUB square ...  TESTS tests/square_test.cpp  PERF tests/perf_cases.cpp
 #     SANITIZE memcheck  SANITIZE_FILTER "Square*:Square2d*"
 #     SERIAL   TimeLaunches)               # test suites that time kernels: alone under ctest -j
 #
@@ -115,15 +117,30 @@ endfunction()
 
 # --- One lab -------------------------------------------------------------------------------------
 function(workbook_add_lab)
-  cmake_parse_arguments(PARSE_ARGV 0 arg "CUDA" "NUMBER;MAX_RATIO;SANITIZE_FILTER" "SOURCES;TESTS;PERF;LIBRARIES;SANITIZE;SERIAL")
-  if(NOT arg_NUMBER OR NOT arg_SOURCES OR NOT arg_TESTS)
-    message(FATAL_ERROR "workbook_add_lab needs NUMBER, SOURCES and TESTS")
+  cmake_parse_arguments(PARSE_ARGV 0 arg "CUDA" "NUMBER;MAX_RATIO;SANITIZE_FILTER" "SOURCES;STUB;TESTS;PERF;LIBRARIES;SANITIZE;SERIAL")
+  if(NOT arg_NUMBER OR NOT arg_SOURCES OR NOT arg_STUB OR NOT arg_TESTS)
+    message(FATAL_ERROR "workbook_add_lab needs NUMBER, SOURCES, STUB (the functions the stub leaves "
+                        "to the student, each a `throw workbook::NotImplemented(\"name\")`) and TESTS")
   endif()
   # A CUDA lab needs the CUDA compiler; without it the lab is left out (the CPU labs are not).
   set(gpu "")
   set(gpu_label "")
   set(test_main workbook::testing_main)
   cmake_path(GET CMAKE_CURRENT_SOURCE_DIR FILENAME folder)
+  if(WORKBOOK_IMPL STREQUAL "solutions" AND arg_PERF AND EXISTS "${PROJECT_SOURCE_DIR}/solutions/${folder}")
+    # The kit's yardstick, tests/reference_profile.json, and the handout's table of it must come
+    # from this reference: checked from the sources alone, so also where the lab cannot run (no GPU).
+    set(gpu_note "")
+    if(arg_CUDA)
+      set(gpu_note " with a GPU")
+    endif()
+    add_test(NAME lab${arg_NUMBER}.reference_data
+      COMMAND "${CMAKE_COMMAND}" -DMODE=check "-DROOT=${PROJECT_SOURCE_DIR}" "-DFOLDER=${folder}"
+              "-DSOURCES=${arg_SOURCES}" "-DPERF=${arg_PERF}" "-DGPU_NOTE=${gpu_note}"
+              "-DRESULTS=${WORKBOOK_RESULTS_DIR}/lab${arg_NUMBER}/reference_profile.json"
+              -P "${PROJECT_SOURCE_DIR}/cmake/ReferenceData.cmake")
+    set_tests_properties(lab${arg_NUMBER}.reference_data PROPERTIES LABELS "lab${arg_NUMBER};consistency")
+  endif()
   if(arg_CUDA)
     if(NOT WORKBOOK_CUDA_FOUND)
       message(STATUS "lab${arg_NUMBER} is a CUDA lab and is left out: CUDA is off or no CUDA compiler was found (see above)")
@@ -195,10 +212,19 @@ function(workbook_add_lab)
       set(launch "${WORKBOOK_GPU_LAUNCH}")
     endif()
     add_test(NAME ${lab}.stub_reports_not_implemented
-      COMMAND ${launch} "${CMAKE_COMMAND}" -DEXE=$<TARGET_FILE:${lab}_tests_on_stub> -DEDIT=${edit_file}
-              -DOUT=${PROJECT_BINARY_DIR}/stub-${lab}.json -DSKIP_CODE=77 -P "${PROJECT_SOURCE_DIR}/cmake/CheckStub.cmake")
+      COMMAND ${launch} "${CMAKE_COMMAND}" -P "${CMAKE_CURRENT_BINARY_DIR}/check_stub.cmake")
     workbook_test_properties(TESTS ${lab}.stub_reports_not_implemented LABELS "${lab};correctness;stub${gpu_label}" ${gpu})
+    set(stub_tests ${lab}_tests_on_stub)
+  else()
+    set(stub_tests ${lab}_tests)  # a student's build: the stub check is the kit's (workbook-grade kit)
   endif()
+  # The stub check (cmake/CheckStub.cmake), with this lab's arguments: the test above runs it, and
+  # `workbook-grade kit` in the kit's own build, whose implementation is the stub it exports.
+  list(TRANSFORM arg_SOURCES PREPEND "${student_dir}/" OUTPUT_VARIABLE stub_files)
+  file(GENERATE OUTPUT "${CMAKE_CURRENT_BINARY_DIR}/check_stub.cmake" CONTENT
+    "set(EXE \"$<TARGET_FILE:${stub_tests}>\")\nset(EDIT \"${edit_file}\")\nset(FUNCTIONS \"${arg_STUB}\")\n\
+set(STUB_FILES \"${stub_files}\")\nset(OUT \"${PROJECT_BINARY_DIR}/stub-${lab}.json\")\nset(SKIP_CODE 77)\n\
+include(\"${PROJECT_SOURCE_DIR}/cmake/CheckStub.cmake\")\n")
 
   if(arg_PERF)
     _workbook_lab_perf(${lab} "${arg_PERF}" "${student_dir}" "${reference}" "${edit_file}" ${arg_MAX_RATIO} "${gpu}")

@@ -44,7 +44,7 @@ struct Options {
   std::string labs, overlay, out, work, expect, verify_labs, submission, what, only;
   std::optional<int> jobs;  // absent: each command's own default
   bool force = false, allow_dirty = false, no_prepare = false, regrade = false, no_verify = false,
-       no_perf = false, no_perf_lock = false;
+       no_perf = false, no_perf_lock = false, allow_slow_reference = false;
   GradeOptions grade;  // grade's own settings, bound directly
   bool slurm = false;  // batch --slurm
   SlurmOptions cluster;
@@ -447,6 +447,7 @@ int cmd_kit(const Options& a) {
   k.verify_labs = split_list(a.verify_labs);
   k.jobs = a.jobs.value_or(2);
   if (a.grade.perf_seconds) k.perf_seconds = *a.grade.perf_seconds;
+  k.allow_slow_reference = a.allow_slow_reference;
   return export_kit(k, std::cerr);
 }
 
@@ -608,6 +609,9 @@ int main(int argc, char** argv) {
   kit_command->add_option("--jobs", a.jobs, "parallel build jobs (default 2)");
   kit_command->add_option("--perf-seconds", g.perf_seconds,
                           "timing budget of the perf-feedback check (default 0.5)");
+  kit_command->add_flag("--allow-slow-reference", a.allow_slow_reference,
+                        "a reference slower here than its profile is a warning, not a kit that "
+                        "is not ready (this machine is not the students' kind, or is shared)");
 
   CLI::App* package_command =
       app.add_subcommand("package",

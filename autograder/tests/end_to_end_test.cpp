@@ -438,6 +438,45 @@ TEST_F(EndToEnd, TheKitAndTheCacheComeFromTheCommittedTreeOnly) {
               HasSubstr("my try at relu"));
 }
 
+TEST_F(EndToEnd, AKitWithAnImplementedStubOrAReferenceSlowerThanItsProfileIsNotReady) {
+  // Committed, so that the kit takes them: lab 02's stub with its matmul written (its TODO gone),
+  // and a profile no reference reaches (145% of the roof: the reference's kernel is "too slow").
+  const fs::path tree = dir / "clone";
+  if (std::system(("git clone --quiet " + shell_quote(WORKBOOK_TRUSTED) + " " +
+                   shell_quote(tree.string()) + " 2>/dev/null")
+                      .c_str()) != 0)
+    GTEST_SKIP() << WORKBOOK_TRUSTED << " is not a git checkout: nothing is committed to compare";
+  const fs::path stub = tree / "labs/02_matmul/matmul.cpp";
+  std::string code = read_text(stub);
+  const std::string todo = "throw workbook::NotImplemented(\"matmul\");";
+  ASSERT_NE(code.find(todo), std::string::npos);
+  write_text_atomic(stub, code.replace(code.find(todo), todo.size(), "// my matmul"));
+  const fs::path profile = tree / "labs/02_matmul/tests/reference_profile.json";
+  nlohmann::json p = read_json(profile);
+  for (auto& [name, c] : p.at("cases").items()) c["fraction_of_roof"] = 1.45;
+  write_text_atomic(profile, p.dump(2));
+  ASSERT_EQ(std::system(("git -C " + shell_quote(tree.string()) +
+                         " -c user.name=t -c user.email=t@example.org commit -qam 'tried lab 02'")
+                            .c_str()),
+            0);
+
+  const int status = grader({"kit", "--trusted", tree.string(), "--out", (dir / "kit").string(),
+                             "--verify-labs", "02", "--jobs", "2"});
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 1);
+  const std::string log = read_text(dir / "grader.log");
+  EXPECT_THAT(log, HasSubstr("the stub labs/02_matmul/matmul.cpp no longer leaves matmul"));
+  EXPECT_THAT(log, HasSubstr("lab02.perf.matmul: the reference itself is judged too slow"));
+  EXPECT_THAT(log, HasSubstr("tools/update_reference_data.sh 02"));
+  EXPECT_THAT(log, HasSubstr("ok: its README.md speaks only of what the kit has"));
+  EXPECT_THAT(log, Not(HasSubstr("the kit is ready")));
+  // The README speaks of the kit as it is: none of the instructors' parts.
+  const std::string readme = read_text(dir / "kit/README.md");
+  EXPECT_THAT(readme, Not(HasSubstr("kit: instructors only")));
+  EXPECT_THAT(readme, Not(HasSubstr("autograder/")));
+  EXPECT_THAT(readme, Not(HasSubstr("--preset solutions")));
+}
+
 TEST_F(EndToEnd, ACachePreparedForEveryLabServesAnyOfThemWithoutRebuilding) {
   // The self-test's cache holds every lab: preparing it for lab 01 alone, or for 01 and 03, finds
   // it up to date (the labs asked for are not part of its key).
