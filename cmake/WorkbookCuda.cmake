@@ -14,10 +14,12 @@ option(WORKBOOK_CUDA "Build the CUDA labs when a CUDA compiler is found" ON)
 # reference figures come from; set native to build for the GPU of this machine instead.
 set(WORKBOOK_CUDA_ARCHITECTURES "90" CACHE STRING "GPU architectures of the CUDA labs (CMAKE_CUDA_ARCHITECTURES)")
 
-# A build of CPU labs only (the lab01 .. lab04 presets) needs no CUDA: finding nvcc costs configure
-# time and the GPU side of the harness build time, in the student's first `cmake --preset && ctest`.
+# A build of CPU labs only (the lab01 .. lab04 presets, and the grader's cache when it prepares
+# only those) needs no CUDA: finding nvcc costs configure time and the GPU side of the harness
+# build time (a fifth of a grading cache's), in the student's first `cmake --preset && ctest`.
 set(WORKBOOK_CUDA_NEEDED TRUE)
-if(NOT WORKBOOK_LABS STREQUAL "all" AND NOT WORKBOOK_HARNESS_TESTS AND NOT WORKBOOK_AUTOGRADER)
+if(NOT WORKBOOK_LABS STREQUAL "all" AND NOT WORKBOOK_HARNESS_TESTS
+   AND (NOT WORKBOOK_AUTOGRADER OR WORKBOOK_GRADE_PREPARE))
   set(WORKBOOK_CUDA_NEEDED FALSE)
   foreach(number IN LISTS WORKBOOK_LABS)
     file(GLOB cuda_sources "${PROJECT_SOURCE_DIR}/labs/${number}_*/*.cu")

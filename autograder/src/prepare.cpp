@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <cstdlib>
 #include <cstring>
@@ -783,9 +784,22 @@ Cache prepare(const PrepareOptions& o, std::ostream& log) {
     }
   } unfinished{dir};
   log << "preparing the grading cache in " << dir.string() << " from " << trusted.string() << "\n";
+  // Where the time goes, said at the end: what to look at when a prepare is slow.
+  const auto started = std::chrono::steady_clock::now();
+  auto phase_start = started;
+  std::string phases;
+  const auto phase_done = [&](const std::string& name) {
+    const auto now = std::chrono::steady_clock::now();
+    phases +=
+        (phases.empty() ? "" : ", ") + name + " " +
+        std::to_string(std::lround(std::chrono::duration<double>(now - phase_start).count())) +
+        " s";
+    phase_start = now;
+  };
   const fs::path src = dir / "src";
   copy_tree(trusted, src, skip);
   if (!o.overlay.empty()) copy_tree(o.overlay, src);
+  phase_done("copy");
 
   std::vector<std::string> folders = list_labs(src);
   if (!labs_to_build.empty()) {
@@ -828,6 +842,7 @@ Cache prepare(const PrepareOptions& o, std::ostream& log) {
       }
     }
   }
+  phase_done("configure");
   for (BuildDir& b : builds) {
     log << "  building " << b.dir.filename().string() << " with " << o.jobs << " jobs ...\n"
         << std::flush;
@@ -838,6 +853,7 @@ Cache prepare(const PrepareOptions& o, std::ostream& log) {
         << (r.code == 0 ? "ok" : "FAILED (labs whose parts built are still graded)") << "\n";
   }
 
+  phase_done("build");
   // Ceilings: measured once per machine (the probe skips a measurement that is still valid).
   fs::path ceilings = root / "ceilings.json";
   std::string probe;
@@ -855,6 +871,7 @@ Cache prepare(const PrepareOptions& o, std::ostream& log) {
     if (r.code != 0) log << "  the probe failed: perf grading will measure the ceilings itself\n";
   }
 
+  phase_done("ceilings");
   // Recipes.
   json labs_json = json::object();
   std::vector<fs::path> public_files, run_only;
@@ -1001,8 +1018,12 @@ Cache prepare(const PrepareOptions& o, std::ostream& log) {
                         {"complete", failed_labs.empty()},
                         {"failed_labs", failed_labs}};
   write_json(dir / "recipes.json", recipes);
+  phase_done("recipes (the hidden tests' calls timed on the reference)");
   // Proved before it is made current: the grades that start meanwhile use the proved generation.
-  if (o.prove) o.prove(dir);
+  if (o.prove) {
+    o.prove(dir);
+    phase_done("canary");
+  }
   {
     // The switch: a grade that starts from now on gets the new generation.
     FileLock switching(root / kLockFile, FileLock::Mode::exclusive);
@@ -1010,6 +1031,10 @@ Cache prepare(const PrepareOptions& o, std::ostream& log) {
     unfinished.done = true;
     remove_unused_generations(root, dir, log);
   }
+  log << "prepared in "
+      << std::lround(
+             std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count())
+      << " s: " << phases << "\n";
   if (!failed_labs.empty()) {
     std::string list;
     for (const std::string& n : failed_labs) list += (list.empty() ? "" : ", ") + n;
