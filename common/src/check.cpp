@@ -186,6 +186,66 @@ bool transposed(const Outcome& o, const Tolerance& tol) {
   return true;
 }
 
+// Is the output what a tiled kernel gives when it reads its tile buffer with the wrong row stride?
+// The kernel sums each tile of `rows` x `width` elements in a local buffer whose rows are `width`
+// apart, then copies the tile out; the partial tile at the right edge (the last `cols` columns,
+// fewer than `width`) is read at i * cols + j instead of i * width + j, so its rows after the
+// first hold other elements of the tile, or the buffer's zero padding. The full tiles are right.
+// Tried for every tile height and width up to 16 x 64 (or twice N): exact, so it names nothing
+// else, and cheap, as a wrong guess fails within the first rows. `width_known`: no wider buffer
+// gives the same output.
+bool tile_buffer_misread(const Outcome& o, const Tolerance& tol, std::size_t& tile_rows,
+                         std::size_t& width, bool& width_known, std::size_t& cols) {
+  if (o.rows < 2 || o.cols < 2 || o.bad_count == 0 || o.n != o.rows * o.cols) return false;
+  const auto matches = [&](std::size_t i, std::size_t answer) {
+    const double w = o.want(answer), scale = o.scale ? o.scale(answer) : std::fabs(w);
+    return std::fabs(o.got(i) - w) <= 2 * std::max(tol.rel, 1e-5) * (scale + 1e-30) + tol.abs;
+  };
+  // Does the misread with tiles of tr rows and w columns give the output? `moved`: some wrong
+  // element holds another element's nonzero answer (zeros alone are also what rows never written
+  // give, and fit many widths).
+  const auto fits = [&](std::size_t tr, std::size_t w, bool& moved) {
+    const std::size_t j0 = o.cols / w * w, edge = o.cols - j0;  // the partial tile's columns
+    if (edge == 0) return false;
+    moved = false;
+    for (std::size_t r = 0; r < o.rows; ++r) {
+      const std::size_t r0 = r / tr * tr, height = std::min(tr, o.rows - r0);
+      for (std::size_t c = 0; c < o.cols; ++c) {
+        const std::size_t i = r * o.cols + c;
+        if (c < j0) {
+          if (!matches(i, i)) return false;
+          continue;
+        }
+        const std::size_t at = (r - r0) * edge + (c - j0);  // where the copy reads
+        const std::size_t br = at / w, bc = at % w;
+        if (br < height && bc < edge) {
+          const std::size_t from = (r0 + br) * o.cols + j0 + bc;
+          if (!matches(i, from)) return false;
+          moved |= from != i && o.got(i) != 0;
+        } else if (o.got(i) != 0) {
+          return false;  // the buffer's zero padding
+        }
+      }
+    }
+    return moved;
+  };
+  const std::size_t widest = std::max<std::size_t>(64, 2 * o.cols);
+  for (std::size_t tr = 2; tr <= std::min<std::size_t>(o.rows, 16); ++tr) {
+    for (std::size_t w = 2; w <= widest; ++w) {
+      bool moved = false;
+      if (!fits(tr, w, moved)) continue;
+      tile_rows = tr;
+      width = w;
+      cols = o.cols - o.cols / w * w;
+      width_known = true;  // unless a wider buffer fits as well
+      for (std::size_t other = w + 1; other <= widest && width_known; ++other)
+        width_known = !fits(tr, other, moved);
+      return true;
+    }
+  }
+  return false;
+}
+
 // Bad elements exactly the last kr rows and the last kc columns of an rows x cols output?
 bool bad_in_tails(const Outcome& o, std::size_t& kr, std::size_t& kc) {
   kr = kc = 0;
@@ -492,6 +552,18 @@ std::string diagnose(const Outcome& o, const Tolerance& tol, const Where& where,
   bool wrong_are_zero = o.bad_count > 0;
   for (std::size_t i = 0; i < n && wrong_are_zero; ++i)
     wrong_are_zero = !o.bad[i] || (!o.unwritten[i] && o.got(i) == 0);
+  std::size_t tile_rows = 0, tile_width = 0, edge = 0;
+  bool width_known = false;
+  if (tile_buffer_misread(o, tol, tile_rows, tile_width, width_known, edge)) {
+    const std::string w = width_known ? std::to_string(tile_width) : "the tile's width",
+                      e = std::to_string(edge);
+    return "the tiles at the right edge (the last " + count(edge, "column") +
+           ", a partial tile) hold right answers from the wrong places: their rows after the "
+           "first are other elements of the tile, or 0. That is a tile's buffer, with rows " +
+           w + " apart, read at i * " + e +
+           " + j (the columns the tile covers in C) instead of i * " +
+           (width_known ? w : std::string("width")) + " + j: index the buffer with its own width.";
+  }
   if (later_rows_start_wrong(o, width) && wrong_are_zero)
     return observed(
         "row 0 is right, and every wrong element of the later rows is 0 (" +
@@ -605,14 +677,24 @@ bool matches_mistake(const Outcome& o, const Mistake& m, const ElementwiseCheck&
 }
 
 // The first of the lab's mistakes that the output matches, as the diagnosis; "" if none does.
+// Records in r the mistake matched and those whose output equals the right one here (silent: no
+// case of theirs can fail).
 template <class T>
-std::string named_mistake(const Outcome& o, const ElementwiseCheck& how, std::string& matched) {
+std::string named_mistake(const Outcome& o, const ElementwiseCheck& how, CheckResult& r) {
+  Outcome right = o;
+  right.got = o.want;
+  right.unwritten.assign(o.n, 0);
+  std::string diagnosis;
   for (const Mistake& m : how.mistakes()) {
-    if (!matches_mistake<T>(o, m, how)) continue;
-    matched = m.what;
-    return "your output matches " + m.what + ": " + m.advice;
+    if (matches_mistake<T>(right, m, how)) {
+      r.silent_mistakes.push_back(m.name());
+    } else if (diagnosis.empty() && matches_mistake<T>(o, m, how)) {
+      r.mistake = m.what;
+      r.mistake_key = m.name();
+      diagnosis = "your output matches " + m.what + ": " + m.advice;
+    }
   }
-  return "";
+  return diagnosis;
 }
 
 // What an output that changes between two runs on the same inputs means, in the kernel's terms.
@@ -821,7 +903,7 @@ CheckResult check_elementwise(const GuardedBuffer<T>& buffer,
                                 std::to_string(r.first_wrong % o.cols)
                           : "index " + std::to_string(r.first_wrong)) +
               ")";
-  if (o.unwritten_count < o.n && how.mistakes) r.diagnosis = named_mistake<T>(o, how, r.mistake);
+  if (o.unwritten_count < o.n && how.mistakes) r.diagnosis = named_mistake<T>(o, how, r);
   if (!r.diagnosis.empty())
     r.specificity = Specificity::mistake;
   else
@@ -986,13 +1068,16 @@ CheckResult check_reduction(double got, const ReductionOracle& oracle, const Whe
       const double gamma = gamma_float(double(n + oracle.extra_roundings));
       const double window = std::max(
           {hi - lo, gamma * std::fabs(a), m.scale ? 2 * gamma * std::fabs(m.scale(0)) : 0.0});
-      const bool same = std::isfinite(a) ? std::fabs(got - a) <= window
-                                         : (std::isnan(a) ? std::isnan(got) : got == a);
-      if (!same) continue;
+      const auto same_as = [&](double x) {
+        return std::isfinite(a) ? std::fabs(x - a) <= window
+                                : (std::isnan(a) ? std::isnan(x) : x == a);
+      };
+      if (same_as(want)) r.silent_mistakes.push_back(m.name());
+      if (!r.mistake.empty() || !same_as(got)) continue;
       r.mistake = m.what;
+      r.mistake_key = m.name();
       r.diagnosis = "your result matches " + m.what + ": " + m.advice;
       r.specificity = Specificity::mistake;
-      break;
     }
   }
   if (!r.diagnosis.empty()) {

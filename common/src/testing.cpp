@@ -122,9 +122,19 @@ const Cases::Failure* Cases::most_telling() const {
   const auto weight = [this](const Failure& f) {
     const Specificity r = rank(f.result);
     if (r != Specificity::mistake) return r;
+    // Had the student made this mistake, a case where it gives the right answer would have
+    // passed: a failing one rules it out (at n = 1, rows left unwritten read like a row loop
+    // bounded by n, but the cases where n >= m fail too).
+    const auto key = [](const CheckResult& r) {
+      return r.mistake_key.empty() ? r.mistake : r.mistake_key;
+    };
+    for (const Failure& g : failures_)
+      if (std::find(g.result.silent_mistakes.begin(), g.result.silent_mistakes.end(),
+                    key(f.result)) != g.result.silent_mistakes.end())
+        return Specificity::observed;
     std::size_t same = 0, telling = 0;
     for (const Failure& g : failures_) {
-      if (g.result.mistake == f.result.mistake)
+      if (key(g.result) == key(f.result))
         ++same;
       else if (rank(g.result) >= Specificity::pattern)
         ++telling;

@@ -54,6 +54,10 @@ struct Mistake {
   /// element (a wrong sum's: the sum of its own |terms|); empty: the check's own scale. Matching
   /// allows twice the check's bound on the larger of the two.
   std::function<double(std::size_t)> scale;
+  /// Names the mistake the same in every case, where `what` speaks of one case's sizes ("the first
+  /// 3 rows only"); empty: `what` does.
+  std::string key;
+  const std::string& name() const { return key.empty() ? what : key; }
 };
 /// A lab's catalogue for one check, built only when the check fails (a wrong answer may need a
 /// pass over the inputs, or a matrix product).
@@ -161,7 +165,12 @@ struct CheckResult {
   double rel_error = 0;         ///< norm-wise: ||got - want||_2 / ||want||_2
   double max_ulps = 0;          ///< float outputs: largest error in units of the last place
   std::string mistake;          ///< the catalogue's Mistake::what that the output matched, if any
-  bool unstable = false;        ///< the output changed between two runs on the same inputs
+  std::string mistake_key;      ///< its Mistake::name(), the same in every case
+  /// The Mistake::name() of each mistake of the catalogue whose wrong output equals the right one
+  /// on this case's inputs: had the student made it, this case would have passed (Cases weighs a
+  /// mistake that some failing case rules out as what was observed, not as the student's).
+  std::vector<std::string> silent_mistakes;
+  bool unstable = false;  ///< the output changed between two runs on the same inputs
   /// How much the diagnosis tells; a result built by hand (a lab's own check) that names a mistake
   /// counts as Specificity::mistake, one that fails without a level as observed.
   Specificity specificity = Specificity::none;

@@ -152,8 +152,10 @@ inline std::vector<Entry> catalogue(const Inputs& in) {
         1, s.k, a_ip, b_pj));
 
   // The loop over the rows of C bounded by n (the columns) instead of m: rows from n on are never
-  // computed; zero where C was cleared first, unwritten where it was not.
-  if (s.n < s.m && in.want_scale.size() == in.want.size()) {
+  // computed; zero where C was cleared first, unwritten where it was not. Where n >= m it computes
+  // every row: listed all the same, so that a shape where it is right and the output is not rules
+  // it out (a tile's zero padding read at n = 1 looks like it).
+  if (s.n > 0 && in.want_scale.size() == in.want.size()) {
     for (const bool cleared : {true, false}) {
       list.push_back(
           {"the first " + std::to_string(s.n) + " rows only, the rest " +
@@ -164,7 +166,8 @@ inline std::vector<Entry> catalogue(const Inputs& in) {
            [in, s, cleared](std::size_t i) {
              return i / s.n < s.n ? in.want[i] : (cleared ? 0.0 : detail::kNaN);
            },
-           [in, s](std::size_t i) { return i / s.n < s.n ? in.want_scale[i] : 0.0; }});
+           [in, s](std::size_t i) { return i / s.n < s.n ? in.want_scale[i] : 0.0; },
+           cleared ? "rows bounded by n, the rest zero" : "rows bounded by n, the rest unwritten"});
     }
   }
 
@@ -422,10 +425,14 @@ inline std::vector<Entry> catalogue(const Inputs& in) {
              "it. Loop while p0 < k and end each block at min(p0 + block, k).",
          [](std::size_t) { return 0.0; }, [](std::size_t) { return 0.0; }});
 
-  // Keep only the entries that reproduce C itself (see detail::reproduces).
+  // Keep only the entries that reproduce C itself (see detail::reproduces), and those that give the
+  // right C here: a failing shape where a mistake is right rules that mistake out (Cases).
   if (in.got) {
-    std::erase_if(list,
-                  [&](const Entry& e) { return !detail::reproduces(e, in.got, s.m * s.n, s.k); });
+    const auto right = [&in](std::size_t i) { return in.want[i]; };
+    std::erase_if(list, [&](const Entry& e) {
+      return !detail::reproduces(e, in.got, s.m * s.n, s.k) &&
+             !detail::reproduces(e, right, s.m * s.n, s.k);
+    });
   }
   return list;
 }
