@@ -116,7 +116,9 @@ std::string histogram_svg(const std::vector<double>& percents, const std::string
   std::string s =
       "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"660\" height=\"310\" "
       "font-family=\"Helvetica, Arial, sans-serif\" "
-      "font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n<text x=\"50\" "
+      "font-size=\"12\">\n<title>" +
+      html_escape(title) +  // its accessible name, also inlined in summary.html
+      "</title>\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n<text x=\"50\" "
       "y=\"28\" font-size=\"16\" "
       "font-weight=\"bold\">" +
       html_escape(title) + "</text>\n";
@@ -133,10 +135,13 @@ std::string histogram_svg(const std::vector<double>& percents, const std::string
          "\" text-anchor=\"middle\">" + std::to_string(10 * i) +
          (i == 9 ? "-100" : "-" + std::to_string(10 * i + 9)) + "</text>\n";
   }
-  s += "<line x1=\"" + fixed(left) + "\" y1=\"" + fixed(bottom) + "\" x2=\"" +
-       fixed(left + 10 * width) + "\" y2=\"" + fixed(bottom) + "\" stroke=\"#444\"/>\n<text x=\"" +
-       fixed(left + 5 * width) + "\" y=\"" + fixed(bottom + 40) +
-       "\" text-anchor=\"middle\">score (% of the maximum)</text>\n</svg>\n";
+  s +=
+      "<line x1=\"" + fixed(left) + "\" y1=\"" + fixed(bottom) + "\" x2=\"" +
+      fixed(left + 10 * width) + "\" y2=\"" + fixed(bottom) + "\" stroke=\"#444\"/>\n<text x=\"" +
+      fixed(left + 5 * width) + "\" y=\"" + fixed(bottom + 40) +
+      "\" text-anchor=\"middle\">score (% of the maximum)</text>\n<text transform=\"translate(24," +
+      fixed(bottom - height / 2) +
+      ") rotate(-90)\" text-anchor=\"middle\">submissions</text>\n</svg>\n";
   return s;
 }
 
