@@ -1,12 +1,12 @@
 #include <grade/report.hpp>
 
+#include <grade/markdown_html.hpp>
 #include <grade/util.hpp>
 
 #include <workbook/report.hpp>
 
 #include <map>
 #include <set>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -247,60 +247,26 @@ std::string markdown_report(const GradeResult& r, const std::string& plots) {
             "\n\n";
       if (i.source == Source::perf)
         for (const auto& [name, svg] : l.plots)
-          if (name == i.test)
-            md += "![roofline of " + i.test + "](" + plots + "/lab" + l.number + "-" + name +
-                  ".svg)\n\n";
+          if (name == i.test) {
+            d.add(std::move(md));
+            md.clear();
+            d.add_figure("roofline of " + i.test, plots + "/lab" + l.number + "-" + name + ".svg",
+                         svg);
+          }
     }
   }
-  return md;
+  d.add(std::move(md));
+  return d;
+}
+
+}  // namespace
+
+std::string markdown_report(const GradeResult& r, const std::string& plots) {
+  return report_document(r, plots).markdown();
 }
 
 std::string html_report(const GradeResult& r) {
-  std::ostringstream h;
-  h << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>Grading report: "
-    << html_escape(valid_text(r.id))
-    << "</title>\n<style>body{font-family:Helvetica,Arial,sans-serif;max-width:1000px;margin:2em "
-       "auto;color:#222}"
-       "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:4px "
-       "8px;text-align:left}"
-       ".passed{color:#2b8a3e}.failed{color:#c92a2a}.not{color:#868e96}pre{background:#f6f8fa;"
-       "padding:8px;"
-       "white-space:pre-wrap;font-size:12px}</style></head><body>\n";
-  h << "<h1>Grading report: " << html_escape(valid_text(r.id))
-    << "</h1>\n<p><b>Score: " << points(r.score, r.max_score) << "</b> (seed " << r.seed
-    << ")</p>\n<table><tr><th>lab</th><th>score</th><th>status</th></tr>\n";
-  for (const LabResult& l : r.labs)
-    h << "<tr><td>" << html_escape(l.number + " " + l.folder.substr(3)) << "</td><td>"
-      << points(l.score, l.max_score) << "</td><td>" << html_escape(lab_status(l))
-      << "</td></tr>\n";
-  h << "</table>\n";
-  for (const LabResult& l : r.labs) {
-    h << "<h2>Lab " << html_escape(l.number + " (" + l.folder + ")") << ": "
-      << points(l.score, l.max_score) << "</h2>\n";
-    if (!l.build_output.empty())
-      h << "<pre>" << html_escape(valid_text(l.build_output)) << "</pre>\n";
-    h << "<table><tr><th>test</th><th>points</th><th>result</th></tr>\n";
-    for (const Item& i : l.items) {
-      const std::string word = status_word(i);
-      const std::string cls = word == "passed" ? "passed" : word == "not graded" ? "not" : "failed";
-      h << "<tr><td>" << html_escape(i.name()) << "</td><td>" << points(i.score, i.max_score)
-        << "</td><td class=\"" << cls << "\">" << word << "</td></tr>\n";
-    }
-    h << "</table>\n";
-    for (const Item& i : l.items) {
-      if (i.output.empty() || (i.status == ItemStatus::passed && i.source != Source::perf))
-        continue;
-      h << "<h3>" << html_escape(i.name()) << "</h3>\n<pre>"
-        << html_escape(valid_text(shown(i) ? i.output
-                                           : std::string("(details are shown after the due date)")))
-        << "</pre>\n";
-      if (i.source == Source::perf)
-        for (const auto& [name, svg] : l.plots)
-          if (name == i.test) h << "<div>" << svg << "</div>\n";
-    }
-  }
-  h << "</body></html>\n";
-  return h.str();
+  return report_document(r, "plots").html_page("Grading report: " + valid_text(r.id));
 }
 
 std::vector<std::string> flags(const GradeResult& r) {
