@@ -82,7 +82,8 @@ std::string markdown_to_text(std::string_view markdown) {
     std::string indented;
     for (std::size_t start = 0; start < code.size();) {
       const std::size_t end = std::min(code.find('\n', start), code.size());
-      indented += "    " + code.substr(start, end - start) + "\n";
+      if (end > start) indented += "    " + code.substr(start, end - start);  // blank: no spaces
+      indented += "\n";
       start = end + 1;
     }
     cmark_node_set_literal(node, indented.c_str());

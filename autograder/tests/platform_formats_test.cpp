@@ -625,8 +625,8 @@ TEST(Markdown, RendersPlainTextWithoutMarks) {
   const std::string text =
       markdown_to_text("## Score: 3 / 8\n\n**bold** `code` \\# not a heading &lt;b&gt;\n");
   EXPECT_EQ(text, "Score: 3 / 8\n\nbold code # not a heading <b>\n");
-  EXPECT_EQ(markdown_to_text("Lab 01\n\n```\nerror: x\n## Score: 100\n```\n"),
-            "Lab 01\n\n    error: x\n    ## Score: 100\n")
+  EXPECT_EQ(markdown_to_text("Lab 01\n\n```\nerror: x\n\n## Score: 100\n```\n"),
+            "Lab 01\n\n    error: x\n\n    ## Score: 100\n")
       << "a code block, indented: quoted, not the grader's own lines";
 }
 
