@@ -31,7 +31,8 @@ mkdir -p "$out" "$build"
 exec > >(tee "$out/log.txt") 2>&1
 if [ -n "$deps" ]; then
   export CMAKE_PREFIX_PATH=$deps  # the grader's own configure (prepare) needs it too
-  # Runtime libraries gathered by gpu_deps.sh (libarchive and what it loads), where missing here.
+  # Runtime libraries gathered by gpu_deps.sh (libarchive, cmark-gfm and what they load), where
+  # missing here.
   if [ -d "$deps/runtime" ]; then "$root/autograder/selftest/gpu_deps.sh" --install "$deps" || exit 1; fi
 fi
 step() { echo; echo "=== $* ($(date +%T))"; }

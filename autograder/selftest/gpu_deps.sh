@@ -3,8 +3,9 @@
 # run the labs and the grader, into the ignored folder .deps/ (carry it to that machine):
 #   - header-only libraries and their CMake packages: xtensor, xtl, xsimd, nlohmann-json, CLI11;
 #   - GoogleTest's static libraries, headers and CMake package;
-#   - libarchive (the grader reads submissions with it): its headers, and the shared library with
-#     every library it loads, in .deps/runtime/ (installed there by `gpu_deps.sh --install`);
+#   - libarchive (the grader reads submissions with it) and cmark-gfm with its extensions (the
+#     grader renders its reports' Markdown with it): their headers, and the shared libraries with
+#     every library they load, in .deps/runtime/ (installed there by `gpu_deps.sh --install`);
 #   - with --baselines, the benches' library baselines too: OpenBLAS and oneDNN, their headers, and
 #     their shared libraries with what they load, compressed (.deps/runtime/baselines.tar.xz, 8 MB
 #     instead of 80: a device run carries at most 64 MiB).
@@ -53,6 +54,7 @@ rm -rf "$dest"
 mkdir -p "$dest/include" "$dest/$lib/cmake" "$dest/share/cmake" "$dest/runtime"
 for d in xtensor xtl xsimd nlohmann CLI gtest gmock; do cp -r "/usr/include/$d" "$dest/include/"; done
 cp /usr/include/archive.h /usr/include/archive_entry.h "$dest/include/"
+cp /usr/include/cmark-gfm*.h "$dest/include/"  # Debian ships no CMake package: cmake/FindCmarkGfm.cmake
 for d in xtensor xsimd GTest; do cp -r "/usr/$lib/cmake/$d" "$dest/$lib/cmake/"; done
 for d in xtl nlohmann_json CLI11; do cp -r "/usr/share/cmake/$d" "$dest/share/cmake/"; done
 cp /usr/$lib/libgtest*.a /usr/$lib/libgmock*.a "$dest/$lib/"
@@ -66,6 +68,13 @@ copy_with_dependencies() {
 copy_with_dependencies "/usr/$lib/libarchive.so.13" "$dest/runtime"
 ln -s ../../runtime/libarchive.so.13 "$dest/$lib/libarchive.so"
 ln -s ../runtime/libarchive.so.13 "$dest/lib/libarchive.so"
+# cmark-gfm's extensions load its core: both land in runtime/, each with the name the linker seeks.
+copy_with_dependencies "$(ls /usr/$lib/libcmark-gfm-extensions.so.0.* | head -1)" "$dest/runtime"
+for name in cmark-gfm cmark-gfm-extensions; do
+  so=$(basename "$(ls "$dest"/runtime/lib$name.so.0.* | head -1)")
+  ln -s "../../runtime/$so" "$dest/$lib/lib$name.so"
+  ln -s "../runtime/$so" "$dest/lib/lib$name.so"
+done
 if $baselines; then
   # OpenBLAS (Debian's pthread build) and oneDNN: headers beside the others, libraries compressed.
   mkdir -p "$dest/include/openblas"

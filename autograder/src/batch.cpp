@@ -4,6 +4,7 @@
 // losing or duplicating anything.
 #include <grade/batch.hpp>
 
+#include <grade/markdown_html.hpp>
 #include <grade/report.hpp>
 
 #include <workbook/ceilings.hpp>
@@ -116,7 +117,9 @@ std::string histogram_svg(const std::vector<double>& percents, const std::string
   std::string s =
       "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"660\" height=\"310\" "
       "font-family=\"Helvetica, Arial, sans-serif\" "
-      "font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n<text x=\"50\" "
+      "font-size=\"12\">\n<title>" +
+      html_escape(title) +  // its accessible name, also inlined in summary.html
+      "</title>\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n<text x=\"50\" "
       "y=\"28\" font-size=\"16\" "
       "font-weight=\"bold\">" +
       html_escape(title) + "</text>\n";
@@ -133,10 +136,13 @@ std::string histogram_svg(const std::vector<double>& percents, const std::string
          "\" text-anchor=\"middle\">" + std::to_string(10 * i) +
          (i == 9 ? "-100" : "-" + std::to_string(10 * i + 9)) + "</text>\n";
   }
-  s += "<line x1=\"" + fixed(left) + "\" y1=\"" + fixed(bottom) + "\" x2=\"" +
-       fixed(left + 10 * width) + "\" y2=\"" + fixed(bottom) + "\" stroke=\"#444\"/>\n<text x=\"" +
-       fixed(left + 5 * width) + "\" y=\"" + fixed(bottom + 40) +
-       "\" text-anchor=\"middle\">score (% of the maximum)</text>\n</svg>\n";
+  s +=
+      "<line x1=\"" + fixed(left) + "\" y1=\"" + fixed(bottom) + "\" x2=\"" +
+      fixed(left + 10 * width) + "\" y2=\"" + fixed(bottom) + "\" stroke=\"#444\"/>\n<text x=\"" +
+      fixed(left + 5 * width) + "\" y=\"" + fixed(bottom + 40) +
+      "\" text-anchor=\"middle\">score (% of the maximum)</text>\n<text transform=\"translate(24," +
+      fixed(bottom - height / 2) +
+      ") rotate(-90)\" text-anchor=\"middle\">submissions</text>\n</svg>\n";
   return s;
 }
 
@@ -167,9 +173,9 @@ void write_summary(const fs::path& out, std::ostream& log) {
   for (const GradeResult& r : results)
     percents.push_back(r.max_score > 0 ? 100 * r.score / r.max_score : 0);
   const fs::path plots = out / "summary";
-  write_text_atomic(
-      plots / "scores.svg",
-      histogram_svg(percents, "Scores of " + std::to_string(results.size()) + " submissions"));
+  const std::string scores_svg =
+      histogram_svg(percents, "Scores of " + std::to_string(results.size()) + " submissions");
+  write_text_atomic(plots / "scores.svg", scores_svg);
 
   std::string md = "# Class summary\n\n" + std::to_string(results.size()) + " submissions graded";
   if (!percents.empty()) {
@@ -177,9 +183,12 @@ void write_summary(const fs::path& out, std::ostream& log) {
     md += ": median " + fixed(s.median) + "%, mean " + fixed(s.mean) + "%, from " + fixed(s.min) +
           "% to " + fixed(s.max) + "%";
   }
-  md +=
-      ".\n\n![score distribution](summary/scores.svg)\n\n| lab | median | mean | full marks | does "
-      "not build | not submitted |\n|---|---|---|---|---|---|\n";
+  // summary.md links the plots, summary.html has them inline.
+  MarkdownDocument summary;
+  summary.add(md + ".\n\n");
+  summary.add_figure("score distribution", "summary/scores.svg", scores_svg);
+  md = "| lab | median | mean | full marks | does not build | not submitted |\n"
+       "|---|---|---|---|---|---|\n";
   std::vector<std::pair<std::string, std::string>> lab_plots;
   for (const std::string& n : labs) {
     std::vector<double> scores;
@@ -242,25 +251,15 @@ void write_summary(const fs::path& out, std::ostream& log) {
       }
     }
   }
+  summary.add(md + "\n");
   for (const auto& [n, svg] : lab_plots)
-    md += "\n![lab " + n + " roofline](summary/lab" + n + "-roofline.svg)\n";
+    summary.add_figure("lab " + n + " roofline", "summary/lab" + n + "-roofline.svg", svg);
   std::string flagged;
   for (const GradeResult& r : results)
     for (const std::string& f : flags(r)) flagged += "- " + r.id + ": " + f + "\n";
-  if (!flagged.empty()) md += "\n## For the instructor to look at\n\n" + flagged;
-  write_text_atomic(out / "summary.md", md);
-
-  std::string html =
-      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>Class "
-      "summary</title><style>"
-      "body{font-family:Helvetica,Arial,sans-serif;max-width:1000px;margin:2em "
-      "auto}table{border-collapse:collapse}"
-      "td,th{border:1px solid #ccc;padding:4px 8px}</style></head><body>\n<pre "
-      "style=\"white-space:pre-wrap\">" +
-      html_escape(md) + "</pre>\n" + read_text(plots / "scores.svg");
-  for (const auto& [n, svg] : lab_plots) html += svg;
-  html += "</body></html>\n";
-  write_text_atomic(out / "summary.html", html);
+  if (!flagged.empty()) summary.add("## For the instructor to look at\n\n" + flagged);
+  write_text_atomic(out / "summary.md", summary.markdown());
+  write_text_atomic(out / "summary.html", summary.html_page("Class summary"));
   log << "gradebook: " << (out / "gradebook.csv").string() << " (" << results.size()
       << " submissions); summary: " << (out / "summary.md").string() << "\n";
 }

@@ -250,15 +250,17 @@ int check_expectations(const GradeResult& r, const json& e, const std::vector<st
       if (f.find(unwanted) != std::string::npos)
         problems.push_back("a flag says \"" + unwanted + "\": " + f);
   }
-  // What a student's process printed stays text in every Markdown output (report.md, Gradescope's
-  // and PrairieLearn's): "markdown_not_contains" may not appear outside their code blocks (where
-  // Markdown shows text as it is), "outputs_not_contain" nowhere in them.
+  // What a student's process printed stays text in every output a platform renders: in the
+  // Markdown ones (report.md, Gradescope's), "markdown_not_contains" may not appear outside their
+  // code blocks (where Markdown shows text as it is); in the plain-text ones (PrairieLearn's),
+  // outside the indented lines that quote it. "outputs_not_contain" appears nowhere in them.
   std::vector<std::string> markdown = {markdown_report(r),
                                        gradescope_results(r).value("output", "")};
   for (const json& t : items_of(gradescope_results(r), "tests"))
     markdown.push_back(t.value("output", ""));
-  for (const json& t : items_of(prairielearn_results(r), "tests"))
-    markdown.push_back(t.value("output", ""));
+  const json prairielearn = prairielearn_results(r);
+  std::vector<std::string> plain = {prairielearn.value("output", "")};
+  for (const json& t : items_of(prairielearn, "tests")) plain.push_back(t.value("output", ""));
   auto outside_code = [](const std::string& md) {
     std::string out;
     bool code = false;
@@ -273,6 +275,13 @@ int check_expectations(const GradeResult& r, const json& e, const std::vector<st
     }
     return out;
   };
+  auto unindented = [](const std::string& text) {
+    std::string out;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);)
+      if (line.rfind("    ", 0) != 0) out += "\n" + line;
+    return out;
+  };
   for (const auto& [key, anywhere] :
        {std::pair{"markdown_not_contains", false}, std::pair{"outputs_not_contain", true}}) {
     for (const json& text : items_of(e, key)) {
@@ -282,6 +291,12 @@ int check_expectations(const GradeResult& r, const json& e, const std::vector<st
           }))
         problems.push_back("a Markdown output contains " + json(valid_text(unwanted)).dump() +
                            (anywhere ? "" : " outside its code blocks"));
+      if (std::any_of(plain.begin(), plain.end(), [&](const std::string& t) {
+            return (anywhere ? t : unindented(t)).find(unwanted) != std::string::npos;
+          }))
+        problems.push_back("a plain-text output (PrairieLearn's) contains " +
+                           json(valid_text(unwanted)).dump() +
+                           (anywhere ? "" : " outside its indented, quoted lines"));
     }
   }
   if (e.contains("max_seconds") && r.seconds > e["max_seconds"].get<double>())

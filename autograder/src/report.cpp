@@ -1,12 +1,12 @@
 #include <grade/report.hpp>
 
+#include <grade/markdown_html.hpp>
 #include <grade/util.hpp>
 
 #include <workbook/report.hpp>
 
 #include <map>
 #include <set>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -81,6 +81,11 @@ std::string safe_markdown(const std::string& raw) {
   }
   if (in_code) out += "\n```";  // a code block the text opened ends with it
   return out;
+}
+
+std::string trim_trailing_newlines(std::string text) {
+  while (!text.empty() && text.back() == '\n') text.pop_back();
+  return text;
 }
 
 bool shown(const Item& i) {
@@ -191,7 +196,20 @@ nlohmann::json gradescope_results(const GradeResult& r) {
       {"extra_data", {{"seed", r.seed}, {"max_score", r.max_score}, {"grader", "workbook-grade"}}}};
 }
 
+// PrairieLearn's external-grader results, as https://prairielearn.readthedocs.io/en/latest/
+// externalGrading/#grading-results documents them: `score` in [0, 1], `gradable`, `format_errors`,
+// `message`, `output`, `images` and `tests` (name, description, points, max_points, message,
+// output, images), the file at most 1 MB. Its element <pl-external-grader-results> shows `message`
+// and `output`, top level and per test, in a <pre> after turning ANSI colours into HTML, which
+// escapes everything else (apps/prairielearn/elements/pl-external-grader-results/
+// pl-external-grader-results.py and .mustache in PrairieLearn's repository): no field renders HTML
+// or Markdown, so they carry the reports' Markdown as plain text. The plots go in `images` as data:
+// URLs, which the element shows as <img>, each beside its perf test.
 nlohmann::json prairielearn_results(const GradeResult& r) {
+  // Of the 1 MB, what the plots may take: the text gets the rest.
+  constexpr std::size_t kImageBytes = 640 * 1024;
+  std::size_t image_bytes = 0;
+  int plots_left_out = 0;
   json tests = json::array();
   for (const LabResult& l : r.labs) {
     for (const Item& i : l.items) {
@@ -199,10 +217,21 @@ nlohmann::json prairielearn_results(const GradeResult& r) {
                 {"points", i.score},
                 {"max_points", i.max_score},
                 {"description", i.function}};
-      if (shown(i))
-        t["output"] = safe_markdown(i.output);
-      else
+      if (!shown(i))
         t["message"] = "details hidden";
+      else if (!i.output.empty())
+        t["output"] = markdown_to_text(safe_markdown(i.output));
+      if (i.source == Source::perf && shown(i))
+        for (const auto& [name, svg] : l.plots) {
+          if (name != i.test) continue;
+          std::string url = "data:image/svg+xml;base64," + base64(svg);
+          if (image_bytes + url.size() > kImageBytes) {
+            ++plots_left_out;
+            continue;
+          }
+          image_bytes += url.size();
+          t["images"].push_back({{"label", "Roofline of " + i.name()}, {"url", std::move(url)}});
+        }
       tests.push_back(t);
     }
   }
@@ -212,12 +241,19 @@ nlohmann::json prairielearn_results(const GradeResult& r) {
   json reasons = json::array();
   for (const LabResult& l : r.labs)
     if (l.status != LabStatus::graded)
-      reasons.push_back("lab " + l.number + ": " + to_string(l.status) +
-                        (l.notes.empty() ? "" : " (" + first_errors(l.notes.front(), 3) + ")"));
+      reasons.push_back(
+          "lab " + l.number + ": " + to_string(l.status) +
+          (l.notes.empty()
+               ? ""
+               : " (" + trim_trailing_newlines(first_errors(l.notes.front(), 3)) + ")"));
+  std::string output = markdown_to_text(summary_markdown(r));
+  if (plots_left_out > 0)
+    output += "\n" + std::to_string(plots_left_out) +
+              " roofline plot(s) left out: PrairieLearn takes at most 1 MB of results.\n";
   json out = {{"gradable", reasons.empty()},
               {"score", r.max_score > 0 ? r.score / r.max_score : 0.0},
               {"message", "Score " + points(r.score, r.max_score)},
-              {"output", summary_markdown(r)},
+              {"output", output},
               {"tests", tests}};
   if (!reasons.empty()) {
     out["format_errors"] = reasons;
@@ -229,7 +265,12 @@ nlohmann::json prairielearn_results(const GradeResult& r) {
   return out;
 }
 
-std::string markdown_report(const GradeResult& r, const std::string& plots) {
+namespace {
+
+// The student's report, once for both files: report.md links each plot from `plots`, report.html
+// has it inline.
+MarkdownDocument report_document(const GradeResult& r, const std::string& plots) {
+  MarkdownDocument d;
   std::string md = "# Grading report: " + safe_markdown(r.id) + "\n\n" + summary_markdown(r) + "\n";
   for (const LabResult& l : r.labs) {
     md += "## Lab " + l.number + " (" + l.folder + "): " + points(l.score, l.max_score) + "\n\n";
@@ -247,60 +288,26 @@ std::string markdown_report(const GradeResult& r, const std::string& plots) {
             "\n\n";
       if (i.source == Source::perf)
         for (const auto& [name, svg] : l.plots)
-          if (name == i.test)
-            md += "![roofline of " + i.test + "](" + plots + "/lab" + l.number + "-" + name +
-                  ".svg)\n\n";
+          if (name == i.test) {
+            d.add(std::move(md));
+            md.clear();
+            d.add_figure("roofline of " + i.test, plots + "/lab" + l.number + "-" + name + ".svg",
+                         svg);
+          }
     }
   }
-  return md;
+  d.add(std::move(md));
+  return d;
+}
+
+}  // namespace
+
+std::string markdown_report(const GradeResult& r, const std::string& plots) {
+  return report_document(r, plots).markdown();
 }
 
 std::string html_report(const GradeResult& r) {
-  std::ostringstream h;
-  h << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>Grading report: "
-    << html_escape(valid_text(r.id))
-    << "</title>\n<style>body{font-family:Helvetica,Arial,sans-serif;max-width:1000px;margin:2em "
-       "auto;color:#222}"
-       "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:4px "
-       "8px;text-align:left}"
-       ".passed{color:#2b8a3e}.failed{color:#c92a2a}.not{color:#868e96}pre{background:#f6f8fa;"
-       "padding:8px;"
-       "white-space:pre-wrap;font-size:12px}</style></head><body>\n";
-  h << "<h1>Grading report: " << html_escape(valid_text(r.id))
-    << "</h1>\n<p><b>Score: " << points(r.score, r.max_score) << "</b> (seed " << r.seed
-    << ")</p>\n<table><tr><th>lab</th><th>score</th><th>status</th></tr>\n";
-  for (const LabResult& l : r.labs)
-    h << "<tr><td>" << html_escape(l.number + " " + l.folder.substr(3)) << "</td><td>"
-      << points(l.score, l.max_score) << "</td><td>" << html_escape(lab_status(l))
-      << "</td></tr>\n";
-  h << "</table>\n";
-  for (const LabResult& l : r.labs) {
-    h << "<h2>Lab " << html_escape(l.number + " (" + l.folder + ")") << ": "
-      << points(l.score, l.max_score) << "</h2>\n";
-    if (!l.build_output.empty())
-      h << "<pre>" << html_escape(valid_text(l.build_output)) << "</pre>\n";
-    h << "<table><tr><th>test</th><th>points</th><th>result</th></tr>\n";
-    for (const Item& i : l.items) {
-      const std::string word = status_word(i);
-      const std::string cls = word == "passed" ? "passed" : word == "not graded" ? "not" : "failed";
-      h << "<tr><td>" << html_escape(i.name()) << "</td><td>" << points(i.score, i.max_score)
-        << "</td><td class=\"" << cls << "\">" << word << "</td></tr>\n";
-    }
-    h << "</table>\n";
-    for (const Item& i : l.items) {
-      if (i.output.empty() || (i.status == ItemStatus::passed && i.source != Source::perf))
-        continue;
-      h << "<h3>" << html_escape(i.name()) << "</h3>\n<pre>"
-        << html_escape(valid_text(shown(i) ? i.output
-                                           : std::string("(details are shown after the due date)")))
-        << "</pre>\n";
-      if (i.source == Source::perf)
-        for (const auto& [name, svg] : l.plots)
-          if (name == i.test) h << "<div>" << svg << "</div>\n";
-    }
-  }
-  h << "</body></html>\n";
-  return h.str();
+  return report_document(r, "plots").html_page("Grading report: " + valid_text(r.id));
 }
 
 std::vector<std::string> flags(const GradeResult& r) {

@@ -305,6 +305,20 @@ std::string first_errors(const std::string& output, std::size_t max_lines) {
   return out;
 }
 
+std::string base64(std::string_view bytes) {
+  static const char* digits = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((bytes.size() + 2) / 3 * 4);
+  for (std::size_t i = 0; i < bytes.size(); i += 3) {
+    const std::size_t n = std::min<std::size_t>(3, bytes.size() - i);
+    std::uint32_t v = 0;
+    for (std::size_t k = 0; k < 3; ++k)
+      v = v << 8 | (k < n ? static_cast<unsigned char>(bytes[i + k]) : 0u);
+    for (std::size_t k = 0; k < 4; ++k) out += k <= n ? digits[(v >> (18 - 6 * k)) & 63] : '=';
+  }
+  return out;
+}
+
 std::string replace_all(std::string text, std::string_view from, std::string_view to) {
   if (from.empty()) return text;
   for (std::size_t at = text.find(from); at != std::string::npos;

@@ -170,6 +170,8 @@ std::string roofline_svg(const Ceilings& c, const std::vector<PlotPoint>& points
     << "\" height=\"" << format_fixed(height, 0) << "\" viewBox=\"0 0 " << format_fixed(width, 0)
     << " " << format_fixed(height, 0)
     << "\" font-family=\"Helvetica, Arial, sans-serif\" font-size=\"12\">\n"
+    // The plot's accessible name (and its tooltip), also where it is inlined in an HTML report.
+    << "<title>" << escape(title.empty() ? "Roofline" : title) << "</title>\n"
     << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
     << "<text x=\"" << left << "\" y=\"28\" font-size=\"16\" font-weight=\"bold\">" << escape(title)
     << "</text>\n"

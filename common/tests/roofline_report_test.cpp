@@ -227,6 +227,9 @@ TEST(Report, RooflineSvgIsWellFormedAndLabelled) {
   EXPECT_EQ(svg.rfind("<svg", 0), 0u);
   EXPECT_THAT(svg, HasSubstr("</svg>\n"));
   EXPECT_THAT(svg, HasSubstr("lab &lt;01&gt;"));
+  EXPECT_THAT(svg, HasSubstr("<title>lab &lt;01&gt;</title>")) << "its accessible name";
+  EXPECT_THAT(svg, HasSubstr(">arithmetic intensity (FLOP per byte)</text>")) << "the x axis";
+  EXPECT_THAT(svg, HasSubstr(">GFLOP/s</text>")) << "the y axis";
   EXPECT_THAT(svg, HasSubstr("you &amp; me"));
   EXPECT_THAT(svg, HasSubstr("copy, 1 thread 50.0 GB/s"));
   EXPECT_THAT(svg, HasSubstr("FMA peak, 1 core 200.0 GFLOP/s"));

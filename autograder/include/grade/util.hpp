@@ -46,6 +46,8 @@ std::string html_escape(std::string_view text);
 std::string valid_text(std::string_view bytes);
 /// The value with every string and key made valid_text (nlohmann's dump() throws on invalid UTF-8).
 nlohmann::json valid_json(const nlohmann::json& value);
+/// RFC 4648 base64 with padding (data: URLs).
+std::string base64(std::string_view bytes);
 /// A CSV field, quoted when it holds a comma, quote or newline.
 std::string csv_field(const std::string& text);
 
