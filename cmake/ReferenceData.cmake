@@ -42,8 +42,10 @@ function(_local_includes file dirs out)
 endfunction()
 
 # The files the profile was measured from, relative to ROOT, sorted: the reference's SOURCES, the
-# perf cases, and every file of the lab or its solution they include (headers from elsewhere, the
-# harness's, are not the reference's).
+# perf cases, and every file of the lab or its solution they include. Not the harness's headers,
+# nor the lab's correctness oracle, its catalogue of mistakes, its hints and inferences: the perf
+# cases include them to check and explain an output, which never changes what is timed (and they
+# change with every new diagnosis).
 function(_reference_files out)
   set(solution "${ROOT}/solutions/${FOLDER}")
   set(lab "${ROOT}/labs/${FOLDER}")
@@ -68,7 +70,8 @@ function(_reference_files out)
     _local_includes("${file}" "${solution};${lab}" included)
     foreach(i IN LISTS included)
       cmake_path(IS_PREFIX ROOT "${i}" NORMALIZE inside)
-      if(inside AND (i MATCHES "/solutions/${FOLDER}/" OR i MATCHES "/labs/${FOLDER}/"))
+      if(inside AND (i MATCHES "/solutions/${FOLDER}/" OR i MATCHES "/labs/${FOLDER}/")
+         AND NOT i MATCHES "_(oracle|mistakes|hints|inference|faults)\\.hpp$")
         list(APPEND queue "${i}")
       endif()
     endforeach()

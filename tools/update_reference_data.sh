@@ -29,6 +29,9 @@ done
 # the libraries) before it lists or runs a test, and a plain `ctest` keeps its own last build.
 cmake --preset bench -B "$build" -DWORKBOOK_CTEST_BUILDS=OFF -DWORKBOOK_REGISTER_LAST_BUILD=OFF >/dev/null
 targets=$(cmake --build "$build" --target help)
+# The roofs measured now, with the profiles, not reused from an earlier (perhaps busier) moment:
+# a profile is a fraction of them.
+rm -f "$build/workbook-ceilings.json" "$build/workbook-gpu-ceilings.json"
 run_tests() { ctest --test-dir "$build" --fixture-exclude-setup workbook_build "$@"; }
 failed=()
 for n in "${labs[@]}"; do

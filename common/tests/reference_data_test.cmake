@@ -1,6 +1,6 @@
 # cmake/ReferenceData.cmake on a lab of its own: the update writes the profile with the hashes of
 # the reference's files (its sources, the lab's and solution's headers they include, the perf
-# cases; not the harness's) and the handout's table; the check passes on that, and fails, naming
+# cases; not the harness's, nor the oracle's) and the handout's table; the check passes on that, and fails, naming
 # the file and the command that regenerates it, after a reference header changes, after the table
 # is edited by hand, and on a profile from before the hashes.
 # Usage: cmake -DWORK=<empty folder> -DSCRIPT=<ReferenceData.cmake> -P <this file>
@@ -9,7 +9,8 @@ set(root "${WORK}/root")
 file(WRITE "${root}/solutions/01_x/ops.cpp" "#include \"blocking.hpp\"\n#include <workbook/check.hpp>\n#include \"ops.hpp\"\nvoid relu() {}\n")
 file(WRITE "${root}/solutions/01_x/blocking.hpp" "#pragma once\nconstexpr int kBlock = 64;\n")
 file(WRITE "${root}/labs/01_x/ops.hpp" "#pragma once\nvoid relu();\n")
-file(WRITE "${root}/labs/01_x/tests/perf_cases.cpp" "#include \"ops.hpp\"\n")
+file(WRITE "${root}/labs/01_x/tests/perf_cases.cpp" "#include \"ops.hpp\"\n#include \"ops_oracle.hpp\"\n")
+file(WRITE "${root}/labs/01_x/tests/ops_oracle.hpp" "#pragma once\n")  # checks outputs: not timed
 file(WRITE "${root}/labs/01_x/README.md"
   "# Lab\n\n## How it is graded\n\n"
   "<!-- reference-profile: written by tools/update_reference_data.sh from tests/reference_profile.json -->\n"
