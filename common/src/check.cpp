@@ -152,7 +152,10 @@ bool bad_ones_doubled(const Outcome& o, const Tolerance& tol) {
   for (std::size_t i = 0; i < o.n; ++i) {
     if (!o.bad[i]) continue;
     const double g = o.got(i), w = o.want(i);
-    if (!std::isfinite(g) || w == 0 || std::fabs(g - 2 * w) > slack * std::fabs(2 * w) + tol.abs)
+    // Twice a sum rounds with twice its terms (the check's scale), not with |2w|: where the terms
+    // cancel, |2w| is far smaller than that error.
+    const double scale = 2 * std::max(o.scale ? o.scale(i) : 0.0, std::fabs(w));
+    if (!std::isfinite(g) || w == 0 || !(std::fabs(g - 2 * w) <= slack * scale + tol.abs))
       return false;
     ++doubled;
   }
@@ -181,7 +184,9 @@ bool transposed(const Outcome& o, const Tolerance& tol) {
       const double g = o.got(c * o.rows + r), w = o.want(r * o.cols + c);
       // What the error of element (r, c) scales with: |w|, or the check's scale (a sum's terms).
       const double scale = o.scale ? o.scale(r * o.cols + c) : std::fabs(w);
-      if (std::fabs(g - w) > 2 * std::max(tol.rel, 1e-5) * (scale + 1e-30) + tol.abs) return false;
+      // (Written so that a NaN, which compares false with everything, is no match.)
+      if (!(std::fabs(g - w) <= 2 * std::max(tol.rel, 1e-5) * (scale + 1e-30) + tol.abs))
+        return false;
     }
   return true;
 }

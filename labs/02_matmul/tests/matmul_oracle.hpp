@@ -100,8 +100,10 @@ inline std::string matmul_note(const Product& want, const workbook::GuardedBuffe
     note << " " << nan_for_finite << " element" << (nan_for_finite == 1 ? " is" : "s are")
          << " NaN where the answer is finite: ";
   if (nan_for_finite > 0 && (s.lda > s.k || s.ldb > s.n))
-    note << "the tests put NaN in the padding between rows of A and B, so your kernel read it. "
-            "Step from row to row by lda and ldb, not by k and n.";
+    note << "the tests put NaN in the padding between rows of A and B, so your kernel read it: "
+            "it steps from row to row by k or n instead of lda and ldb, or a loop over p (or a "
+            "block of it) runs past k, or one over j past n (a bound such as min(p0 + block, n) "
+            "where k was meant).";
   else if (nan_for_finite > 0)
     note << "a read of uninitialised memory (a tile or packing buffer not filled, or read past "
             "its end).";

@@ -196,9 +196,10 @@ inline std::string describe(const ThreadState& s, const WatchedPool* pool) {
   return "state " + std::string(1, s.state);
 }
 
-// The one cause the state shows, or "" when it shows none of those this lab knows.
+// The one cause the state shows, or "" when it shows none of those this lab knows. `throws`: the
+// scope makes a task or chunk throw on purpose.
 inline std::string cause(const WatchedPool& p, const std::vector<ThreadState>& workers,
-                         const ThreadState& caller) {
+                         const ThreadState& caller, bool throws) {
   long alive = 0, on_condition = 0, running = 0, waiting_elsewhere = 0;
   const ThreadState* self_locked = nullptr;
   const ThreadState* locked = nullptr;
@@ -282,6 +283,14 @@ inline std::string cause(const WatchedPool& p, const std::vector<ThreadState>& w
            "in the calling thread (if pool.is_worker_thread()) instead of submitting them and "
            "waiting for other workers, all of which may be doing the same.";
   if (alive > 0 && on_condition == alive && pending == 0 && running == 0 && caller.in_futex() &&
+      !caller.waits_inside(&p.pool(), sizeof(ThreadPool)) && throws)
+    return "the caller waits (for a latch, a counter or a future) while every worker sleeps on "
+           "the condition variable with nothing queued: every task has run, and in this case one "
+           "of them throws. What the caller waits for is done after the call that threw, so the "
+           "exception skipped it: a latch's count_down(), a counter's decrement and its notify, "
+           "or a promise's set_value(). Catch the exception where the chunk runs (store it), then "
+           "count down or notify on every path, the throwing one too.";
+  if (alive > 0 && on_condition == alive && pending == 0 && running == 0 && caller.in_futex() &&
       !caller.waits_inside(&p.pool(), sizeof(ThreadPool)))
     return "the caller waits (for a future, most likely) while every worker sleeps on the "
            "condition variable: the task it waits for is not running. Either it was queued "
@@ -301,8 +310,13 @@ inline std::string cause(const WatchedPool& p, const std::vector<ThreadState>& w
 /// naming this hang, instead of each hanging in turn.
 class Watchdog {
  public:
-  explicit Watchdog(std::string what, std::chrono::seconds limit = std::chrono::seconds(8))
-      : what_(std::move(what)), limit_(limit * (kUnderTsan ? 10 : 1)) {
+  /// Whether the scope makes a task or chunk throw on purpose (a hang then most often comes from
+  /// what the exception skipped).
+  enum class Throws { no, yes };
+
+  explicit Watchdog(std::string what, Throws throws = Throws::no,
+                    std::chrono::seconds limit = std::chrono::seconds(8))
+      : what_(std::move(what)), throws_(throws), limit_(limit * (kUnderTsan ? 10 : 1)) {
     if (const auto* test = ::testing::UnitTest::GetInstance()->current_test_info())
       test_ = std::string(test->test_suite_name()) + "." + test->name();
     fail_if_an_earlier_test_hung(test_);
@@ -386,7 +400,7 @@ class Watchdog {
       for (const WatchedPool* p : detail::registry().pools) {
         std::vector<ThreadState> workers;
         for (pid_t tid : p->workers()) workers.push_back(thread_state(tid));
-        if (cause.empty()) cause = detail::cause(*p, workers, caller);
+        if (cause.empty()) cause = detail::cause(*p, workers, caller, throws_ == Throws::yes);
         state += "  a pool of " + std::to_string(p->size()) + " (" +
                  (p->destroying() ? "being destroyed" : "in use") +
                  "): " + std::to_string(p->submitted()) + " tasks submitted through the test, " +
@@ -480,6 +494,7 @@ class Watchdog {
   }
 
   std::string what_, test_;
+  Throws throws_;
   std::chrono::seconds limit_;
   pid_t self_ = 0;
   std::mutex mutex_;

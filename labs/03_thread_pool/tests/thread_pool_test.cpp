@@ -251,7 +251,7 @@ TEST(ThreadPool, WorkersStayWhenTheyFindTheQueueEmpty) {
 }
 
 TEST(ThreadPool, FutureCarriesTheTaskException) {
-  Watchdog watchdog("a task that throws, then 10 more tasks");
+  Watchdog watchdog("a task that throws, then 10 more tasks", Watchdog::Throws::yes);
   std::atomic<int> ran{0};
   const std::exception_ptr error = thrown_by(2, [&](ThreadPool& pool) {
     std::future<void> failed = pool.submit([] { throw std::runtime_error("task 7 failed"); });
@@ -548,7 +548,8 @@ TEST(ParallelFor, RethrowsTheLowestFailingChunkAfterRunningAll) {
   };
   std::vector<Outcome> outcomes;
   for (unsigned n : kPoolSizes) {
-    Watchdog watchdog("parallel_for with two chunks that throw, on " + pool_of(n));
+    Watchdog watchdog("parallel_for with two chunks that throw, on " + pool_of(n),
+                      Watchdog::Throws::yes);
     Counts counts(100);
     std::atomic<int> started{0}, finished{0};
     Outcome o{.threads = n};
@@ -619,7 +620,8 @@ TEST(ParallelFor, RethrowsTheLowestFailingChunkAfterRunningAll) {
 }
 
 TEST(ParallelFor, ReturnsOnlyAfterEveryChunkFinished) {
-  Watchdog watchdog("parallel_for whose chunk 0 throws while chunk 1 still runs");
+  Watchdog watchdog("parallel_for whose chunk 0 throws while chunk 1 still runs",
+                    Watchdog::Throws::yes);
   WatchedPool pool(2);
   std::atomic<bool> slow_chunk_finished{false};
   EXPECT_THROW(lab03::parallel_for(pool, {0, 2}, 1,
@@ -989,7 +991,7 @@ TEST(ProcessBatch, BatchSmallerThanThePool) {
 }
 
 TEST(ProcessBatch, RethrowsTheLowestFailingTensorAfterProcessingAll) {
-  Watchdog watchdog("process_batch with two tensors whose op throws");
+  Watchdog watchdog("process_batch with two tensors whose op throws", Watchdog::Throws::yes);
   auto rng = workbook::testing::rng();
   const std::vector<Tensor> batch = numbered_batch(20, 1, 100, rng);
   Counts calls(batch.size());
