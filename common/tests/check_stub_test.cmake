@@ -23,14 +23,7 @@ function(check_stub functions out)
                   RESULT_VARIABLE rc OUTPUT_VARIABLE text ERROR_VARIABLE text)
   set(${out} "${rc}: ${text}" PARENT_SCOPE)
 endfunction()
-# CMake wraps its messages: compared with every run of blanks as one space.
-function(expect text pattern)
-  string(REGEX REPLACE "[ \t\n]+" " " text "${text}")
-  string(FIND "${text}" "${pattern}" at)
-  if(at LESS 0)
-    message(FATAL_ERROR "expected \"${pattern}\" in:\n${text}")
-  endif()
-endfunction()
+include("${CMAKE_CURRENT_LIST_DIR}/expect_in_text.cmake")
 
 file(WRITE "${stub}" "void relu() {\n  throw workbook::NotImplemented(\"relu\");\n}\n"
                      "void add() { throw workbook::NotImplemented(\"add\"); }\n")
