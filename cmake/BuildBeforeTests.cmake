@@ -9,6 +9,18 @@ cmake_policy(VERSION 3.25)  # ctest reads this file with old policies: keep empt
 if(NOT WORKBOOK_CMAKE)
   set(WORKBOOK_CMAKE "${CMAKE_COMMAND}")
 endif()
+# A build with work to do says so first: the first one takes minutes, and ctest prints nothing
+# until the tests start. (Ninja's dry run counts the steps; an up-to-date build stays silent.)
+if(EXISTS "${WORKBOOK_BUILD_DIR}/build.ninja")
+  execute_process(COMMAND "${WORKBOOK_CMAKE}" --build "${WORKBOOK_BUILD_DIR}" -- -n
+                  RESULT_VARIABLE dry_rc OUTPUT_VARIABLE dry ERROR_QUIET)
+  string(REGEX MATCHALL "(^|\n)\[[0-9]+/[0-9]+\]" steps "${dry}")
+  list(LENGTH steps count)
+  if(dry_rc EQUAL 0 AND count GREATER 0)
+    message("ctest: building ${WORKBOOK_BUILD_DIR} before the tests: ${count} steps (a first build "
+            "takes a few minutes on two cores; later ones only what you changed) ...")
+  endif()
+endif()
 execute_process(COMMAND "${WORKBOOK_CMAKE}" --build "${WORKBOOK_BUILD_DIR}"
                 RESULT_VARIABLE rc OUTPUT_VARIABLE log ERROR_VARIABLE log)
 if(rc EQUAL 0)

@@ -1,6 +1,6 @@
 # cmake/BuildBeforeTests.cmake on a project that does not compile: what a plain `ctest` shows is the
 # compiler's first error, its source line, and the file and line to fix; a project that compiles
-# adds nothing to ctest's output. Usage: cmake -DWORK=<empty folder> -DSCRIPT=<BuildBeforeTests.cmake> -P <this file>
+# adds at most one line (with Ninja: that it builds, and how many steps) to ctest's output. Usage: cmake -DWORK=<empty folder> -DSCRIPT=<BuildBeforeTests.cmake> -P <this file>
 file(REMOVE_RECURSE "${WORK}")
 file(MAKE_DIRECTORY "${WORK}/src/labs/07_example")
 file(WRITE "${WORK}/src/CMakeLists.txt"
@@ -41,4 +41,28 @@ run_script(text)
 if(text MATCHES "build failed|error|=====")
   message(FATAL_ERROR "a build that succeeds should add nothing to ctest's output, but ctest said:\n${text}")
 endif()
-message(STATUS "a compile error is shown with its line and the file to fix; a good build is silent")
+
+# With Ninja (the presets' generator), a build with work to do says so first, in one line (the first
+# build takes minutes in silence otherwise); an up-to-date one adds nothing.
+find_program(ninja ninja)
+if(ninja)
+  execute_process(COMMAND "${CMAKE_COMMAND}" -S "${WORK}/src" -B "${WORK}/ninja-build" -G Ninja
+                  RESULT_VARIABLE rc OUTPUT_QUIET)
+  file(MAKE_DIRECTORY "${WORK}/ninja-tests")
+  file(WRITE "${WORK}/ninja-tests/CTestTestfile.cmake"
+    "set(WORKBOOK_BUILD_DIR \"${WORK}/ninja-build\")\nset(WORKBOOK_SOURCE_DIR \"${WORK}/src\")\n"
+    "set(WORKBOOK_CMAKE \"${CMAKE_COMMAND}\")\ninclude(\"${SCRIPT}\")\n"
+    "add_test(nothing \"${CMAKE_COMMAND}\" -E true)\n")
+  foreach(round first again)
+    execute_process(COMMAND "${CMAKE_CTEST_COMMAND}" WORKING_DIRECTORY "${WORK}/ninja-tests"
+                    OUTPUT_VARIABLE text ERROR_VARIABLE text)
+    string(FIND "${text}" "ctest: building ${WORK}/ninja-build before the tests: 2 steps" at)
+    if(round STREQUAL "first" AND at EQUAL -1)
+      message(FATAL_ERROR "a build with work to do should say so first, but ctest said:\n${text}")
+    elseif(round STREQUAL "again" AND NOT at EQUAL -1)
+      message(FATAL_ERROR "an up-to-date build should add nothing, but ctest said:\n${text}")
+    endif()
+  endforeach()
+endif()
+message(STATUS "a compile error is shown with its line and the file to fix; a good build says only "
+               "that it builds, and how many steps (with Ninja), and an up-to-date one nothing")
