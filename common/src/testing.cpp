@@ -229,7 +229,27 @@ std::string Cases::threshold_of_failures() const {
                       " failed, and every one with " + name + " >= " + std::to_string(min_pass) +
                       " passed: look at what your code does when " + name + " is that small.");
   }
-  return found.size() == 1 ? found.front() : "";
+  if (found.size() == 1) return found.front();
+  if (!found.empty()) return "";
+  // Otherwise a parity: every failing case odd in one name, and cases even in it passed (a loop
+  // that takes two steps at a time, whose last, odd, step is wrong). Odd passing cases may exist:
+  // the odd step may matter only at some sizes.
+  std::vector<std::string> parity;
+  for (const auto& [name, list] : values) {
+    if (list.size() != cases_.size()) continue;
+    std::size_t odd_fails = 0, even_passes = 0, fails = 0;
+    for (const auto& [v, f] : list) {
+      fails += f;
+      odd_fails += f && v % 2 == 1;
+      even_passes += !f && v % 2 == 0;
+    }
+    if (odd_fails == fails && even_passes >= 2)
+      parity.push_back(" Every " + noun_ + " that failed has an odd " + name + ", and " + noun_ +
+                       "s with an even " + name + " passed: look at a loop over " + name +
+                       " that takes two steps at a time (unrolled by 2, or pairs of elements), "
+                       "at its last, odd, step.");
+  }
+  return parity.size() == 1 ? parity.front() : "";
 }
 
 std::string Cases::report() const {

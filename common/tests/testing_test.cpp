@@ -168,6 +168,15 @@ TEST(Cases, SayWhichValueOfTheirParametersSeparatesTheFailuresFromThePasses) {
     both.check(check(k > 1000 ? written_up_to(100, 90) : written_up_to(10, 10)));
   }
   EXPECT_THAT(both.report(), Not(HasSubstr("Every shape with")));
+  // Only odd k fails (a loop unrolled by 2 whose last step is wrong), at no threshold: said; an
+  // odd k may also pass.
+  Cases odd(where(), "shape");
+  for (auto [m, k] : {std::pair<int, int>{3, 1}, {3, 2}, {5, 3}, {5, 4}, {9, 7}, {2, 5}}) {
+    odd.next("m = " + std::to_string(m) + ", k = " + std::to_string(k));
+    odd.check(check(k % 2 == 1 && m > 2 ? written_up_to(100, 90) : written_up_to(10, 10)));
+  }
+  EXPECT_THAT(odd.report(), HasSubstr("Every shape that failed has an odd k, and shapes with an "
+                                      "even k passed: look at a loop over k that takes two steps"));
 }
 
 TEST(Cases, AMistakeOnlyOneCaseNamesWhileOthersSaySomethingElseIsACoincidence) {

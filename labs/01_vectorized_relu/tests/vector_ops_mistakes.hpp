@@ -346,6 +346,45 @@ inline std::vector<Mistake> sum_loop(std::size_t n, std::function<double(std::si
   return list;
 }
 
+/// A loop unrolled over u accumulators in which accumulator k (k >= 1) reads one operand's batch at
+/// i + k * Batch::size and the other's at i: its terms pair a[i + k * W + l] with b[i + l] (or the
+/// reverse), a copy-paste slip in the unrolled body. pair(ia, ib) is the term of a[ia] and b[ib];
+/// the batches after the unrolled loop, and the tail, as they should be.
+inline std::vector<Mistake> unrolled_operand_left_behind(
+    std::size_t n, std::function<double(std::size_t, std::size_t)> pair,
+    std::function<double(double)> finish) {
+  std::vector<Mistake> list;
+  for (std::size_t u : {std::size_t{2}, std::size_t{4}, std::size_t{8}}) {
+    const std::size_t unrolled = n / (u * kLanes) * (u * kLanes);
+    if (unrolled == 0) continue;
+    for (const bool b_behind : {true, false}) {
+      const std::string behind = b_behind ? "b" : "a", ahead = b_behind ? "a" : "b";
+      list.push_back(
+          {"a loop unrolled over " + std::to_string(u) + " accumulators whose " +
+               (u == 2 ? std::string("accumulator 1 reads ")
+                       : "accumulators 1 to " + std::to_string(u - 1) + " read ") +
+               behind + "'s batch at i, not i + k * " + std::to_string(kLanes) +
+               " (Batch::size), while " + ahead + "'s is read right",
+           "in the unrolled loop, accumulator k loads both operands at the same offset, i + k * "
+           "Batch::size: a load of " +
+               behind + " at i pairs its elements with " + ahead +
+               "'s of the next batches (a copy-paste slip in the unrolled body).",
+           [=](std::size_t) {
+             double s = 0;
+             for (std::size_t i = 0; i < unrolled; i += u * kLanes)
+               for (std::size_t k = 0; k < u; ++k)
+                 for (std::size_t l = 0; l < kLanes; ++l) {
+                   const std::size_t right = i + k * kLanes + l, left_behind = i + l;
+                   s += b_behind ? pair(right, left_behind) : pair(left_behind, right);
+                 }
+             for (std::size_t i = unrolled; i < n; ++i) s += pair(i, i);
+             return finish(s);
+           }});
+    }
+  }
+  return list;
+}
+
 inline std::vector<Mistake> dot(std::span<const float> a, std::span<const float> b) {
   std::vector<Mistake> list = sum_loop(
       a.size(), [a, b](std::size_t i) { return double(a[i]) * double(b[i]); },
@@ -357,6 +396,11 @@ inline std::vector<Mistake> dot(std::span<const float> a, std::span<const float>
                     for (const float v : a) s += v * v;
                     return static_cast<double>(s);
                   }});
+  for (Mistake& m : unrolled_operand_left_behind(
+           a.size(),
+           [a, b](std::size_t ia, std::size_t ib) { return double(a[ia]) * double(b[ib]); },
+           [](double s) { return s; }))
+    list.push_back(std::move(m));
   return list;
 }
 
@@ -372,6 +416,14 @@ inline std::vector<Mistake> euclidean_distance(std::span<const float> a, std::sp
         return d * d;
       },
       [](double s) { return std::sqrt(std::max(s, 0.0)); }, "squared differences");
+  for (Mistake& m : unrolled_operand_left_behind(
+           a.size(),
+           [a, b](std::size_t ia, std::size_t ib) {
+             const double d = double(a[ia]) - double(b[ib]);
+             return d * d;
+           },
+           [](double s) { return std::sqrt(std::max(s, 0.0)); }))
+    list.push_back(std::move(m));
   // The scalar tail written apart from the SIMD loop, its difference not squared.
   const std::size_t n = a.size(), full = n - n % kLanes;
   if (n > full) {

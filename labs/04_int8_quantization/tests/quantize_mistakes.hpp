@@ -601,6 +601,30 @@ inline std::vector<Mistake> quantized_matmul(const QuantizedMatrix& a, const Qua
          return in_range ? static_cast<double>(a.scale(j)) * b.scale(i) * exact(e) : kNaN;
        }},
   };
+  // A kernel that works on tiles of t rows of A (or t columns of B) and scales the whole tile with
+  // the scale of its first row (or column), in its epilogue.
+  for (std::size_t t = 2; t <= 16; ++t) {
+    if (a.scales.size() > 1 && a.rows > t)
+      list.push_back(
+          {"a.scale(i - i % " + std::to_string(t) + ") for row i: every row of a tile of " +
+               std::to_string(t) + " rows of A scaled with the scale of the tile's first row",
+           "each row of C takes its own row's scale, a.scale(i), inside a tile too: the epilogue "
+           "of a tile of rows scales row by row.",
+           [=](std::size_t e) {
+             const std::size_t i = e / n;
+             return static_cast<double>(a.scale(i - i % t)) * sb(e) * exact(e);
+           }});
+    if (b.scales.size() > 1 && n > t)
+      list.push_back(
+          {"b.scale(j - j % " + std::to_string(t) + ") for column j: every column of a tile of " +
+               std::to_string(t) + " columns scaled with the scale of the tile's first column",
+           "each column of C takes its own row of B's scale, b.scale(j), inside a tile too: the "
+           "epilogue of a tile of columns scales column by column.",
+           [=](std::size_t e) {
+             const std::size_t j = e % n;
+             return sa(e) * static_cast<double>(b.scale(j - j % t)) * exact(e);
+           }});
+  }
   // The +128 offset's two large terms, sum (a + 128) * b and its correction 128 * sum b, each
   // converted to float32 before they are subtracted: past 2^24 each rounds by units.
   {
