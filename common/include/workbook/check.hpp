@@ -59,6 +59,12 @@ struct Mistake {
   std::string key;
   const std::string& name() const { return key.empty() ? what : key; }
 };
+/// Whether the mistake's output equals `want` on all n elements (up to float64 rounding; NaN where
+/// want is NaN): then a case that fails rules the mistake out. One that is merely close does not,
+/// as the kernel's own rounding may add to it.
+bool gives_the_right_answer(const Mistake& m, std::size_t n,
+                            const std::function<double(std::size_t)>& want);
+
 /// A lab's catalogue for one check, built only when the check fails (a wrong answer may need a
 /// pass over the inputs, or a matrix product).
 using Mistakes = std::function<std::vector<Mistake>()>;

@@ -425,13 +425,13 @@ inline std::vector<Entry> catalogue(const Inputs& in) {
              "it. Loop while p0 < k and end each block at min(p0 + block, k).",
          [](std::size_t) { return 0.0; }, [](std::size_t) { return 0.0; }});
 
-  // Keep only the entries that reproduce C itself (see detail::reproduces), and those that give the
-  // right C here: a failing shape where a mistake is right rules that mistake out (Cases).
+  // Keep only the entries that reproduce C itself (see detail::reproduces), and those whose C is
+  // the right one here: a failing shape where a mistake gives the right C rules that mistake out.
   if (in.got) {
     const auto right = [&in](std::size_t i) { return in.want[i]; };
     std::erase_if(list, [&](const Entry& e) {
       return !detail::reproduces(e, in.got, s.m * s.n, s.k) &&
-             !detail::reproduces(e, right, s.m * s.n, s.k);
+             !workbook::gives_the_right_answer(e, s.m * s.n, right);
     });
   }
   return list;
