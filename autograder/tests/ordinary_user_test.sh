@@ -20,9 +20,11 @@ git -C "$work/tree" -c user.name=t -c user.email=t@example.org commit -qam "as t
 mkdir -p "$work/bin"
 cp "$grader" "$work/bin/workbook-grade"
 chown -R nobody:nogroup "$work"
+# From a folder of nobody's: ctest's working folder is under the 0700 checkout, where nobody cannot
+# enter (git, which the grader runs, fails there).
 as_nobody() {
-  setpriv --reuid=nobody --regid=nogroup --clear-groups --reset-env -- \
-    env HOME="$work" PATH=/usr/local/bin:/usr/bin:/bin "$work/bin/workbook-grade" "$@"
+  (cd "$work" && setpriv --reuid=nobody --regid=nogroup --clear-groups --reset-env -- \
+    env HOME="$work" PATH=/usr/local/bin:/usr/bin:/bin "$work/bin/workbook-grade" "$@")
 }
 echo "=== as $(setpriv --reuid=nobody --regid=nogroup --clear-groups id -un): doctor"
 as_nobody doctor > "$work/doctor.json"
