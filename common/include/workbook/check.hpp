@@ -57,6 +57,7 @@ struct Mistake {
   /// Names the mistake the same in every case, where `what` speaks of one case's sizes ("the first
   /// 3 rows only"); empty: `what` does.
   std::string key;
+  /// The mistake's name across cases: `key`, or `what` when it has none.
   const std::string& name() const { return key.empty() ? what : key; }
 };
 /// Whether the mistake's output equals `want` on all n elements (up to float64 rounding; NaN where
