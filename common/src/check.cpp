@@ -177,16 +177,19 @@ bool shifted_by(const Outcome& o, long shift) {
 }
 
 // got laid out as the transpose of want (C[i][j] holds C[j][i], or column-major storage)?
+// Is got within the tolerance of the answer at index `answer` (a hypothesis that element i holds
+// another's answer)? Twice the check's bound, at the scale of that answer (|w|, or a sum's terms);
+// written so that a NaN, which compares false with everything, is no match.
+bool holds_answer(const Outcome& o, const Tolerance& tol, double got, std::size_t answer) {
+  const double w = o.want(answer), scale = o.scale ? o.scale(answer) : std::fabs(w);
+  return std::fabs(got - w) <= 2 * std::max(tol.rel, 1e-5) * (scale + 1e-30) + tol.abs;
+}
+
 bool transposed(const Outcome& o, const Tolerance& tol) {
   if (o.rows < 2 || o.cols < 2) return false;
   for (std::size_t r = 0; r < o.rows; ++r)
     for (std::size_t c = 0; c < o.cols; ++c) {
-      const double g = o.got(c * o.rows + r), w = o.want(r * o.cols + c);
-      // What the error of element (r, c) scales with: |w|, or the check's scale (a sum's terms).
-      const double scale = o.scale ? o.scale(r * o.cols + c) : std::fabs(w);
-      // (Written so that a NaN, which compares false with everything, is no match.)
-      if (!(std::fabs(g - w) <= 2 * std::max(tol.rel, 1e-5) * (scale + 1e-30) + tol.abs))
-        return false;
+      if (!holds_answer(o, tol, o.got(c * o.rows + r), r * o.cols + c)) return false;
     }
   return true;
 }
@@ -203,8 +206,7 @@ bool tile_buffer_misread(const Outcome& o, const Tolerance& tol, std::size_t& ti
                          std::size_t& width, bool& width_known, std::size_t& cols) {
   if (o.rows < 2 || o.cols < 2 || o.bad_count == 0 || o.n != o.rows * o.cols) return false;
   const auto matches = [&](std::size_t i, std::size_t answer) {
-    const double w = o.want(answer), scale = o.scale ? o.scale(answer) : std::fabs(w);
-    return std::fabs(o.got(i) - w) <= 2 * std::max(tol.rel, 1e-5) * (scale + 1e-30) + tol.abs;
+    return holds_answer(o, tol, o.got(i), answer);
   };
   // Does the misread with tiles of tr rows and w columns give the output? `moved`: some wrong
   // element holds another element's nonzero answer (zeros alone are also what rows never written
