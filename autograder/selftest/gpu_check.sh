@@ -3,7 +3,8 @@
 # grader's GPU path is proved; re-run it whenever the grader or a CUDA lab changes):
 #   1. what the jail gives a CUDA program here (`doctor`), and the sandbox's unit tests with the GPU;
 #   2. the sealed (hidden) tests of labs 05 and 06: pass on the reference, fail cleanly on the stub;
-#   3. `grade @reference` (full marks, perf timed) and `grade @stub` (zero) under the full sandbox;
+#   3. `prepare` lab 05, then labs 05 and 06 (the second builds lab 06 alone), `grade @reference`
+#      (full marks, perf timed) and `grade @stub` (zero) under the full sandbox;
 #   4. the hostile GPU submissions of selftest/gpu_submissions (a kernel that never finishes, one that
 #      takes all GPU memory, one that faults), lab05_link_error and lab05_skip_when_timed (right
 #      except on timed calls: the perf driver's own check of a timed output), each against its
@@ -74,7 +75,12 @@ fi
 
 if want 3; then
   step "3. grade @reference and @stub, full sandbox, perf timed"
-  check "prepare" $G prepare --labs 05,06 --cache "$cache" --jobs "$(nproc)"
+  # As a course adds labs: lab 05, then 05 and 06; the cache is per lab, so the second builds 06 alone.
+  check "prepare lab 05" $G prepare --labs 05 --cache "$cache" --jobs "$(nproc)"
+  $G prepare --labs 05,06 --cache "$cache" --jobs "$(nproc)" 2>&1 | tee "$build/prepare-06.log"
+  check "prepare labs 05 and 06" test "${PIPESTATUS[0]}" -eq 0
+  check "lab 05 kept, lab 06 built alone" grep -q -e "lab05: kept as" "$build/prepare-06.log"
+  grep -E "kept as|configure build|prepared in" "$build/prepare-06.log"
   $G labs --cache "$cache"
   check "@reference: full marks" $G grade @reference --labs 05,06 --out "$out/reference" "${common[@]}" \
     --expect autograder/selftest/reference.json

@@ -438,7 +438,7 @@ int batch(const BatchOptions& o, std::ostream& log) {
   std::signal(SIGINT, SIG_DFL);
   std::signal(SIGTERM, SIG_DFL);
   write_summary(o.out, log);
-  if (failures > 0 || interrupted) return static_cast<int>(failures) + (interrupted ? 1 : 0);
+  if (failures > 0 || interrupted) return kExitSubmissionsNotGraded;
   return ungraded_labs > 0 ? kExitLabsNotGraded : 0;
 }
 

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <map>
 #include <ostream>
 #include <sstream>
 
@@ -47,15 +48,17 @@ std::string first_telling(const LabResult& lab, bool full) {
   return "";
 }
 
-// Grades @reference or @stub and judges each lab: the reference gets every point, the stub none.
-void try_submission(const std::string& which, const fs::path& cache, const fs::path& logs,
+// Grades @reference or @stub of `labs` and judges each lab: the reference gets every point, the
+// stub none.
+void try_submission(const std::string& which, const fs::path& cache,
+                    const std::vector<std::string>& labs, const fs::path& logs,
                     const GradeOptions& base, Canary& c, std::ostream& log) {
   GradeOptions o = base;
   o.submission = which;
   o.id = "canary" + which.substr(1);
   o.cache = cache;
   o.perf = false;
-  o.labs = {};
+  o.labs = labs;
   o.out = logs / which.substr(1);
   o.gradescope.clear();
   o.prairielearn.clear();
@@ -90,66 +93,43 @@ void try_submission(const std::string& which, const fs::path& cache, const fs::p
       << std::flush;
 }
 
-}  // namespace
-
-Canary run_canary(const fs::path& cache, const GradeOptions& base, std::ostream& log) {
-  log << "canary: grading @reference (every test must pass) and @stub (every test must fail) in "
-         "the sandbox ...\n"
-      << std::flush;
-  Canary c;
-  c.grader = grader_identity();
-  c.machine = machine_identity();
-  // The canary proves one generation of the cache (see prepare.hpp): its verdict and logs go there.
-  const Cache proved = Cache::load(cache);
-  const fs::path logs = proved.dir / "canary";
-  c.cache = fs::weakly_canonical(proved.root).string();
-  c.when = utc_now();
-  try_submission("@reference", cache, logs, base, c, log);
-  try_submission("@stub", cache, logs, base, c, log);
-  c.passed = c.problems.empty();
-  write_json(proved.dir / "canary.json", {{"passed", c.passed},
-                                          {"grader", c.grader},
-                                          {"machine", c.machine},
-                                          {"cache", c.cache},
-                                          {"when", c.when},
-                                          {"problems", c.problems},
-                                          {"notes", c.notes}});
-  for (const std::string& n : c.notes) log << "  canary: " << n << "\n";
-  for (const std::string& p : c.problems) log << "  CANARY FAILED: " << p << "\n";
-  log << (c.passed ? "canary: the cache grades as it should\n"
-                   : "canary: the cache does not grade as it should: nothing will be graded with "
-                     "it. Fix the cause above (the logs are in " +
-                         logs.string() + "), then run `workbook-grade prepare` again\n")
-      << std::flush;
-  return c;
+// The labs of `labs` (empty: every lab of the cache), by the generation that built them: each
+// generation's canary proves its own labs.
+std::map<fs::path, std::vector<std::string>> labs_by_generation(
+    const Cache& cache, const std::vector<std::string>& labs) {
+  std::map<fs::path, std::vector<std::string>> by;
+  for (const auto& [n, lab] : cache.labs)
+    if (labs.empty() || std::find(labs.begin(), labs.end(), n) != labs.end())
+      by[lab.generation].push_back(n);
+  return by;
 }
 
-std::string canary_problem(const fs::path& cache, const std::vector<std::string>& labs) {
+// Why the canary of `generation` does not stand for its `labs` (empty when it does).
+std::string generation_problem(const fs::path& cache, const Cache& proved,
+                               const fs::path& generation, const std::vector<std::string>& labs) {
   const std::string again = "; run `workbook-grade prepare --cache " + shell_quote(cache.string()) +
                             "` (it runs the canary)";
-  Cache proved;
-  try {
-    proved = Cache::load(cache);
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  const fs::path file = proved.dir / "canary.json";
+  const fs::path file = generation / "canary.json";
   if (!fs::exists(file))
-    return "the grading cache " + cache.string() + " has not proved itself (no canary.json)" +
-           again;
+    return "the grading cache " + cache.string() + " has not proved itself (no " +
+           (generation.filename() / "canary.json").string() + ")" + again;
   const json j = read_json(file);
   // Only the labs to grade count: a lab whose reference fails does not stop the grading of others.
   std::string why;
   for (const json& p : j.value("problems", json::array())) {
     const std::string problem = p.get<std::string>();
-    const bool counts = labs.empty() || std::any_of(labs.begin(), labs.end(), [&](const auto& n) {
-                          return problem.rfind("lab " + n + ":", 0) == 0;
-                        });
+    const bool counts = std::any_of(labs.begin(), labs.end(), [&](const auto& n) {
+      return problem.rfind("lab " + n + ":", 0) == 0;
+    });
     if (counts) why += "\n  " + problem;
   }
   if (!why.empty())
     return "the grading cache " + cache.string() + " failed its canary (" +
            j.value("when", std::string("?")) + "):" + why + "\nFix the cause" + again;
+  const std::vector<std::string> tried = j.value("labs", std::vector<std::string>{});
+  for (const std::string& n : labs)
+    if (std::find(tried.begin(), tried.end(), n) == tried.end())
+      return "the canary of the grading cache " + cache.string() + " did not try lab " + n + again;
   if (j.value("cache", "") != fs::weakly_canonical(proved.root).string())
     return "the grading cache was proved in " + j.value("cache", std::string("?")) +
            ", not where it is now (" + cache.string() + ")" + again;
@@ -159,6 +139,76 @@ std::string canary_problem(const fs::path& cache, const std::vector<std::string>
   if (j.value("grader", "") != grader_identity())
     return "the grading cache " + cache.string() +
            " was proved by another build of workbook-grade" + again;
+  return "";
+}
+
+}  // namespace
+
+Canary run_canary(const fs::path& cache, const GradeOptions& base, std::ostream& log) {
+  const Cache proved = Cache::load(cache);
+  // A generation's own folder (a prepare proving what it built): its labs. The cache's folder:
+  // every generation whose canary does not stand for the labs to grade, each for all its labs.
+  std::map<fs::path, std::vector<std::string>> to_prove;
+  const auto by_generation = labs_by_generation(proved, {});
+  if (proved.dir == cache) {
+    if (by_generation.count(proved.dir)) to_prove[proved.dir] = by_generation.at(proved.dir);
+  } else {
+    for (const auto& [generation, labs] : labs_by_generation(proved, base.labs))
+      if (!generation_problem(cache, proved, generation, labs).empty())
+        to_prove[generation] = by_generation.at(generation);
+  }
+  Canary c;
+  c.grader = grader_identity();
+  c.machine = machine_identity();
+  c.cache = fs::weakly_canonical(proved.root).string();
+  c.when = utc_now();
+  for (const auto& [generation, labs] : to_prove) {
+    std::string list;
+    for (const std::string& n : labs) list += " " + n;
+    log << "canary: grading @reference (every test must pass) and @stub (every test must fail) of "
+           "lab(s)"
+        << list << " in the sandbox ...\n"
+        << std::flush;
+    // Each generation's verdict and logs go into it (see prepare.hpp).
+    Canary g = c;
+    const fs::path logs = generation / "canary";
+    try_submission("@reference", generation, labs, logs, base, g, log);
+    try_submission("@stub", generation, labs, logs, base, g, log);
+    g.passed = g.problems.empty();
+    g.labs = labs;
+    write_json(generation / "canary.json", {{"passed", g.passed},
+                                            {"grader", g.grader},
+                                            {"machine", g.machine},
+                                            {"cache", g.cache},
+                                            {"when", g.when},
+                                            {"labs", g.labs},
+                                            {"problems", g.problems},
+                                            {"notes", g.notes}});
+    for (const std::string& n : g.notes) log << "  canary: " << n << "\n";
+    for (const std::string& p : g.problems) log << "  CANARY FAILED: " << p << "\n";
+    log << (g.passed ? "canary: the cache grades as it should\n"
+                     : "canary: the cache does not grade as it should: nothing will be graded "
+                       "with it. Fix the cause above (the logs are in " +
+                           logs.string() + "), then run `workbook-grade prepare` again\n")
+        << std::flush;
+    c.labs.insert(c.labs.end(), labs.begin(), labs.end());
+    c.problems.insert(c.problems.end(), g.problems.begin(), g.problems.end());
+    c.notes.insert(c.notes.end(), g.notes.begin(), g.notes.end());
+  }
+  c.passed = c.problems.empty();
+  return c;
+}
+
+std::string canary_problem(const fs::path& cache, const std::vector<std::string>& labs) {
+  Cache proved;
+  try {
+    proved = Cache::load(cache);
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  for (const auto& [generation, its_labs] : labs_by_generation(proved, labs))
+    if (std::string why = generation_problem(cache, proved, generation, its_labs); !why.empty())
+      return why;
   return "";
 }
 

@@ -138,7 +138,7 @@ fs::path submission_root(const Context& c) {
     // headers.
     for (const auto& [n, lab] : cache.labs) {
       const fs::path from_dir =
-          cache.src() / (special == "@reference" ? "solutions" : "labs") / lab.folder;
+          lab.src() / (special == "@reference" ? "solutions" : "labs") / lab.folder;
       if (!fs::exists(from_dir)) continue;
       fs::create_directories(root / "labs" / lab.folder);
       for (const auto& e : fs::directory_iterator(from_dir)) {

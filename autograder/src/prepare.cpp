@@ -40,7 +40,7 @@ namespace {
 
 using nlohmann::json;
 
-constexpr int kFormat = 7;  // bump when the cache layout or the recipes change
+constexpr int kFormat = 8;  // bump when the cache layout or the recipes change
 
 // The lock file of a cache folder and of each of its generations.
 constexpr const char* kLockFile = ".lock";
@@ -421,16 +421,18 @@ bool configure(const fs::path& src, BuildDir& b, const std::vector<std::string>&
   return b.configured;
 }
 
-// Under the cache's exclusive lock, after `keep` became current: every other generation that no
-// grade holds is removed (one still held stays for the next prepare), and so are the files of the
-// cache's layout before generations (src/, build*/, symbols and call times, the canary, the log).
-void remove_unused_generations(const fs::path& root, const fs::path& keep, std::ostream& log) {
+// Under the cache's exclusive lock, after a generation became current: every generation that the
+// current recipes do not `keep` and no grade holds is removed (one still held stays for the next
+// prepare), and so are the files of the cache's layout before generations (src/, build*/, symbols
+// and call times, the canary, the log).
+void remove_unused_generations(const fs::path& root, const std::set<fs::path>& keep,
+                               std::ostream& log) {
   const std::regex earlier_layout(
       R"(src|build(-\d\d)?|(symbols|call-times)-\d\d\.txt|canary(\.json)?|prepare\.log)");
   const std::vector<fs::directory_entry> entries(fs::directory_iterator(root), {});
   for (const fs::directory_entry& e : entries) {
     const std::string name = e.path().filename().string();
-    if (name.rfind("gen-", 0) == 0 && e.path() != keep && e.is_directory()) {
+    if (name.rfind("gen-", 0) == 0 && !keep.count(e.path()) && e.is_directory()) {
       FileLock unused(e.path() / kLockFile, FileLock::Mode::exclusive_if_free);
       if (unused.held())
         fs::remove_all(e.path());
@@ -601,7 +603,8 @@ CacheInUse::CacheInUse(const fs::path& root) {
   // lock is let go.
   FileLock reading(root / kLockFile, FileLock::Mode::shared);
   cache_ = Cache::load(root);
-  hold_ = std::make_unique<FileLock>(cache_.dir / kLockFile, FileLock::Mode::shared);
+  for (const fs::path& generation : cache_.generations())
+    hold_.push_back(std::make_unique<FileLock>(generation / kLockFile, FileLock::Mode::shared));
 }
 
 nlohmann::json LabRecipe::to_json() const {
@@ -613,6 +616,8 @@ nlohmann::json LabRecipe::to_json() const {
   for (const auto& [name, l] : links) links_json[name] = {{"argv", l.argv}, {"inputs", l.inputs}};
   return {{"number", number},
           {"folder", folder},
+          {"generation", generation.filename().string()},
+          {"key", key},
           {"available", available},
           {"unavailable", unavailable},
           {"gpu", gpu},
@@ -638,6 +643,7 @@ LabRecipe LabRecipe::from_json(const nlohmann::json& j) {
   LabRecipe r;
   r.number = j.at("number");
   r.folder = j.at("folder");
+  r.key = j.value("key", "");
   r.available = j.at("available");
   r.unavailable = j.value("unavailable", "");
   r.gpu = j.value("gpu", false);
@@ -663,8 +669,14 @@ LabRecipe LabRecipe::from_json(const nlohmann::json& j) {
   return r;
 }
 
+std::set<fs::path> Cache::generations() const {
+  std::set<fs::path> folders = {dir};
+  for (const auto& [number, lab] : labs) folders.insert(lab.generation);
+  return folders;
+}
+
 Rubric Cache::rubric(const LabRecipe& lab) const {
-  const fs::path path = src() / "autograder" / "labs" / lab.folder / "rubric.json";
+  const fs::path path = lab.src() / "autograder" / "labs" / lab.folder / "rubric.json";
   if (fs::exists(path)) return Rubric::load(path.string(), lab.number);
   return Rubric::default_for(lab.number);
 }
@@ -692,8 +704,45 @@ Cache Cache::load(const fs::path& root) {
   c.key = j.at("key");
   c.prepared_at = j.value("prepared_at", "");
   c.ceilings = j.value("ceilings", "");
-  for (const auto& [number, lab] : j.at("labs").items()) c.labs[number] = LabRecipe::from_json(lab);
+  for (const auto& [number, lab] : j.at("labs").items()) {
+    LabRecipe r = LabRecipe::from_json(lab);
+    // A lab lives in the generation that built it: this one, or an earlier one it was kept from.
+    r.generation = c.root / lab.value("generation", generation);
+    if (!fs::is_directory(r.generation))
+      throw std::runtime_error(root.string() + ": the generation of lab " + number + " (" +
+                               r.generation.string() +
+                               ") is not there: run `workbook-grade prepare --force`");
+    c.labs[number] = r;
+  }
   return c;
+}
+
+TreeKeys tree_keys(const fs::path& trusted, const fs::path& overlay,
+                   const std::vector<std::string>& skip) {
+  // Every file, as "path NUL hash", in the list of the part it belongs to: a lab's (its folders
+  // under labs/, solutions/ and autograder/labs/) or the shared part.
+  std::string shared;
+  std::map<std::string, std::string> labs;
+  const std::regex lab_folder(R"((labs|solutions|autograder/labs)/(\d\d)_[^/]+/.*)");
+  for (const fs::path& tree : {trusted, overlay}) {
+    if (tree.empty()) continue;
+    const std::string side = tree == trusted ? "trusted:" : "overlay:";
+    for (const fs::path& f :
+         tree_files(tree, tree == trusted ? skip : std::vector<std::string>{})) {
+      const std::string line =
+          side + f.generic_string() + '\0' + hash_hex(read_text(tree / f)) + '\n';
+      std::smatch m;
+      const std::string name = f.generic_string();
+      if (std::regex_match(name, m, lab_folder))
+        labs[m[2]] += line;
+      else
+        shared += line;
+    }
+  }
+  TreeKeys keys;
+  keys.shared = hash_hex(std::to_string(kFormat) + '\n' + shared + build_identity());
+  for (const auto& [n, files] : labs) keys.labs[n] = hash_hex(keys.shared + '\n' + files);
+  return keys;
 }
 
 Cache prepare(const PrepareOptions& o, std::ostream& log) {
@@ -702,53 +751,59 @@ Cache prepare(const PrepareOptions& o, std::ostream& log) {
   if (!fs::exists(trusted / "labs") || !fs::exists(trusted / "common"))
     throw std::runtime_error(trusted.string() +
                              " is not a perf-workbook tree (no labs/ or common/)");
-  // The key: what the trusted build depends on. Same key, same cache.
+  // The keys: what the trusted builds depend on. A lab whose key is the same is kept as it is;
+  // which labs are wanted is not part of them (a cache prepared for labs 01-04 serves a grade of
+  // lab 01 as it is, and one that lacks a wanted lab builds that lab alone).
   std::vector<std::string> skip = kNotSources;
-  const std::string tree_hash = hash_tree(trusted, skip);
-  const std::string overlay_hash = o.overlay.empty() ? "" : hash_tree(o.overlay);
-  // Which labs are wanted is not part of the key: a cache prepared for labs 01-04 serves a grade of
-  // lab 01 as it is, and one that lacks a wanted lab is prepared again with the labs it had.
-  const std::string key =
-      hash_hex(std::to_string(kFormat) + tree_hash + overlay_hash + build_identity());
+  const TreeKeys keys = tree_keys(trusted, o.overlay, skip);
+  const std::string& key = keys.shared;
+  const auto key_of = [&](const std::string& n) {
+    const auto k = keys.labs.find(n);
+    return k == keys.labs.end() ? std::string() : k->second;
+  };
   std::vector<std::string> wanted = o.labs;
   if (wanted.empty())
     for (const fs::path& tree : {trusted, o.overlay})
       if (!tree.empty())
         for (const std::string& folder : list_labs(tree)) wanted.push_back(folder.substr(0, 2));
-  // The labs of the cache as it is, when it was prepared from this very tree (else none).
+  // The labs of the cache as it is, when it was prepared from a tree with the same shared part
+  // (else none): each one's recipe, whether its build failed, and whether its own files changed.
+  struct Prepared {
+    std::map<std::string, json> labs;
+    std::set<std::string> failed;
+    std::set<std::string> changed;
+  };
   auto prepared_labs = [&] {
-    std::set<std::string> labs;
-    if (o.force || !fs::exists(root / "recipes.json")) return labs;
+    Prepared p;
+    if (o.force || !fs::exists(root / "recipes.json")) return p;
     try {
       const json j = read_json(root / "recipes.json");
-      const std::string generation = j.value("generation", "");
-      if (j.value("format", 0) != kFormat || j.value("key", "") != key || generation.empty() ||
-          !fs::is_directory(root / generation))
-        return labs;
-      for (const auto& [number, lab] : j.at("labs").items()) labs.insert(number);
+      if (j.value("format", 0) != kFormat || j.value("key", "") != key) return p;
+      const Cache current = Cache::load(root);  // every lab's generation is there
+      for (const auto& [number, lab] : j.at("labs").items()) {
+        p.labs[number] = lab;
+        if (lab.value("key", "") != key_of(number)) p.changed.insert(number);
+      }
+      for (const json& n : j.value("failed_labs", json::array())) p.failed.insert(n);
     } catch (const std::exception&) {
-      labs.clear();
+      p = {};
     }
-    return labs;
+    return p;
   };
   auto up_to_date = [&] {
-    try {
-      // A cache whose build failed somewhere is never "up to date": the next prepare tries again.
-      const std::set<std::string> labs = prepared_labs();
-      return !labs.empty() && read_json(root / "recipes.json").value("complete", false) &&
-             std::all_of(wanted.begin(), wanted.end(),
-                         [&](const std::string& n) { return labs.count(n) > 0; });
-    } catch (const std::exception&) {
-      return false;
-    }
+    // A cache whose build failed somewhere is never "up to date": the next prepare tries again.
+    const Prepared p = prepared_labs();
+    return !p.labs.empty() && p.failed.empty() && p.changed.empty() &&
+           std::all_of(wanted.begin(), wanted.end(),
+                       [&](const std::string& n) { return p.labs.count(n) > 0; });
   };
   {
     // Reading whether it is up to date takes the cache's lock shared, as a grade's start does.
     std::optional<FileLock> shared;
     if (fs::exists(root)) shared.emplace(root / kLockFile, FileLock::Mode::shared);
     if (up_to_date()) {
-      log << "grading cache " << root.string() << " is up to date (trusted tree " << tree_hash
-          << ")\n";
+      log << "grading cache " << root.string() << " is up to date (trusted tree "
+          << key.substr(0, 16) << ")\n";
       return Cache::load(root);
     }
   }
@@ -762,13 +817,21 @@ Cache prepare(const PrepareOptions& o, std::ostream& log) {
     preparing.emplace(root / ".prepare.lock", FileLock::Mode::exclusive);
   }
   if (up_to_date()) return Cache::load(root);  // prepared meanwhile by another process
-  // A lab prepared before from this tree stays in the cache: grading it later rebuilds nothing.
-  std::vector<std::string> labs_to_build;
-  if (!o.labs.empty()) {
-    std::set<std::string> all(o.labs.begin(), o.labs.end());
-    for (const std::string& n : prepared_labs()) all.insert(n);
-    labs_to_build.assign(all.begin(), all.end());
-  }
+  // A lab prepared before from the same files stays where it is, in the generation that built it:
+  // only the labs wanted that the cache lacks, and those whose build failed or whose files
+  // changed since, are built.
+  const Prepared before = prepared_labs();
+  std::set<std::string> to_build(wanted.begin(), wanted.end());
+  to_build.insert(before.failed.begin(), before.failed.end());
+  to_build.insert(before.changed.begin(), before.changed.end());
+  json labs_json = json::object();  // the recipes: the labs kept, then those built
+  for (const auto& [n, lab] : before.labs)
+    if (!before.failed.count(n) && !before.changed.count(n)) {
+      to_build.erase(n);
+      labs_json[n] = lab;
+    }
+  for (const std::string& n : before.changed)
+    log << "  lab" << n << ": its files changed since it was prepared: built again\n";
   // A new generation, beside the one grades may be using; removed if this prepare does not finish.
   std::string stamp;
   for (char ch : utc_now())
@@ -801,17 +864,18 @@ Cache prepare(const PrepareOptions& o, std::ostream& log) {
   if (!o.overlay.empty()) copy_tree(o.overlay, src);
   phase_done("copy");
 
-  std::vector<std::string> folders = list_labs(src);
-  if (!labs_to_build.empty()) {
-    std::vector<std::string> chosen;
-    for (const std::string& n : labs_to_build) {
-      const auto f = std::find_if(folders.begin(), folders.end(),
+  for (const auto& [n, lab] : labs_json.items())
+    log << "  lab" << n << ": kept as " << lab.value("generation", std::string()) << " built it\n";
+  std::vector<std::string> folders;
+  {
+    const std::vector<std::string> all = list_labs(src);
+    for (const std::string& n : to_build) {
+      const auto f = std::find_if(all.begin(), all.end(),
                                   [&](const std::string& x) { return x.substr(0, 2) == n; });
-      if (f == folders.end())
+      if (f == all.end())
         throw std::runtime_error("there is no lab " + n + " in " + trusted.string());
-      chosen.push_back(*f);
+      folders.push_back(*f);
     }
-    folders = chosen;
   }
   std::vector<std::string> numbers;
   for (const std::string& f : folders) numbers.push_back(f.substr(0, 2));
@@ -873,7 +937,6 @@ Cache prepare(const PrepareOptions& o, std::ostream& log) {
 
   phase_done("ceilings");
   // Recipes.
-  json labs_json = json::object();
   std::vector<fs::path> public_files, run_only;
   std::vector<std::string>
       failed_labs;  // unavailable because something failed, not left out by design
@@ -883,6 +946,8 @@ Cache prepare(const PrepareOptions& o, std::ostream& log) {
     LabRecipe r;
     r.number = n;
     r.folder = folder;
+    r.generation = dir;
+    r.key = key_of(n);
     r.lab_dir = src / "labs" / folder;
     bool left_out = false;  // the build left the lab out (a CUDA lab without the CUDA toolkit)
     if (failed.count(n)) {
@@ -1007,15 +1072,10 @@ Cache prepare(const PrepareOptions& o, std::ostream& log) {
   for (const fs::path& d : {root, dir})
     fs::permissions(d, fs::perms::others_exec | fs::perms::group_exec, fs::perm_options::add);
 
-  const json recipes = {{"format", kFormat},
-                        {"key", key},
-                        {"tree", tree_hash},
-                        {"generation", generation},
-                        {"prepared_at", utc_now()},
-                        {"trusted", trusted.string()},
-                        {"ceilings", ceilings.string()},
-                        {"labs", labs_json},
-                        {"complete", failed_labs.empty()},
+  const json recipes = {{"format", kFormat},           {"key", key},
+                        {"generation", generation},    {"prepared_at", utc_now()},
+                        {"trusted", trusted.string()}, {"ceilings", ceilings.string()},
+                        {"labs", labs_json},           {"complete", failed_labs.empty()},
                         {"failed_labs", failed_labs}};
   write_json(dir / "recipes.json", recipes);
   phase_done("recipes (the hidden tests' calls timed on the reference)");
@@ -1029,7 +1089,7 @@ Cache prepare(const PrepareOptions& o, std::ostream& log) {
     FileLock switching(root / kLockFile, FileLock::Mode::exclusive);
     write_json(root / "recipes.json", recipes);
     unfinished.done = true;
-    remove_unused_generations(root, dir, log);
+    remove_unused_generations(root, Cache::load(root).generations(), log);
   }
   log << "prepared in "
       << std::lround(

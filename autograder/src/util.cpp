@@ -68,7 +68,7 @@ std::string hash_hex(std::string_view data) {
   return text;
 }
 
-std::string hash_tree(const fs::path& root, const std::vector<std::string>& skip) {
+std::vector<fs::path> tree_files(const fs::path& root, const std::vector<std::string>& skip) {
   std::vector<fs::path> files;
   for (auto it = fs::recursive_directory_iterator(root); it != fs::recursive_directory_iterator();
        ++it) {
@@ -80,9 +80,7 @@ std::string hash_tree(const fs::path& root, const std::vector<std::string>& skip
     if (it->is_regular_file() && !it->is_symlink()) files.push_back(relative);
   }
   std::sort(files.begin(), files.end());
-  std::string all;
-  for (const fs::path& f : files) all += f.string() + '\0' + hash_hex(read_text(root / f)) + '\n';
-  return hash_hex(all);
+  return files;
 }
 
 std::vector<std::string> split_command(std::string_view line) {

@@ -17,7 +17,8 @@ std::string fixed(double v, int digits) {
 
 std::string student_paths(std::string text, const Workspace& w, const Cache& cache) {
   text = replace_all(text, w.src().string() + "/", "");
-  text = replace_all(text, cache.src().string() + "/", "");
+  for (const fs::path& generation : cache.generations())
+    text = replace_all(text, (generation / "src").string() + "/", "");
   text = replace_all(text, w.root.string() + "/", "");
   return text;
 }

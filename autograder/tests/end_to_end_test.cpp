@@ -477,11 +477,30 @@ TEST_F(EndToEnd, AKitWithAnImplementedStubOrAReferenceSlowerThanItsProfileIsNotR
   EXPECT_THAT(readme, Not(HasSubstr("--preset solutions")));
 }
 
-TEST_F(EndToEnd, ACachePreparedForEveryLabServesAnyOfThemWithoutRebuilding) {
-  // The self-test's cache holds every lab: preparing it for lab 01 alone, or for 01 and 03, finds
-  // it up to date (the labs asked for are not part of its key).
+TEST_F(EndToEnd, ACacheIsBuiltPerLabAndServesAnyOfItsLabsWithoutRebuilding) {
+  // The self-test's cache was prepared for lab 99, then for every lab (prepare_selftest_cache.sh):
+  // the second prepare built every lab but 99, which stays in the generation that built it.
+  const Cache cache = Cache::load(WORKBOOK_SELFTEST_CACHE);
+  ASSERT_TRUE(cache.labs.count("99") && cache.labs.count("01"));
+  const fs::path first = cache.labs.at("99").generation;
+  EXPECT_NE(first, cache.dir) << "lab 99 was built again with the others";
+  EXPECT_EQ(cache.labs.at("01").generation, cache.dir);
+  EXPECT_EQ(cache.generations(), (std::set<fs::path>{first, cache.dir}));
+  EXPECT_TRUE(fs::exists(first / "build" / "grade-manifest" / "lab99.json"));
+  EXPECT_FALSE(fs::exists(cache.dir / "build" / "grade-manifest" / "lab99.json"));
+  const std::string second_prepare =
+      read_text(fs::path(WORKBOOK_SELFTEST_OUT).parent_path() / "prepare.log");
+  EXPECT_THAT(second_prepare, HasSubstr("lab99: kept as " + first.filename().string()));
+  EXPECT_THAT(second_prepare, HasSubstr("(labs 01;02;03;04;05;06)"));
+  // Each generation proved its own labs (its canary tried them).
+  EXPECT_EQ(read_json(first / "canary.json").value("labs", std::vector<std::string>{}),
+            std::vector<std::string>{"99"});
+  EXPECT_THAT(read_json(cache.dir / "canary.json").value("labs", std::vector<std::string>{}),
+              Not(Contains("99")));
+  // Preparing it for lab 01 alone, or for 01 and 99, finds it up to date (the labs asked for are
+  // not part of its key).
   const fs::path overlay = fs::path(WORKBOOK_TRUSTED) / "autograder/selftest/overlay";
-  for (const char* labs : {"01", "01,03"})
+  for (const char* labs : {"01", "01,99"})
     EXPECT_EQ(grader({"prepare", "--trusted", WORKBOOK_TRUSTED, "--overlay", overlay.string(),
                       "--cache", WORKBOOK_SELFTEST_CACHE, "--labs", labs, "--allow-dirty"}),
               0);

@@ -1,5 +1,6 @@
 // The grader's parts that need no build: rubrics and perf tiers, command lines and patterns, and
 // the outputs (Gradescope, PrairieLearn, CSV) of a made-up result.
+#include <grade/prepare.hpp>
 #include <grade/report.hpp>
 #include <grade/rubric.hpp>
 #include <grade/util.hpp>
@@ -115,7 +116,7 @@ TEST(Util, MatchesGlobs) {
   EXPECT_FALSE(glob_match("*.hpp", "a.hpp.cpp"));
 }
 
-TEST(Util, CopiesAndHashesATreeWhoseSkippedFolderIsASymlinkElsewhere) {
+TEST(Util, CopiesAndListsATreeWhoseSkippedFolderIsASymlinkElsewhere) {
   // Clusters put build folders on scratch: `build -> /scratch/...`. The tree's paths are taken
   // as written, not resolved: resolved, `build` read as ../../scratch/build, was not skipped, and
   // copying it failed ("cannot copy symlink"), so prepare could not run on such a checkout.
@@ -126,12 +127,50 @@ TEST(Util, CopiesAndHashesATreeWhoseSkippedFolderIsASymlinkElsewhere) {
   std::ofstream(base / "tree/labs/a.cpp") << "int a;\n";
   std::ofstream(base / "scratch/build/big.o") << "object\n";
   fs::create_directory_symlink(base / "scratch/build", base / "tree/build");
-  const std::string before = hash_tree(base / "tree", {"build"});
+  EXPECT_EQ(tree_files(base / "tree", {"build"}), std::vector<fs::path>{"labs/a.cpp"});
   copy_tree(base / "tree", base / "copy", {"build"});
   EXPECT_TRUE(fs::exists(base / "copy/labs/a.cpp"));
   EXPECT_FALSE(fs::exists(fs::symlink_status(base / "copy/build")));
-  std::ofstream(base / "scratch/build/big.o") << "changed\n";
-  EXPECT_EQ(hash_tree(base / "tree", {"build"}), before) << "a skipped folder changed the hash";
+  fs::remove_all(base);
+}
+
+TEST(Prepare, AChangeToALabsFilesChangesThatLabsKeyAloneAndAnyOtherChangesEvery) {
+  // The cache is per lab (prepare.hpp): a lab is built again when its own files, or those every
+  // lab shares, changed; an edit to lab 03's rubric leaves labs 01 and 02 as they are.
+  const fs::path base = fs::temp_directory_path() / ("workbook-keys-" + std::to_string(getpid()));
+  fs::remove_all(base);
+  const auto write = [&](const std::string& file, const std::string& text) {
+    write_text_atomic(base / file, text);
+  };
+  for (const char* file :
+       {"tree/common/harness.cpp", "tree/labs/01_relu/relu.cpp", "tree/labs/02_matmul/matmul.cpp",
+        "tree/solutions/02_matmul/matmul.cpp", "tree/autograder/labs/03_pool/rubric.json",
+        "tree/build/big.o", "overlay/labs/99_selftest/scale.cpp"})
+    write(file, "first\n");
+  const auto keys = [&] { return tree_keys(base / "tree", base / "overlay", {"build"}); };
+  const TreeKeys first = keys();
+  EXPECT_EQ(first.labs.size(), 4u) << "labs 01, 02, 03 and the overlay's 99";
+  const auto changed = [&](const TreeKeys& now) {
+    std::vector<std::string> labs;
+    for (const auto& [n, key] : now.labs)
+      if (first.labs.at(n) != key) labs.push_back(n);
+    return labs;
+  };
+  write("tree/solutions/02_matmul/matmul.cpp", "second\n");
+  EXPECT_EQ(changed(keys()), std::vector<std::string>{"02"});
+  EXPECT_EQ(keys().shared, first.shared);
+  write("tree/solutions/02_matmul/matmul.cpp", "first\n");
+  write("tree/autograder/labs/03_pool/rubric.json", "second\n");
+  EXPECT_EQ(changed(keys()), std::vector<std::string>{"03"});
+  write("tree/autograder/labs/03_pool/rubric.json", "first\n");
+  write("overlay/labs/99_selftest/scale.cpp", "second\n");
+  EXPECT_EQ(changed(keys()), std::vector<std::string>{"99"});
+  write("overlay/labs/99_selftest/scale.cpp", "first\n");
+  write("tree/build/big.o", "second\n");
+  EXPECT_EQ(changed(keys()), std::vector<std::string>{}) << "build/ is not a source";
+  write("tree/common/harness.cpp", "second\n");
+  EXPECT_NE(keys().shared, first.shared);
+  EXPECT_EQ(changed(keys()), (std::vector<std::string>{"01", "02", "03", "99"}));
   fs::remove_all(base);
 }
 

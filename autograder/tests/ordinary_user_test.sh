@@ -3,7 +3,7 @@
 # grades @reference and @stub in the sandbox, which for an unprivileged user is built in a user
 # namespace where the kernel allows one) and `grade @reference`, all as nobody, in a folder of
 # nobody's, with the trusted tree cloned there (CI's checkout is under a 0700 folder of root's).
-# Lab 02 only: the harness and one lab, a couple of minutes on 2 cores.
+# Lab 99 only (the self-test's smallest lab, from its overlay): the harness and one tiny lab.
 # Usage: ordinary_user_test.sh GRADER TRUSTED_TREE    (as root; skipped, exit 77, otherwise)
 set -euo pipefail
 grader=$1 trusted=$2
@@ -29,11 +29,12 @@ as_nobody() {
 echo "=== as $(setpriv --reuid=nobody --regid=nogroup --clear-groups id -un): doctor"
 as_nobody doctor > "$work/doctor.json"
 grep -E '"(user_namespace|mount_namespace|level)"' "$work/doctor.json" || head -c 600 "$work/doctor.json"
-echo "=== prepare (lab 02; its canary grades @reference and @stub in the sandbox)"
-as_nobody prepare --trusted "$work/tree" --cache "$work/cache" --labs 02 --jobs 2
+echo "=== prepare (lab 99; its canary grades @reference and @stub in the sandbox)"
+as_nobody prepare --trusted "$work/tree" --overlay "$work/tree/autograder/selftest/overlay" \
+  --cache "$work/cache" --labs 99 --jobs 2
 echo "=== grade @reference"
 as_nobody grade @reference --trusted "$work/tree" --cache "$work/cache" --work "$work/work" \
-  --out "$work/out" --labs 02 --no-perf --no-prepare
+  --out "$work/out" --labs 99 --no-perf --no-prepare
 # row.csv: id,score,max_score,...
 IFS=, read -r _ score max _ < <(sed -n 2p "$work/out/row.csv")
 echo "@reference as nobody: $score of $max"

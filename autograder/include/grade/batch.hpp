@@ -44,8 +44,10 @@ void require_known(const std::vector<std::string>& ids,
 /// the result is there complete, or not at all (a leftover `.old-` folder beside it is removed).
 void publish_result(const fs::path& partial, const fs::path& final_dir);
 
-/// Grades what is not graded yet, then writes the gradebook and the summary. Returns the number
-/// of submissions that could not be graded (grader errors; they are retried on the next run).
+/// Grades what is not graded yet, then writes the gradebook and the summary. Returns 0 when every
+/// submission is graded, kExitLabsNotGraded when some labs could not be graded on this machine,
+/// and kExitSubmissionsNotGraded when some submissions could not be graded (grader errors, or an
+/// interrupted batch; they are retried on the next run).
 int batch(const BatchOptions& options, std::ostream& log);
 
 /// Rewrites out/gradebook.csv and out/summary.{md,html} and out/summary/*.svg from the records.

@@ -22,14 +22,17 @@ struct Canary {
   std::string machine;  ///< a hash of this machine's CPU model and flags, and its compilers
   std::string cache;    ///< the cache's real path
   std::string when;     ///< UTC
+  std::vector<std::string> labs;      ///< the labs it tried
   std::vector<std::string> problems;  ///< why it failed: per lab, what the reference or stub got
   std::vector<std::string> notes;     ///< labs it could not try here (a CUDA lab without a GPU)
 };
 
-/// Grades @reference and @stub of every lab of the cache that is available (correctness only: the
+/// Grades @reference and @stub of the labs of the cache that are available (correctness only: the
 /// reference timed against itself proves nothing and is noisy), with `base`'s limits and work
-/// folder, writes the current generation's `canary.json` and returns what it found. Progress
-/// goes to `log`.
+/// folder, and writes each generation's `canary.json` for the labs it built (see prepare.hpp).
+/// Given a generation's folder, it proves that generation's labs; given the cache's, every
+/// generation whose canary does not stand for `base.labs`. Returns what it found, over all the
+/// generations it proved. Progress goes to `log`.
 Canary run_canary(const fs::path& cache, const GradeOptions& base, std::ostream& log);
 
 /// Empty when the canary recorded in `cache` passed, for the `labs` to grade (empty: all), and

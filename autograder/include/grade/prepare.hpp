@@ -6,20 +6,26 @@
 ///
 /// Layout of a cache folder:
 ///   recipes.json     which generation is current, and its recipes (a copy of the generation's)
-///   gen-<when>-<id>/ a generation: what one prepare built, never changed once it is current
+///   gen-<when>-<id>/ a generation: the labs one prepare built, never changed once it is current
 ///     src/             the trusted tree (solutions/ and autograder/ readable by the grader only)
 ///     build/           its build (per lab build-NN/ when a lab does not configure with the others)
-///     recipes.json     per lab: student files, compile and link commands, tests, perf cases
+///     recipes.json     per lab: student files, compile and link commands, tests, perf cases,
+///                      and the generation that built it
 ///     symbols-NN.txt   global symbols the trusted link inputs define (a submission may not
 ///                      redefine them)
-///     canary.json      the canary's verdict on this generation (see canary.hpp)
+///     canary.json      the canary's verdict on the labs this generation built (see canary.hpp)
 ///     prepare.log      the configure and build output
 ///   ceilings.json    this machine's measured ceilings (kept from one generation to the next)
 ///
+/// A cache is built per lab: a prepare builds, in a new generation, only the labs asked for that
+/// the current generation lacks (or whose build failed), and its recipes keep every lab prepared
+/// before from the same trusted tree where it is, in the generation that built it. Preparing lab
+/// 05 after labs 01-04 builds lab 05 alone; grading any subset of prepared labs builds nothing.
+///
 /// A prepare builds a new generation beside the current one, proves it (the canary) and then makes
-/// it current; a grade holds the generation it started with until it ends, so that a re-prepare
-/// never waits for the grades that are running and never changes a file under them. A generation
-/// no grade holds is removed by the next prepare.
+/// it current; a grade holds every generation its labs live in until it ends, so that a
+/// re-prepare never waits for the grades that are running and never changes a file under them. A
+/// generation that neither the current recipes nor a grade holds is removed by the next prepare.
 
 #include <grade/rubric.hpp>
 #include <grade/util.hpp>
@@ -51,9 +57,13 @@ struct LinkRecipe {
 };
 
 struct LabRecipe {
-  std::string number;  ///< "01"
-  std::string folder;  ///< "01_vectorized_relu"
+  std::string number;   ///< "01"
+  std::string folder;   ///< "01_vectorized_relu"
+  fs::path generation;  ///< the generation folder that built this lab (its src/ and build)
+  std::string key;      ///< TreeKeys::labs of the tree it was built from
   std::string name() const { return "lab" + number; }
+  /// The trusted tree this lab was built from (its generation's copy).
+  fs::path src() const { return generation / "src"; }
   std::string edit() const {
     return "labs/" + folder + "/" + (sources.empty() ? "" : sources.front());
   }
@@ -88,12 +98,13 @@ struct LabRecipe {
 struct Cache {
   fs::path root;    ///< the cache folder (its locks, its pointer recipes.json, the ceilings)
   fs::path dir;     ///< the current generation's folder under root (what one prepare built)
-  std::string key;  ///< of the trusted tree, overlay, compiler and options it was made from
+  std::string key;  ///< TreeKeys::shared of the tree it was made from
   std::string prepared_at;
   fs::path ceilings;
   std::map<std::string, LabRecipe> labs;  ///< by number
 
-  fs::path src() const { return dir / "src"; }
+  /// The generation folders the labs live in (with dir): what a grade holds while it runs.
+  std::set<fs::path> generations() const;
   /// The rubric of a lab (its rubric.json, or the default rubric).
   Rubric rubric(const LabRecipe& lab) const;
   /// Reads recipes.json of a cache folder (its current generation) or of a generation's folder
@@ -112,6 +123,21 @@ struct PrepareOptions {
   /// Runs on a new generation's folder before it is made current (the canary; see canary.hpp).
   std::function<void(const fs::path& generation)> prove;
 };
+
+/// What the trusted builds depend on, as keys: a cache whose `shared` key differs is built again
+/// whole; a lab whose own key differs is built again alone.
+struct TreeKeys {
+  /// The tree outside every lab's folders (the harness, the build files, the grader), this
+  /// machine's compilers and CPU, and the cache's format.
+  std::string shared;
+  /// Per lab ("01"): `shared` and its own folders: labs/NN_*, solutions/NN_* and
+  /// autograder/labs/NN_*, of the trusted tree and of the overlay.
+  std::map<std::string, std::string> labs;
+};
+/// The keys of a trusted tree with its `overlay` (empty: none); `skip` names top-level folders
+/// that are not sources (build/, .git/).
+TreeKeys tree_keys(const fs::path& trusted, const fs::path& overlay,
+                   const std::vector<std::string>& skip);
 
 /// Makes (or reuses) the cache. Progress goes to `log`. Throws with the reason when the trusted
 /// tree does not build at all; a lab that fails alone is marked unavailable.
@@ -137,8 +163,9 @@ class FileLock {
 };
 
 /// The cache as a grade uses it: loaded under the cache's shared lock, which is let go at once,
-/// and its generation held (shared) until this object is destroyed, so that no prepare removes the
-/// files the grade is using; a prepare meanwhile makes a new generation and does not wait.
+/// and every generation its labs live in held (shared) until this object is destroyed, so that no
+/// prepare removes the files the grade is using; a prepare meanwhile makes a new generation and
+/// does not wait.
 class CacheInUse {
  public:
   explicit CacheInUse(const fs::path& root);
@@ -146,7 +173,7 @@ class CacheInUse {
 
  private:
   Cache cache_;
-  std::unique_ptr<FileLock> hold_;
+  std::vector<std::unique_ptr<FileLock>> hold_;
 };
 
 /// What a trusted build depends on besides the tree: the compilers and this CPU's model and flags

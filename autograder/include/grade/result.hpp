@@ -76,6 +76,9 @@ struct Item {
 /// graded on this machine (not buildable here, or every test skipped itself: a GPU lab without a
 /// GPU).
 inline constexpr int kExitLabsNotGraded = 3;
+/// The exit code of `batch` when some submissions could not be graded (grader errors: the log
+/// says how many; a re-run retries them). Never a count, which could read as another code.
+inline constexpr int kExitSubmissionsNotGraded = 1;
 
 struct LabResult {
   std::string number, folder, title;

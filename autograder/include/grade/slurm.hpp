@@ -73,8 +73,9 @@ std::map<std::string, QueuedTask> parse_queue(const std::string& squeue_output);
 bool launch_failed(const std::string& reason);
 
 /// Runs the batch on Slurm (see the file comment). Returns 0 when every submission is graded,
-/// kExitLabsNotGraded when some labs could not be graded, otherwise the number of submissions
-/// not graded (their tasks failed, timed out or were cancelled; a re-run retries them), and 0 with
+/// kExitLabsNotGraded when some labs could not be graded, kExitSubmissionsNotGraded when some
+/// submissions were not (their tasks failed, timed out or were cancelled; a re-run retries them),
+/// and 0 with
 /// `wait` false once the arrays are submitted. Throws std::runtime_error naming what to install
 /// when Slurm's commands are missing.
 int batch_slurm(const BatchOptions& batch, const SlurmOptions& slurm, std::ostream& log);

@@ -25,9 +25,9 @@ void write_json(const fs::path& path, const nlohmann::json& value);
 
 /// FNV-1a, 64 bits, as 16 hex digits: identifies file contents in records (not a security hash).
 std::string hash_hex(std::string_view data);
-/// hash_hex over a folder's regular files, names and contents, in sorted order; `skip` names
-/// top-level entries to leave out.
-std::string hash_tree(const fs::path& root, const std::vector<std::string>& skip = {});
+/// A folder's regular files (not symlinks), relative to it, sorted; `skip` names top-level entries
+/// to leave out (taken as written: a skipped symlink to a folder elsewhere is not followed).
+std::vector<fs::path> tree_files(const fs::path& root, const std::vector<std::string>& skip = {});
 
 /// Splits a command line the way /bin/sh would for the plain words CMake and Ninja write
 /// (single and double quotes, backslashes). No expansion of any kind.
