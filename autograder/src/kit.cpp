@@ -364,14 +364,10 @@ int export_kit(const KitOptions& o, std::ostream& log) {
     fs::remove_all(o.out);
   }
   fs::create_directories(o.out);
-  int copied = 0;
-  for (const std::string& f : project_files(o.trusted)) {
-    if (instructor_only(f)) continue;
-    const fs::path to = o.out / f;
-    fs::create_directories(to.parent_path());
-    fs::copy_file(o.trusted / f, to);
-    ++copied;
-  }
+  std::vector<std::string> kit_files = project_files(o.trusted);
+  std::erase_if(kit_files, instructor_only);
+  copy_files(o.trusted, kit_files, o.out);
+  const std::size_t copied = kit_files.size();
   std::vector<std::string> removed;
   if (fs::exists(o.out / "CMakePresets.json")) {
     auto [text, names] = student_presets(read_text(o.out / "CMakePresets.json"));

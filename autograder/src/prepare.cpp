@@ -44,8 +44,6 @@ constexpr int kFormat = 8;  // bump when the cache layout or the recipes change
 
 // The lock file of a cache folder and of each of its generations.
 constexpr const char* kLockFile = ".lock";
-// Parts of a tree that are never trusted sources.
-const std::vector<std::string> kNotSources = {"build", ".git", "Testing", ".deps"};
 
 std::vector<std::string> lines_of(const std::string& text) {
   std::vector<std::string> lines;
@@ -717,8 +715,7 @@ Cache Cache::load(const fs::path& root) {
   return c;
 }
 
-TreeKeys tree_keys(const fs::path& trusted, const fs::path& overlay,
-                   const std::vector<std::string>& skip) {
+TreeKeys tree_keys(const fs::path& trusted, const fs::path& overlay) {
   // Every file, as "path NUL hash", in the list of the part it belongs to: a lab's (its folders
   // under labs/, solutions/ and autograder/labs/) or the shared part.
   std::string shared;
@@ -727,8 +724,7 @@ TreeKeys tree_keys(const fs::path& trusted, const fs::path& overlay,
   for (const fs::path& tree : {trusted, overlay}) {
     if (tree.empty()) continue;
     const std::string side = tree == trusted ? "trusted:" : "overlay:";
-    for (const fs::path& f :
-         tree_files(tree, tree == trusted ? skip : std::vector<std::string>{})) {
+    for (const fs::path& f : project_files(tree)) {
       const std::string line =
           side + f.generic_string() + '\0' + hash_hex(read_text(tree / f)) + '\n';
       std::smatch m;
@@ -754,8 +750,7 @@ Cache prepare(const PrepareOptions& o, std::ostream& log) {
   // The keys: what the trusted builds depend on. A lab whose key is the same is kept as it is;
   // which labs are wanted is not part of them (a cache prepared for labs 01-04 serves a grade of
   // lab 01 as it is, and one that lacks a wanted lab builds that lab alone).
-  std::vector<std::string> skip = kNotSources;
-  const TreeKeys keys = tree_keys(trusted, o.overlay, skip);
+  const TreeKeys keys = tree_keys(trusted, o.overlay);
   const std::string& key = keys.shared;
   const auto key_of = [&](const std::string& n) {
     const auto k = keys.labs.find(n);
@@ -860,7 +855,7 @@ Cache prepare(const PrepareOptions& o, std::ostream& log) {
     phase_start = now;
   };
   const fs::path src = dir / "src";
-  copy_tree(trusted, src, skip);
+  copy_files(trusted, project_files(trusted), src);
   if (!o.overlay.empty()) copy_tree(o.overlay, src);
   phase_done("copy");
 

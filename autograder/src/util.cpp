@@ -68,21 +68,6 @@ std::string hash_hex(std::string_view data) {
   return text;
 }
 
-std::vector<fs::path> tree_files(const fs::path& root, const std::vector<std::string>& skip) {
-  std::vector<fs::path> files;
-  for (auto it = fs::recursive_directory_iterator(root); it != fs::recursive_directory_iterator();
-       ++it) {
-    const fs::path relative = it->path().lexically_relative(root);
-    if (it.depth() == 0 && std::find(skip.begin(), skip.end(), relative.string()) != skip.end()) {
-      if (it->is_directory()) it.disable_recursion_pending();
-      continue;
-    }
-    if (it->is_regular_file() && !it->is_symlink()) files.push_back(relative);
-  }
-  std::sort(files.begin(), files.end());
-  return files;
-}
-
 std::vector<std::string> split_command(std::string_view line) {
   std::vector<std::string> words;
   std::string word;
@@ -329,15 +314,11 @@ fs::path self_executable() {
   return fs::read_symlink("/proc/self/exe");
 }
 
-void copy_tree(const fs::path& from, const fs::path& to, const std::vector<std::string>& skip) {
+void copy_tree(const fs::path& from, const fs::path& to) {
   fs::create_directories(to);
   for (auto it = fs::recursive_directory_iterator(from); it != fs::recursive_directory_iterator();
        ++it) {
     const fs::path relative = it->path().lexically_relative(from);
-    if (it.depth() == 0 && std::find(skip.begin(), skip.end(), relative.string()) != skip.end()) {
-      if (it->is_directory() && !it->is_symlink()) it.disable_recursion_pending();
-      continue;
-    }
     const fs::path target = to / relative;
     if (it->is_symlink()) {
       fs::remove(target);
@@ -347,6 +328,13 @@ void copy_tree(const fs::path& from, const fs::path& to, const std::vector<std::
     } else if (it->is_regular_file()) {
       fs::copy_file(it->path(), target, fs::copy_options::overwrite_existing);
     }
+  }
+}
+
+void copy_files(const fs::path& from, const std::vector<std::string>& files, const fs::path& to) {
+  for (const std::string& f : files) {
+    fs::create_directories((to / f).parent_path());
+    fs::copy_file(from / f, to / f, fs::copy_options::overwrite_existing);
   }
 }
 

@@ -1,5 +1,6 @@
 // The grader's parts that need no build: rubrics and perf tiers, command lines and patterns, and
 // the outputs (Gradescope, PrairieLearn, CSV) of a made-up result.
+#include <grade/package.hpp>
 #include <grade/prepare.hpp>
 #include <grade/report.hpp>
 #include <grade/rubric.hpp>
@@ -116,7 +117,7 @@ TEST(Util, MatchesGlobs) {
   EXPECT_FALSE(glob_match("*.hpp", "a.hpp.cpp"));
 }
 
-TEST(Util, CopiesAndListsATreeWhoseSkippedFolderIsASymlinkElsewhere) {
+TEST(Package, ListsAndCopiesATreeWhoseBuildFolderIsASymlinkElsewhere) {
   // Clusters put build folders on scratch: `build -> /scratch/...`. The tree's paths are taken
   // as written, not resolved: resolved, `build` read as ../../scratch/build, was not skipped, and
   // copying it failed ("cannot copy symlink"), so prepare could not run on such a checkout.
@@ -127,10 +128,19 @@ TEST(Util, CopiesAndListsATreeWhoseSkippedFolderIsASymlinkElsewhere) {
   std::ofstream(base / "tree/labs/a.cpp") << "int a;\n";
   std::ofstream(base / "scratch/build/big.o") << "object\n";
   fs::create_directory_symlink(base / "scratch/build", base / "tree/build");
-  EXPECT_EQ(tree_files(base / "tree", {"build"}), std::vector<fs::path>{"labs/a.cpp"});
-  copy_tree(base / "tree", base / "copy", {"build"});
+  const std::vector<std::string> files = project_files(base / "tree");
+  EXPECT_EQ(files, std::vector<std::string>{"labs/a.cpp"});
+  copy_files(base / "tree", files, base / "copy");
   EXPECT_TRUE(fs::exists(base / "copy/labs/a.cpp"));
   EXPECT_FALSE(fs::exists(fs::symlink_status(base / "copy/build")));
+  // A git checkout: what git ignores (a scratch copy of the tree, a build folder of another name)
+  // is not part of it; a new file not yet committed is (prepare refuses it unless --allow-dirty).
+  const fs::path repo = base / "repo";
+  write_text_atomic(repo / ".gitignore", "/scratch-copy/\n");
+  write_text_atomic(repo / "labs/a.cpp", "int a;\n");
+  write_text_atomic(repo / "scratch-copy/labs/a.cpp", "int b;\n");
+  ASSERT_EQ(std::system(("git init -q " + shell_quote(repo.string())).c_str()), 0);
+  EXPECT_EQ(project_files(repo), (std::vector<std::string>{".gitignore", "labs/a.cpp"}));
   fs::remove_all(base);
 }
 
@@ -147,7 +157,7 @@ TEST(Prepare, AChangeToALabsFilesChangesThatLabsKeyAloneAndAnyOtherChangesEvery)
         "tree/solutions/02_matmul/matmul.cpp", "tree/autograder/labs/03_pool/rubric.json",
         "tree/build/big.o", "overlay/labs/99_selftest/scale.cpp"})
     write(file, "first\n");
-  const auto keys = [&] { return tree_keys(base / "tree", base / "overlay", {"build"}); };
+  const auto keys = [&] { return tree_keys(base / "tree", base / "overlay"); };
   const TreeKeys first = keys();
   EXPECT_EQ(first.labs.size(), 4u) << "labs 01, 02, 03 and the overlay's 99";
   const auto changed = [&](const TreeKeys& now) {

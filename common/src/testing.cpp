@@ -14,6 +14,7 @@
 #include <iostream>
 #include <map>
 #include <regex>
+#include <set>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -119,40 +120,49 @@ const Cases::Failure* Cases::most_telling() const {
   // reduction's one value that one case alone matches, among three or more other failures, is a
   // coincidence too (one number within a tolerance): it counts as what was observed. (A whole
   // output that one case alone matches is not: other cases may only show what it read, NaN.)
-  const auto weight = [this](const Failure& f) {
+  // What the weights need of every failure, counted once (publish() asks after every case).
+  const auto key = [](const CheckResult& r) {
+    return r.mistake_key.empty() ? r.mistake : r.mistake_key;
+  };
+  std::set<std::string> silent;  // mistakes that give the right answer in some failing case
+  std::map<std::string, std::size_t> same, telling_same;  // failures per key, and telling ones
+  std::size_t telling_all = 0;
+  for (const Failure& g : failures_) {
+    silent.insert(g.result.silent_mistakes.begin(), g.result.silent_mistakes.end());
+    const std::string k = key(g.result);
+    ++same[k];
+    if (rank(g.result) >= Specificity::pattern) {
+      ++telling_all;
+      ++telling_same[k];
+    }
+  }
+  const auto weight = [&](const Failure& f) {
     const Specificity r = rank(f.result);
     if (r != Specificity::mistake) return r;
     // Had the student made this mistake, a case where it gives the right answer would have
     // passed: a failing one rules it out (at n = 1, rows left unwritten read like a row loop
     // bounded by n, but the cases where n >= m fail too).
-    const auto key = [](const CheckResult& r) {
-      return r.mistake_key.empty() ? r.mistake : r.mistake_key;
-    };
-    for (const Failure& g : failures_)
-      if (std::find(g.result.silent_mistakes.begin(), g.result.silent_mistakes.end(),
-                    key(f.result)) != g.result.silent_mistakes.end())
-        return Specificity::observed;
-    std::size_t same = 0, telling = 0;
-    for (const Failure& g : failures_) {
-      if (key(g.result) == key(f.result))
-        ++same;
-      else if (rank(g.result) >= Specificity::pattern)
-        ++telling;
-    }
-    if (same == 1 && telling >= 2) return Specificity::pattern;
-    if (same == 1 && f.result.checked <= 1 && failures_.size() >= 4) return Specificity::observed;
+    const std::string k = key(f.result);
+    if (silent.count(k)) return Specificity::observed;
+    const std::size_t alike = same[k], telling = telling_all - telling_same[k];
+    if (alike == 1 && telling >= 2) return Specificity::pattern;
+    if (alike == 1 && f.result.checked <= 1 && failures_.size() >= 4) return Specificity::observed;
     return r;
   };
   // A demoted match still reads "your output matches ...": among equals, one that is not wins.
-  const auto demoted = [&](const Failure& f) { return weight(f) != rank(f.result); };
   const Failure* best = nullptr;
+  Specificity best_weight{};
+  bool best_demoted = false;
   for (const Failure& f : failures_) {
+    const Specificity w = weight(f);
+    const bool demoted = w != rank(f.result);
     // Later wins ties: the loops run from small cases to large ones.
-    if (!best || weight(f) > weight(*best) ||
-        (weight(f) == weight(*best) && demoted(*best) && !demoted(f)) ||
-        (weight(f) == weight(*best) && demoted(f) == demoted(*best) &&
-         f.result.checked >= best->result.checked))
+    if (!best || w > best_weight || (w == best_weight && best_demoted && !demoted) ||
+        (w == best_weight && demoted == best_demoted && f.result.checked >= best->result.checked)) {
       best = &f;
+      best_weight = w;
+      best_demoted = demoted;
+    }
   }
   return best;
 }

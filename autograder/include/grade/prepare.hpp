@@ -134,10 +134,9 @@ struct TreeKeys {
   /// autograder/labs/NN_*, of the trusted tree and of the overlay.
   std::map<std::string, std::string> labs;
 };
-/// The keys of a trusted tree with its `overlay` (empty: none); `skip` names top-level folders
-/// that are not sources (build/, .git/).
-TreeKeys tree_keys(const fs::path& trusted, const fs::path& overlay,
-                   const std::vector<std::string>& skip);
+/// The keys of a trusted tree with its `overlay` (empty: none), over their project_files(): what
+/// git ignores (a build folder, a scratch copy) is not a source.
+TreeKeys tree_keys(const fs::path& trusted, const fs::path& overlay);
 
 /// Makes (or reuses) the cache. Progress goes to `log`. Throws with the reason when the trusted
 /// tree does not build at all; a lab that fails alone is marked unavailable.

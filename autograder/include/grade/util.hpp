@@ -25,9 +25,6 @@ void write_json(const fs::path& path, const nlohmann::json& value);
 
 /// FNV-1a, 64 bits, as 16 hex digits: identifies file contents in records (not a security hash).
 std::string hash_hex(std::string_view data);
-/// A folder's regular files (not symlinks), relative to it, sorted; `skip` names top-level entries
-/// to leave out (taken as written: a skipped symlink to a folder elsewhere is not followed).
-std::vector<fs::path> tree_files(const fs::path& root, const std::vector<std::string>& skip = {});
 
 /// Splits a command line the way /bin/sh would for the plain words CMake and Ninja write
 /// (single and double quotes, backslashes). No expansion of any kind.
@@ -87,8 +84,10 @@ struct ToolOutput {
 /// the shell with every argument quoted, and captures what it prints. Never for the student's code.
 ToolOutput run_tool(const std::vector<std::string>& argv);
 
-/// Copies a folder tree of regular files and symlinks; `skip` names top-level entries to leave out.
-void copy_tree(const fs::path& from, const fs::path& to, const std::vector<std::string>& skip = {});
+/// Copies a folder tree of regular files and symlinks.
+void copy_tree(const fs::path& from, const fs::path& to);
+/// Copies `files` (relative to `from`, e.g. project_files(from)) to the same places under `to`.
+void copy_files(const fs::path& from, const std::vector<std::string>& files, const fs::path& to);
 
 /// "lab01" from "01", and the two-digit number from a lab folder name "01_vectorized_relu".
 std::string lab_name(const std::string& number);
