@@ -186,10 +186,13 @@ Canary run_canary(const fs::path& cache, const GradeOptions& base, std::ostream&
                                             {"notes", g.notes}});
     for (const std::string& n : g.notes) log << "  canary: " << n << "\n";
     for (const std::string& p : g.problems) log << "  CANARY FAILED: " << p << "\n";
-    log << (g.passed ? "canary: the cache grades as it should\n"
-                     : "canary: the cache does not grade as it should: nothing will be graded "
-                       "with it. Fix the cause above (the logs are in " +
-                           logs.string() + "), then run `workbook-grade prepare` again\n")
+    // Each lab it could not try has a note for @reference and one for @stub.
+    const bool tried_none = g.notes.size() >= 2 * labs.size();
+    log << (!g.passed ? "canary: the cache does not grade as it should: nothing will be graded "
+                        "with it. Fix the cause above (the logs are in " +
+                            logs.string() + "), then run `workbook-grade prepare` again\n"
+            : tried_none ? "canary: no lab could be tried on this machine (see the notes above)\n"
+                         : "canary: the cache grades as it should\n")
         << std::flush;
     c.labs.insert(c.labs.end(), labs.begin(), labs.end());
     c.problems.insert(c.problems.end(), g.problems.begin(), g.problems.end());

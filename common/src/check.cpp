@@ -612,7 +612,11 @@ std::string diagnose(const Outcome& o, const Tolerance& tol, const Where& where,
                 : ".");
   if (model == Model::cuda) return observed(diagnose_cuda(o));
   if (model == Model::threads) return observed(diagnose_threads(o, where));
-  const std::size_t tail = n % lanes;
+  // The SIMD tail and head are those of one flat array, and only a contrast with right elements
+  // in the full batches points at them: a matrix's elements, or an output wrong everywhere (n = 9
+  // elements, all in the "tail"), say nothing of a tail loop.
+  const bool flat_contrast = o.rows <= 1 && n >= lanes && o.bad_count < n;
+  const std::size_t tail = flat_contrast ? n % lanes : 0;
   if (tail > 0 && o.first_bad() >= n - tail && tail_restarts_at_zero(o, tail, tol))
     return "the last " + count(tail, "element") + " (after the last full SIMD batch, " +
            batches_of(n, lanes) + ") hold the answers for elements 0 to " +
@@ -623,7 +627,7 @@ std::string diagnose(const Outcome& o, const Tolerance& tol, const Where& where,
     return "only the last " + count(o.bad_count, "element") +
            " are wrong, the ones after the last full SIMD batch (" + batches_of(n, lanes) +
            "): check your scalar tail loop.";
-  if (o.bad_exactly(0, o.bad_count) && o.bad_count < lanes)
+  if (flat_contrast && o.bad_exactly(0, o.bad_count) && o.bad_count < lanes)
     return "only the first " + count(o.bad_count, "element") +
            " are wrong: check how your loop starts (the elements before the first full batch).";
   std::size_t lane = 0;
@@ -1098,7 +1102,24 @@ CheckResult check_reduction(double got, const ReductionOracle& oracle, const Whe
       r.specificity = Specificity::mistake;
     }
   }
+  // A sum that does not start at 0 shows where there is nothing to add, or where what it started
+  // from dwarfs every term.
+  const bool from_garbage =
+      std::isfinite(got) && std::isfinite(want) &&
+      std::fabs(got - want) > 1e3 * (std::fabs(oracle.finish(sums.magnitude)) + 1);
   if (!r.diagnosis.empty()) {
+  } else if ((n == 0 && got != want) || from_garbage) {
+    r.diagnosis =
+        (n == 0 ? "returned " + fmt(got) +
+                      " for n = 0, where there is no term to add: the sum does not start at 0"
+                : "returned " + fmt(got) +
+                      ", far beyond what every term together makes (sum|terms| = " +
+                      fmt(sums.magnitude) +
+                      "): the sum started from, or added, a value that is "
+                      "not a term") +
+        ". Most often an accumulator is left uninitialised, or zeroed through a copy (a loop "
+        "such as `for (auto acc : accumulators) acc = 0;` zeroes copies): set each accumulator "
+        "itself to 0 before the loop.";
   } else if (std::isnan(got) && std::isfinite(want)) {
     r.specificity = Specificity::observed;
     r.diagnosis =

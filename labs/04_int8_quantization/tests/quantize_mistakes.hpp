@@ -625,6 +625,33 @@ inline std::vector<Mistake> quantized_matmul(const QuantizedMatrix& a, const Qua
              return sa(e) * static_cast<double>(b.scale(j - j % t)) * exact(e);
            }});
   }
+  // A tile's epilogue that indexes the scales from the tile's start, not from row 0 (or column
+  // 0): the pointer to the scales not offset by the tile's first row (or column), so row i takes
+  // the scale of row i % t.
+  for (std::size_t t : {2, 3, 4, 5, 6, 7, 8, 12, 16, 32, 48, 64, 96, 128, 256}) {
+    if (a.scales.size() > 1 && a.rows > t)
+      list.push_back(
+          {"a.scale(i % " + std::to_string(t) + ") for row i: in every tile of " +
+               std::to_string(t) + " rows, the scales of the first tile's rows",
+           "row i of C takes a.scale(i): in a tile that starts at row i0, index the scales from "
+           "i0 (the pointer to them offset by the tile's first row too, as the pointer to A's "
+           "values is).",
+           [=](std::size_t e) {
+             const std::size_t i = e / n;
+             return static_cast<double>(a.scale(i % t)) * sb(e) * exact(e);
+           }});
+    if (b.scales.size() > 1 && n > t)
+      list.push_back(
+          {"b.scale(j % " + std::to_string(t) + ") for column j: in every tile of " +
+               std::to_string(t) + " columns, the scales of the first tile's columns",
+           "column j of C takes b.scale(j): in a tile that starts at column j0, index the scales "
+           "from j0 (the pointer to them offset by the tile's first column too, as the pointer to "
+           "B's values is).",
+           [=](std::size_t e) {
+             const std::size_t j = e % n;
+             return sa(e) * static_cast<double>(b.scale(j % t)) * exact(e);
+           }});
+  }
   // The +128 offset's two large terms, sum (a + 128) * b and its correction 128 * sum b, each
   // converted to float32 before they are subtracted: past 2^24 each rounds by units.
   {
