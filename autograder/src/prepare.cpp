@@ -724,11 +724,9 @@ TreeKeys tree_keys(const fs::path& trusted, const fs::path& overlay) {
   for (const fs::path& tree : {trusted, overlay}) {
     if (tree.empty()) continue;
     const std::string side = tree == trusted ? "trusted:" : "overlay:";
-    for (const fs::path& f : project_files(tree)) {
-      const std::string line =
-          side + f.generic_string() + '\0' + hash_hex(read_text(tree / f)) + '\n';
+    for (const std::string& name : project_files(tree)) {  // relative, with '/'
+      const std::string line = side + name + '\0' + hash_hex(read_text(tree / name)) + '\n';
       std::smatch m;
-      const std::string name = f.generic_string();
       if (std::regex_match(name, m, lab_folder))
         labs[m[2]] += line;
       else

@@ -588,6 +588,13 @@ TEST(ParallelFor, RethrowsTheLowestFailingChunkAfterRunningAll) {
   // Not waiting for every chunk also loses their exceptions: name the cause, not the symptom.
   for (const Outcome& o : outcomes) {
     if (o.finished_at_return == 100 || o.finished_at_return == -1) continue;
+    // More runs than chunks is what happened, whatever the order of the rest.
+    if (o.finished_at_return > 100)
+      FAIL() << "with " << pool_of(o.threads) << ", body ran " << o.finished_at_return
+             << " times for the 100 chunks of [0, 100) with grain 1: more chunks than the range "
+                "holds, so one ran past its end or ran twice. Count the chunks as (size + grain - "
+                "1) / grain, end the last one at range.end, and give each chunk to exactly one "
+                "task.";
     const std::string when =
         "with " + pool_of(o.threads) + ", parallel_for " + (o.error ? "threw" : "returned") +
         " while only " + std::to_string(o.finished_at_return) + " of its 100 chunks had finished";
