@@ -401,6 +401,39 @@ inline std::vector<Mistake> dot(std::span<const float> a, std::span<const float>
            [a, b](std::size_t ia, std::size_t ib) { return double(a[ia]) * double(b[ib]); },
            [](double s) { return s; }))
     list.push_back(std::move(m));
+  // The FMA's operands in the wrong places: fma(acc, x, y) is acc * x + y, so each batch
+  // multiplies the running sum instead of adding its products to it. Tried for the usual numbers
+  // of accumulators u, fed as an unrolled loop feeds them: steps of u batches, then the whole
+  // batches left over into the first accumulator, then the scalar tail (right).
+  const std::size_t n = a.size();
+  for (const bool times_a : {true, false})
+    for (const std::size_t u : {std::size_t{1}, std::size_t{2}, std::size_t{4}, std::size_t{8}}) {
+      if (n < kLanes) break;
+      list.push_back(
+          {std::string("fma(acc, ") + (times_a ? "a, b): acc * a + b" : "b, a): acc * b + a") +
+               " for each batch, not a * b + acc",
+           "xsimd::fma(x, y, z) computes x * y + z: the accumulator is the third operand, "
+           "fma(a_batch, b_batch, acc). With acc first, each batch multiplies the running sum "
+           "instead of adding its products to it.",
+           [a, b, n, u, times_a](std::size_t) {
+             std::vector<float> acc(u * kLanes, 0.0f);
+             const auto add = [&](std::size_t k, std::size_t at) {
+               for (std::size_t l = 0; l < kLanes; ++l) {
+                 const float x = times_a ? a[at + l] : b[at + l],
+                             y = times_a ? b[at + l] : a[at + l];
+                 acc[k * kLanes + l] = std::fma(acc[k * kLanes + l], x, y);
+               }
+             };
+             std::size_t i = 0;
+             for (; i + u * kLanes <= n; i += u * kLanes)
+               for (std::size_t k = 0; k < u; ++k) add(k, i + k * kLanes);
+             for (; i + kLanes <= n; i += kLanes) add(0, i);
+             double s = 0;
+             for (const float v : acc) s += v;
+             for (; i < n; ++i) s += double(a[i]) * double(b[i]);
+             return s;
+           }});
+    }
   return list;
 }
 

@@ -221,6 +221,18 @@ inline std::vector<ChunkMistake> chunk_catalogue(Range range, std::size_t grain)
       "when grain does not divide the range, the remainder needs a chunk of its own: "
       "(range.size() + grain - 1) / grain chunks, the last one ending at range.end",
       chunks(range.begin, range.end, true, 0, 0, true));
+  {
+    // A chunk count written (size + grain) / grain: a ceiling only where grain does not divide
+    // the size; where it does, one chunk more, empty, at range.end (and for an empty range too).
+    std::vector<Range> extra = right;
+    if (size % grain == 0) extra.push_back({range.end, range.end});
+    add("one chunk more when grain divides the range: (range.size() + grain) / grain chunks, the "
+        "last one empty, [range.end, range.end)",
+        "the number of chunks is a ceiling, (range.size() + grain - 1) / grain: (range.size() + "
+        "grain) / grain is one more whenever grain divides the size, and body gets a chunk that "
+        "starts at range.end",
+        extra);
+  }
   add("chunks that each end one index early (end - 1)",
       "a Range is half-open, [begin, end): end is one past the last index, so the chunk [b, "
       "min(b + grain, range.end)) already stops before its end. Do not subtract 1.",
