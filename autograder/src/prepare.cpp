@@ -772,7 +772,7 @@ Cache prepare(const PrepareOptions& o, std::ostream& log) {
     try {
       const json j = read_json(root / "recipes.json");
       if (j.value("format", 0) != kFormat || j.value("key", "") != key) return p;
-      const Cache current = Cache::load(root);  // every lab's generation is there
+      Cache::load(root);  // throws unless every lab's generation is there
       for (const auto& [number, lab] : j.at("labs").items()) {
         p.labs[number] = lab;
         if (lab.value("key", "") != key_of(number)) p.changed.insert(number);

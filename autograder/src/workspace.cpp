@@ -17,8 +17,7 @@ std::string fixed(double v, int digits) {
 
 std::string student_paths(std::string text, const Workspace& w, const Cache& cache) {
   text = replace_all(text, w.src().string() + "/", "");
-  for (const fs::path& generation : cache.generations())
-    text = replace_all(text, (generation / "src").string() + "/", "");
+  for (const auto& [n, lab] : cache.labs) text = replace_all(text, lab.src().string() + "/", "");
   text = replace_all(text, w.root.string() + "/", "");
   return text;
 }

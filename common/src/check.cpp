@@ -176,7 +176,6 @@ bool shifted_by(const Outcome& o, long shift) {
   return compared >= o.n - 1;
 }
 
-// got laid out as the transpose of want (C[i][j] holds C[j][i], or column-major storage)?
 // Is got within the tolerance of the answer at index `answer` (a hypothesis that element i holds
 // another's answer)? Twice the check's bound, at the scale of that answer (|w|, or a sum's terms);
 // written so that a NaN, which compares false with everything, is no match.
@@ -185,6 +184,7 @@ bool holds_answer(const Outcome& o, const Tolerance& tol, double got, std::size_
   return std::fabs(got - w) <= 2 * std::max(tol.rel, 1e-5) * (scale + 1e-30) + tol.abs;
 }
 
+// got laid out as the transpose of want (C[i][j] holds C[j][i], or column-major storage)?
 bool transposed(const Outcome& o, const Tolerance& tol) {
   if (o.rows < 2 || o.cols < 2) return false;
   for (std::size_t r = 0; r < o.rows; ++r)

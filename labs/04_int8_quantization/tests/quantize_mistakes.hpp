@@ -601,56 +601,54 @@ inline std::vector<Mistake> quantized_matmul(const QuantizedMatrix& a, const Qua
          return in_range ? static_cast<double>(a.scale(j)) * b.scale(i) * exact(e) : kNaN;
        }},
   };
-  // A kernel that works on tiles of t rows of A (or t columns of B) and scales the whole tile with
-  // the scale of its first row (or column), in its epilogue.
+  // A tile's epilogue that scales row i of C with a.scale(moved(i)) instead of a.scale(i) (or
+  // column j with b.scale(moved(j))): `formula` names moved, `what` and `advice` say the rest.
+  const auto scales_moved = [&](bool rows, std::size_t t, const std::string& formula,
+                                const std::string& what, const std::string& advice,
+                                std::function<std::size_t(std::size_t)> moved) {
+    if (rows ? a.scales.size() <= 1 || a.rows <= t : b.scales.size() <= 1 || n <= t) return;
+    list.push_back(
+        {formula + (rows ? " for row i: " : " for column j: ") + what, advice, [=](std::size_t e) {
+           return rows ? static_cast<double>(a.scale(moved(e / n))) * sb(e) * exact(e)
+                       : sa(e) * static_cast<double>(b.scale(moved(e % n))) * exact(e);
+         }});
+  };
+  // Each tile scaled with the scale of its first row (or column).
   for (std::size_t t = 2; t <= 16; ++t) {
-    if (a.scales.size() > 1 && a.rows > t)
-      list.push_back(
-          {"a.scale(i - i % " + std::to_string(t) + ") for row i: every row of a tile of " +
-               std::to_string(t) + " rows of A scaled with the scale of the tile's first row",
-           "each row of C takes its own row's scale, a.scale(i), inside a tile too: the epilogue "
-           "of a tile of rows scales row by row.",
-           [=](std::size_t e) {
-             const std::size_t i = e / n;
-             return static_cast<double>(a.scale(i - i % t)) * sb(e) * exact(e);
-           }});
-    if (b.scales.size() > 1 && n > t)
-      list.push_back(
-          {"b.scale(j - j % " + std::to_string(t) + ") for column j: every column of a tile of " +
-               std::to_string(t) + " columns scaled with the scale of the tile's first column",
-           "each column of C takes its own row of B's scale, b.scale(j), inside a tile too: the "
-           "epilogue of a tile of columns scales column by column.",
-           [=](std::size_t e) {
-             const std::size_t j = e % n;
-             return sa(e) * static_cast<double>(b.scale(j - j % t)) * exact(e);
-           }});
+    const std::string ts = std::to_string(t);
+    const auto first_of_tile = [t](std::size_t i) { return i - i % t; };
+    scales_moved(true, t, "a.scale(i - i % " + ts + ")",
+                 "every row of a tile of " + ts +
+                     " rows of A scaled with the scale of the tile's "
+                     "first row",
+                 "each row of C takes its own row's scale, a.scale(i), inside a tile too: the "
+                 "epilogue of a tile of rows scales row by row.",
+                 first_of_tile);
+    scales_moved(false, t, "b.scale(j - j % " + ts + ")",
+                 "every column of a tile of " + ts +
+                     " columns scaled with the scale of the "
+                     "tile's first column",
+                 "each column of C takes its own row of B's scale, b.scale(j), inside a tile too: "
+                 "the epilogue of a tile of columns scales column by column.",
+                 first_of_tile);
   }
-  // A tile's epilogue that indexes the scales from the tile's start, not from row 0 (or column
-  // 0): the pointer to the scales not offset by the tile's first row (or column), so row i takes
-  // the scale of row i % t.
+  // The scales indexed from 0 in every tile: the pointer to them not offset by the tile's first
+  // row (or column), so row i takes the scale of row i % t.
   for (std::size_t t : {2, 3, 4, 5, 6, 7, 8, 12, 16, 32, 48, 64, 96, 128, 256}) {
-    if (a.scales.size() > 1 && a.rows > t)
-      list.push_back(
-          {"a.scale(i % " + std::to_string(t) + ") for row i: in every tile of " +
-               std::to_string(t) + " rows, the scales of the first tile's rows",
-           "row i of C takes a.scale(i): in a tile that starts at row i0, index the scales from "
-           "i0 (the pointer to them offset by the tile's first row too, as the pointer to A's "
-           "values is).",
-           [=](std::size_t e) {
-             const std::size_t i = e / n;
-             return static_cast<double>(a.scale(i % t)) * sb(e) * exact(e);
-           }});
-    if (b.scales.size() > 1 && n > t)
-      list.push_back(
-          {"b.scale(j % " + std::to_string(t) + ") for column j: in every tile of " +
-               std::to_string(t) + " columns, the scales of the first tile's columns",
-           "column j of C takes b.scale(j): in a tile that starts at column j0, index the scales "
-           "from j0 (the pointer to them offset by the tile's first column too, as the pointer to "
-           "B's values is).",
-           [=](std::size_t e) {
-             const std::size_t j = e % n;
-             return sa(e) * static_cast<double>(b.scale(j % t)) * exact(e);
-           }});
+    const std::string ts = std::to_string(t);
+    const auto from_zero = [t](std::size_t i) { return i % t; };
+    scales_moved(true, t, "a.scale(i % " + ts + ")",
+                 "in every tile of " + ts + " rows, the scales of the first tile's rows",
+                 "row i of C takes a.scale(i): in a tile that starts at row i0, index the scales "
+                 "from i0 (the pointer to them offset by the tile's first row too, as the pointer "
+                 "to A's values is).",
+                 from_zero);
+    scales_moved(false, t, "b.scale(j % " + ts + ")",
+                 "in every tile of " + ts + " columns, the scales of the first tile's columns",
+                 "column j of C takes b.scale(j): in a tile that starts at column j0, index the "
+                 "scales from j0 (the pointer to them offset by the tile's first column too, as "
+                 "the pointer to B's values is).",
+                 from_zero);
   }
   // The +128 offset's two large terms, sum (a + 128) * b and its correction 128 * sum b, each
   // converted to float32 before they are subtracted: past 2^24 each rounds by units.
