@@ -115,6 +115,10 @@ TEST(Util, MatchesGlobs) {
   EXPECT_TRUE(glob_match("?ot", "dot"));
   EXPECT_FALSE(glob_match("Relu.*", "Relux.Tail"));
   EXPECT_FALSE(glob_match("*.hpp", "a.hpp.cpp"));
+  // fnmatch(3): classes, and '*' across '/' (a rubric's paths).
+  EXPECT_TRUE(glob_match("Matmul.[LP]*", "Matmul.PrimeShapes"));
+  EXPECT_FALSE(glob_match("Matmul.[LP]*", "Matmul.TinyShapes"));
+  EXPECT_TRUE(glob_match("labs/*.cpp", "labs/01_vectorized_relu/vector_ops.cpp"));
 }
 
 TEST(Package, ListsAndCopiesATreeWhoseBuildFolderIsASymlinkElsewhere) {

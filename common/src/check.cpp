@@ -145,6 +145,47 @@ bool constant_pattern(const Outcome& o, bool ratio, const Tolerance& tol, double
   return true;
 }
 
+// Most elements (three quarters at least) scaled by one factor, each within the rounding of its
+// own scale (a matrix product's element that cancels to near 0 has a ratio far from the factor):
+// with some not, one path of the kernel (its full tiles, say) applies the factor and another (a
+// narrow last tile) does not. Gives the factor, how many elements it scales, and, in a 2-D output
+// where the others are the last columns of every row, how many those columns are (else 0).
+bool mostly_scaled(const Outcome& o, const Tolerance& tol, double& value, std::size_t& scaled,
+                   std::size_t& last_columns) {
+  if (o.n < 16 || o.bad_count < o.n / 2) return false;
+  std::vector<double> ratios;
+  for (std::size_t i = 0; i < o.n; ++i) {
+    const double g = o.got(i), w = o.want(i);
+    if (std::isfinite(g) && std::isfinite(w) && w != 0) ratios.push_back(g / w);
+  }
+  if (ratios.size() < o.n / 2) return false;
+  std::nth_element(ratios.begin(), ratios.begin() + ratios.size() / 2, ratios.end());
+  value = ratios[ratios.size() / 2];
+  if (std::fabs(value - std::round(value)) < 1e-3) value = std::round(value);  // 2, not 1.9999998
+  if (value == 1 || value == 0 || !std::isfinite(value)) return false;
+  const double slack = std::max(4 * tol.rel, 16 * kFloatUnitRoundoff);
+  std::vector<std::uint8_t> fits(o.n, 0);
+  scaled = 0;
+  for (std::size_t i = 0; i < o.n; ++i) {
+    const double g = o.got(i), w = o.want(i);
+    const double scale = std::fabs(value) * std::max(o.scale ? o.scale(i) : 0.0, std::fabs(w));
+    fits[i] = std::isfinite(g) && w != 0 && std::fabs(g - value * w) <= slack * scale + tol.abs;
+    scaled += fits[i];
+  }
+  if (scaled * 4 < o.n * 3) return false;
+  last_columns = 0;
+  if (o.rows > 1) {
+    std::size_t first_other = o.cols;  // the first column holding an element the factor misses
+    for (std::size_t i = 0; i < o.n; ++i)
+      if (!fits[i] && o.bad[i]) first_other = std::min(first_other, i % o.cols);
+    bool suffix = first_other < o.cols;
+    for (std::size_t i = 0; i < o.n && suffix; ++i)
+      suffix = (i % o.cols < first_other) == bool(fits[i]) || !o.bad[i];
+    if (suffix) last_columns = o.cols - first_other;
+  }
+  return true;
+}
+
 // Does every wrong element hold exactly twice its answer (the same value added in twice)?
 bool bad_ones_doubled(const Outcome& o, const Tolerance& tol) {
   const double slack = std::max(4 * tol.rel, 16 * kFloatUnitRoundoff);
@@ -411,6 +452,65 @@ std::string diagnose_unwritten(const Outcome& o, Model model, std::size_t lanes,
   return which + ": some iterations of your loop never store.";
 }
 
+// Elements left unwritten by one branch: those never written are exactly the elements (of the
+// tail, when they all lie there) where an input has one sign, and the others are right. A tail that
+// stops early leaves a suffix; a branch that stores nothing (or stores the output's own old value,
+// y[i] where x[i] is meant) leaves every element that takes it, wherever it lies. "" when no input
+// separates them so.
+std::string unwritten_by_sign(const Outcome& o, const std::vector<Column>& inputs, Model model,
+                              std::size_t lanes) {
+  if (!o.all_bad_unwritten() || o.unwritten_count == 0 || o.unwritten_count == o.n) return "";
+  const std::size_t first = o.first_bad(), left_over = o.n % lanes;
+  const bool in_tail = model == Model::simd && left_over > 0 && first >= o.n - left_over;
+  const std::size_t begin = in_tail ? o.n - left_over : 0;
+  struct Sign {
+    const char* text;
+    bool nan_too;  // the comparison that selects these is false for NaN: !(x <= 0)
+    bool (*holds)(double);
+  };
+  static constexpr Sign signs[] = {
+      {"> 0", true, [](double x) { return !(x <= 0); }},
+      {"< 0", true, [](double x) { return !(x >= 0); }},
+      {">= 0", false, [](double x) { return x >= 0; }},
+      {"<= 0", false, [](double x) { return x <= 0; }},
+  };
+  for (const Column& c : inputs) {
+    for (const Sign& sign : signs) {
+      bool separates = true, nan = false;
+      // A written element before an unwritten one: no loop that stops early leaves this.
+      bool interleaved = false, written_seen = false;
+      for (std::size_t i = begin; i < o.n && separates; ++i) {
+        const double x = c.at(i);
+        nan |= std::isnan(x);
+        separates = bool(o.unwritten[i]) == sign.holds(x);
+        interleaved |= written_seen && o.unwritten[i];
+        written_seen |= !o.unwritten[i];
+      }
+      if (!separates || !written_seen) continue;
+      const std::string where_x =
+          c.name + " " + sign.text + (nan && sign.nan_too ? " (or NaN)" : "");
+      const std::string region = in_tail ? "of the tail (the last " + std::to_string(left_over) +
+                                               ": " + batches_of(o.n, lanes) + ") "
+                                         : "";
+      const std::string branch =
+          "a branch for " + where_x +
+          " that stores nothing, or stores what the output already held (it reads the output's "
+          "own element where " +
+          c.name + "[i] is meant: right only in place, when the output is " + c.name + ")";
+      if (interleaved)
+        return "the " + count(o.unwritten_count, "element") + " never written are exactly those " +
+               region + "where " + where_x + "; every other element is right. Your code has " +
+               branch + ": check that branch" + (in_tail ? " in your tail loop." : ".");
+      return "the last " + count(o.unwritten_count, "element") +
+             " were never written, and they are exactly those " + region + "where " + where_x +
+             ", the others being right: either your " +
+             (in_tail ? "tail loop stops early" : "loop stops early") + ", or it has " + branch +
+             ".";
+    }
+  }
+  return "";
+}
+
 // The rows of a 2-D output that hold a wrong element: "rows 3, 7 and 9" or "12 of 64 rows".
 std::string wrong_rows(const Outcome& o, std::size_t& wrong) {
   std::vector<std::size_t> rows;
@@ -542,11 +642,36 @@ std::string diagnose(const Outcome& o, const Tolerance& tol, const Where& where,
     return "every element is off by the same constant, " + fmt(c) +
            ": a stray term added to every element (or, in a loop that accumulates, a sum that "
            "does not start at zero).";
+  // What one factor on a whole output (or most of it) usually is: 2, a sum added in twice.
+  const auto factor_causes = [](double factor) {
+    return std::fabs(factor - 2) < 1e-3
+               ? std::string(
+                     ": each sum is added in twice (an accumulator added to itself, "
+                     "acc += acc, as when a loop that combines several accumulators "
+                     "starts at the one it adds into; a block or a tail counted again), "
+                     "or one scale is applied twice.")
+               : std::string(": a scale applied twice or not at all, or a wrong normalisation.");
+  };
   if (constant_pattern(o, true, tol, c)) {
     if (std::fabs(c + 1) < 1e-6) return "every element has the wrong sign.";
-    return "every element is scaled by the same factor, " + fmt(c) +
-           ": a scale applied twice or not at all, or a wrong normalisation.";
+    return (std::fabs(c - 2) < 1e-3 ? std::string("every element is exactly twice its answer")
+                                    : "every element is scaled by the same factor, " + fmt(c)) +
+           factor_causes(c);
   }
+  std::size_t scaled = 0, other_columns = 0;
+  const bool mostly = mostly_scaled(o, tol, c, scaled, other_columns);
+  if (mostly && scaled == n)
+    return (c == 2 ? std::string("every element is exactly twice its answer")
+                   : "every element is scaled by the same factor, " + fmt(c)) +
+           " (within the rounding of its sum)" + factor_causes(c);
+  if (mostly)
+    return std::to_string(scaled) + " of " + std::to_string(n) + " elements are exactly " +
+           (c == 2 ? std::string("twice their answer") : fmt(c) + " times it") +
+           (other_columns > 0 ? " (all but the last " + count(other_columns, "column") +
+                                    " of each row, which are wrong another way: a narrower last "
+                                    "tile that your code computes by another path)"
+                              : std::string(", the others wrong another way")) +
+           factor_causes(c);
   if (shifted_by(o, 1) || shifted_by(o, -1))
     return "the output is shifted by one element: out[i] holds the answer for i " +
            std::string(shifted_by(o, 1) ? "+ 1" : "- 1") +
@@ -696,10 +821,15 @@ std::string named_mistake(const Outcome& o, const ElementwiseCheck& how, CheckRe
   for (const Mistake& m : how.mistakes()) {
     if (gives_the_right_answer(m, o.n, o.want)) {
       r.silent_mistakes.push_back(m.name());
-    } else if (diagnosis.empty() && matches_mistake<T>(o, m, how)) {
+    } else if (matches_mistake<T>(o, m, how)) {
+      std::string text = "your output matches " + m.what + ": " + m.advice;
+      if (!diagnosis.empty()) {
+        r.other_matches.push_back({m.what, m.name(), std::move(text)});
+        continue;
+      }
       r.mistake = m.what;
-      r.mistake_key = m.name();
-      diagnosis = "your output matches " + m.what + ": " + m.advice;
+      r.diagnosis_key = m.name();
+      diagnosis = std::move(text);
     }
   }
   return diagnosis;
@@ -925,10 +1055,17 @@ CheckResult check_elementwise(const GuardedBuffer<T>& buffer,
                           : "index " + std::to_string(r.first_wrong)) +
               ")";
   if (o.unwritten_count < o.n && how.mistakes) r.diagnosis = named_mistake<T>(o, how, r);
-  if (!r.diagnosis.empty())
+  const std::size_t lanes = how.lanes > 0 ? how.lanes : kLanes<T>;
+  if (!r.diagnosis.empty()) {
     r.specificity = Specificity::mistake;
-  else
+  } else if (std::string branch = unwritten_by_sign(o, how.inputs, how.where.model, lanes);
+             !branch.empty()) {
+    r.diagnosis = std::move(branch);
+    r.diagnosis_key = "left unwritten where an input has one sign";
+    r.specificity = Specificity::pattern;
+  } else {
     r.diagnosis = diagnose<T>(o, how.tolerance, how.where, how.lanes, r.specificity);
+  }
 
   std::ostringstream d;
   d << "  First mismatches:\n    " << (o.rows > 1 ? "  row,col" : "    index");
@@ -1097,10 +1234,15 @@ CheckResult check_reduction(double got, const ReductionOracle& oracle, const Whe
       // by the size of its error, so a failing case never rules it out.)
       if (!m.scale && gives_the_right_answer(m, 1, [want](std::size_t) { return want; }))
         r.silent_mistakes.push_back(m.name());
-      if (!r.mistake.empty() || !same_as(got)) continue;
+      if (!same_as(got)) continue;
+      std::string text = "your result matches " + m.what + ": " + m.advice;
+      if (!r.mistake.empty()) {
+        r.other_matches.push_back({m.what, m.name(), std::move(text)});
+        continue;
+      }
       r.mistake = m.what;
-      r.mistake_key = m.name();
-      r.diagnosis = "your result matches " + m.what + ": " + m.advice;
+      r.diagnosis_key = m.name();
+      r.diagnosis = std::move(text);
       r.specificity = Specificity::mistake;
     }
   }
@@ -1111,6 +1253,7 @@ CheckResult check_reduction(double got, const ReductionOracle& oracle, const Whe
       std::fabs(got - want) > 1e3 * (std::fabs(oracle.finish(sums.magnitude)) + 1);
   if (!r.diagnosis.empty()) {
   } else if ((n == 0 && got != want) || from_garbage) {
+    r.diagnosis_key = "a sum that does not start at 0";
     r.diagnosis =
         (n == 0 ? "returned " + fmt(got) +
                       " for n = 0, where there is no term to add: the sum does not start at 0"
@@ -1134,10 +1277,12 @@ CheckResult check_reduction(double got, const ReductionOracle& oracle, const Whe
         "or returned before the loop).";
   } else if (n > 0 && oracle.finish(s) != s &&
              std::fabs(got - s) <= slack + gamma_float(1) * std::fabs(s)) {
+    r.diagnosis_key = "the sum without its final step";
     r.diagnosis =
         "returned the sum itself, without its final step (for a distance: the square "
         "root).";
   } else if (near(2 * s)) {
+    r.diagnosis_key = "every element counted twice";
     r.diagnosis =
         "returned twice the answer: the elements were counted twice (the tail loop "
         "starts at 0, or accumulators were added together twice).";
@@ -1149,33 +1294,40 @@ CheckResult check_reduction(double got, const ReductionOracle& oracle, const Whe
     for (std::size_t w : {std::size_t{4}, std::size_t{8}, std::size_t{16}}) {
       if (!r.diagnosis.empty() || n < w) break;
       if (near(partial([&](std::size_t i) { return i % w == 0; })) ||
-          near(partial([&](std::size_t i) { return i % w == 0 || i >= n / w * w; })))
+          near(partial([&](std::size_t i) { return i % w == 0 || i >= n / w * w; }))) {
+        r.diagnosis_key = "one lane of " + std::to_string(w);
         r.diagnosis = "only one lane of each " + std::to_string(w) +
                       "-wide batch reached the "
                       "result: add up all the lanes of the accumulator at the end (xsimd::hadd).";
+      }
       for (std::size_t k : {std::size_t{2}, std::size_t{4}, std::size_t{8}}) {
         if (!r.diagnosis.empty() || n < w * k) break;
         const std::size_t blocked = n / (w * k) * (w * k);
         auto first_acc = [&](std::size_t i) { return i < blocked && (i / w) % k == 0; };
         if (near(partial(first_acc)) ||
-            near(partial([&](std::size_t i) { return first_acc(i) || i >= blocked; })))
+            near(partial([&](std::size_t i) { return first_acc(i) || i >= blocked; }))) {
+          r.diagnosis_key = "the first accumulator of " + std::to_string(k) + " alone";
           r.diagnosis = "only the first of your " + std::to_string(k) +
                         " accumulators reached "
                         "the result (with batches of " +
                         std::to_string(w) +
                         "): add them all "
                         "together before the final reduction.";
+        }
         // One accumulator of k left out of the total (acc0 + acc1 + acc2, acc3 forgotten): the
         // batches j, j + k, ... of the unrolled loop never reach the result.
         for (std::size_t j = 0; j < k && r.diagnosis.empty(); ++j) {
           auto kept = [&](std::size_t i) { return i >= blocked || (i / w) % k != j; };
           if (near(partial(kept)) ||
-              near(partial([&](std::size_t i) { return i < blocked && kept(i); })))
+              near(partial([&](std::size_t i) { return i < blocked && kept(i); }))) {
+            r.diagnosis_key = "accumulator " + std::to_string(j) + " of " + std::to_string(k) +
+                              " left out, batches of " + std::to_string(w);
             r.diagnosis = "accumulator " + std::to_string(j) + " of your " + std::to_string(k) +
                           " (batches of " + std::to_string(w) + ": elements " +
                           std::to_string(j * w) + " to " + std::to_string(j * w + w - 1) +
                           " of every " + std::to_string(k * w) +
                           ") never reached the result: add every accumulator to the total.";
+          }
         }
       }
     }
@@ -1184,21 +1336,25 @@ CheckResult check_reduction(double got, const ReductionOracle& oracle, const Whe
   AccurateSum dropped;
   for (std::size_t k = 1; r.diagnosis.empty() && k <= std::min<std::size_t>(n, 64); ++k) {
     dropped.add(oracle.term(n - k));
-    if (near(s - dropped.value()))
+    if (near(s - dropped.value())) {
+      r.diagnosis_key = "the last elements left out";
       r.diagnosis =
           "the last " + count(k, "element") + " were left out of the sum: " +
           (where.model == Model::simd
                ? "your tail loop is missing or stops early (" + batches_of(n, lanes) + ")."
                : std::string("the last part of the input is never added (n = ") +
                      std::to_string(n) + ": check how the work is split).");
+    }
   }
   AccurateSum skipped;
   for (std::size_t k = 1; r.diagnosis.empty() && k <= std::min<std::size_t>(n, 64); ++k) {
     skipped.add(oracle.term(k - 1));
-    if (near(s - skipped.value()))
+    if (near(s - skipped.value())) {
+      r.diagnosis_key = "the first elements left out";
       r.diagnosis = "the first " + count(k, "element") +
                     " were left out of the sum: check where "
                     "your loop starts.";
+    }
   }
   if (r.diagnosis.empty()) {
     r.specificity = Specificity::observed;

@@ -108,28 +108,70 @@ bool Cases::check(const CheckResult& result) {
   if (result.ok) return true;
   if (cases_.empty()) next("the first case");
   cases_.back().failed = true;
-  failures_.push_back({cases_.size() - 1, result});
+  failures_.push_back({cases_.size() - 1, result, result});
+  resolve();
   publish();
   return false;
+}
+
+namespace {
+
+// A diagnosis's name up to the numbers in it, which name one case's sizes ("the batches after the
+// last group of 4 (elements 64 to 111)" at n = 120, "... 128 to 175" at n = 180): which failures
+// agree.
+std::string kind_of(const std::string& key) {
+  std::string k;
+  for (const char c : key)
+    if (!std::isdigit(static_cast<unsigned char>(c)))
+      k += c;
+    else if (k.empty() || k.back() != '#')
+      k += '#';
+  return k;
+}
+
+std::string key_of(const CheckResult& r) {
+  return r.diagnosis_key.empty() ? r.mistake : r.diagnosis_key;
+}
+
+}  // namespace
+
+void Cases::resolve() {
+  const auto match_kind = [](const CheckResult::Match& m) {
+    return kind_of(m.diagnosis_key.empty() ? m.mistake : m.diagnosis_key);
+  };
+  std::map<std::string, std::size_t> support;  // failures whose output matches each kind
+  for (const Failure& f : failures_) {
+    std::set<std::string> kinds{kind_of(key_of(f.as_checked))};
+    for (const CheckResult::Match& m : f.as_checked.other_matches) kinds.insert(match_kind(m));
+    for (const std::string& k : kinds) ++support[k];
+  }
+  for (Failure& f : failures_) {
+    f.result = f.as_checked;
+    std::size_t most = support[kind_of(key_of(f.as_checked))];
+    for (const CheckResult::Match& m : f.as_checked.other_matches) {
+      if (support[match_kind(m)] <= most) continue;
+      most = support[match_kind(m)];
+      f.result.mistake = m.mistake;
+      f.result.diagnosis_key = m.diagnosis_key;
+      f.result.diagnosis = m.diagnosis;
+    }
+  }
 }
 
 const Cases::Failure* Cases::most_telling() const {
   // A catalogue mistake that only one case names, while at least two other cases say something
   // else that is telling, is a coincidence of that case's size (a loop that stops one batch early
   // looks, at n = 32 alone, like one that steps by 32): it counts as a pattern, no more. A
-  // reduction's one value that one case alone matches, among three or more other failures, is a
-  // coincidence too (one number within a tolerance): it counts as what was observed. (A whole
-  // output that one case alone matches is not: other cases may only show what it read, NaN.)
+  // reduction's diagnosis that few failing cases agree on is a coincidence too (see weight). (A
+  // whole output that one case alone matches is not: other cases may only show what it read, NaN.)
   // What the weights need of every failure, counted once (publish() asks after every case).
-  const auto key = [](const CheckResult& r) {
-    return r.mistake_key.empty() ? r.mistake : r.mistake_key;
-  };
+  const auto kind = [](const CheckResult& r) { return kind_of(key_of(r)); };
   std::set<std::string> silent;  // mistakes that give the right answer in some failing case
-  std::map<std::string, std::size_t> same, telling_same;  // failures per key, and telling ones
+  std::map<std::string, std::size_t> same, telling_same;  // failures per kind, and telling ones
   std::size_t telling_all = 0;
   for (const Failure& g : failures_) {
     silent.insert(g.result.silent_mistakes.begin(), g.result.silent_mistakes.end());
-    const std::string k = key(g.result);
+    const std::string k = kind(g.result);
     ++same[k];
     if (rank(g.result) >= Specificity::pattern) {
       ++telling_all;
@@ -138,15 +180,21 @@ const Cases::Failure* Cases::most_telling() const {
   }
   const auto weight = [&](const Failure& f) {
     const Specificity r = rank(f.result);
+    const std::string k = kind(f.result);
+    // A reduction's diagnosis rests on one number falling within a bound: one that a single case,
+    // or fewer than a quarter, of four or more failing cases agree on is a coincidence of their
+    // sizes ("accumulator 1 of 8 left out" fits n = 186 alone, while every size from 32 on
+    // fails): what was observed.
+    const std::size_t alike = same[k];
+    if (r >= Specificity::pattern && !k.empty() && f.result.checked <= 1 && failures_.size() >= 4 &&
+        (alike == 1 || alike * 4 < failures_.size()))
+      return Specificity::observed;
     if (r != Specificity::mistake) return r;
     // Had the student made this mistake, a case where it gives the right answer would have
     // passed: a failing one rules it out (at n = 1, rows left unwritten read like a row loop
     // bounded by n, but the cases where n >= m fail too).
-    const std::string k = key(f.result);
-    if (silent.count(k)) return Specificity::observed;
-    const std::size_t alike = same[k], telling = telling_all - telling_same[k];
-    if (alike == 1 && telling >= 2) return Specificity::pattern;
-    if (alike == 1 && f.result.checked <= 1 && failures_.size() >= 4) return Specificity::observed;
+    if (silent.count(key_of(f.result))) return Specificity::observed;
+    if (alike == 1 && telling_all - telling_same[k] >= 2) return Specificity::pattern;
     return r;
   };
   // A demoted match still reads "your output matches ...": among equals, one that is not wins.
@@ -190,6 +238,16 @@ std::string Cases::summary() const {
     else if (const std::size_t q = common_multiple(failing, passing))
       text += " (every size that failed is a multiple of " + std::to_string(q) +
               ", and none that passed)";
+    else if (const std::size_t from =
+                 failing.empty() ? 0 : *std::min_element(failing.begin(), failing.end());
+             passing.size() >= 2 && failing.size() >= 2 &&
+             *std::max_element(passing.begin(), passing.end()) < from)
+      text += ". Every size from " + std::to_string(from) +
+              " on failed, and every smaller one passed: look at what your code does first at "
+              "n = " +
+              std::to_string(from) +
+              " (a loop that starts to run at that size: a step of several batches at a time, a "
+              "second block)";
     return text + ".";
   }
   for (std::size_t i = 0; i < failing_contexts.size() && i < 4; ++i)

@@ -88,10 +88,56 @@ TEST(Check, DiagnosesConstantOffsetAndScale) {
   auto y = correct_output(50);
   for (std::size_t i = 0; i < 50; ++i) y[i] += 0.5f;
   EXPECT_THAT(check(y).diagnosis, HasSubstr("off by the same constant, 0.5"));
+  for (std::size_t i = 0; i < 50; ++i) y[i] = static_cast<float>(3 * answer(i));
+  EXPECT_THAT(check(y).diagnosis, HasSubstr("scaled by the same factor, 3"));
   for (std::size_t i = 0; i < 50; ++i) y[i] = static_cast<float>(2 * answer(i));
-  EXPECT_THAT(check(y).diagnosis, HasSubstr("scaled by the same factor, 2"));
+  EXPECT_THAT(check(y).diagnosis, HasSubstr("every element is exactly twice its answer"));
+  EXPECT_THAT(check(y).diagnosis, HasSubstr("acc += acc"));
   for (std::size_t i = 0; i < 50; ++i) y[i] = static_cast<float>(-answer(i));
   EXPECT_THAT(check(y).diagnosis, HasSubstr("wrong sign"));
+}
+
+TEST(Check, MostElementsDoubledAndTheLastColumnsWrongAnotherWayIsTheMainPathDoubling) {
+  // A matmul whose full tiles add each sum to itself, and whose narrow last tile (4 of 20
+  // columns) errs another way.
+  const workbook::Shape shape{.rows = 8, .cols = 20, .ld = 20};
+  auto y = correct_output(160);
+  for (std::size_t i = 0; i < 160; ++i)
+    y[i] = static_cast<float>(i % 20 < 16 ? 2 * answer(i) : answer(i) + 1);
+  const std::string diagnosis = check(y, workbook::Tolerance::exact(), shape).diagnosis;
+  EXPECT_THAT(diagnosis, HasSubstr("128 of 160 elements are exactly twice their answer"));
+  EXPECT_THAT(diagnosis, HasSubstr("all but the last 4 columns of each row"));
+  // Half of them doubled is no pattern of one path.
+  for (std::size_t i = 0; i < 160; ++i)
+    y[i] = static_cast<float>(i % 20 < 10 ? 2 * answer(i) : answer(i) + 1);
+  EXPECT_THAT(check(y, workbook::Tolerance::exact(), shape).diagnosis, Not(HasSubstr("twice")));
+}
+
+TEST(Check, ElementsLeftUnwrittenWhereTheInputIsPositiveAreOneBranch) {
+  // relu's tail `y[i] = x[i] <= 0 ? 0 : y[i]`: the positive elements of the tail keep the output's
+  // old contents (the poison), the others are right.
+  const std::size_t n = 16 * 4 + 11;
+  std::vector<float> x(n);
+  for (std::size_t i = 0; i < n; ++i) x[i] = (i * 7) % 5 < 2 ? -1.5f : 2.0f + float(i);
+  GuardedBuffer<float> y(n);
+  for (std::size_t i = 0; i < n; ++i)
+    if (i < 64 || x[i] <= 0) y[i] = x[i] > 0 ? x[i] : 0.0f;
+  const auto relu = [&](std::size_t i) { return x[i] > 0 ? double(x[i]) : 0.0; };
+  const workbook::ElementwiseCheck how{.where = kWhere,
+                                       .tolerance = workbook::Tolerance::exact(),
+                                       .inputs = {workbook::column("x", x)},
+                                       .lanes = 16};
+  const CheckResult r = workbook::check_elementwise(y, relu, how);
+  ASSERT_FALSE(r.ok);
+  EXPECT_THAT(r.diagnosis, HasSubstr("are exactly those of the tail (the last 11"));
+  EXPECT_THAT(r.diagnosis, HasSubstr("where x > 0"));
+  EXPECT_THAT(r.diagnosis, HasSubstr("reads the output's own element where x[i] is meant"));
+  EXPECT_THAT(r.diagnosis, Not(HasSubstr("stops early")));
+  // A tail that stops early leaves a suffix, whatever the signs: no branch is named.
+  GuardedBuffer<float> short_tail(n);
+  for (std::size_t i = 0; i < n - 3; ++i) short_tail[i] = static_cast<float>(relu(i));
+  EXPECT_THAT(workbook::check_elementwise(short_tail, relu, how).diagnosis,
+              HasSubstr("the last 3 elements were never written: your tail loop"));
 }
 
 TEST(Check, DiagnosesShiftByOne) {

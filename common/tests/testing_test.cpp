@@ -216,6 +216,63 @@ TEST(Cases, AMistakeOnlyOneCaseNamesAmongFailuresThatNameNothingIsACoincidence) 
   EXPECT_THAT(cases.report(), StartsWith("kernel: no simple pattern at 30"));
 }
 
+TEST(Cases, AReductionsDiagnosisThatFewFailingSizesAgreeOnIsACoincidence) {
+  // A dot that is wrong from n = 32 on: one size's result falls within the bound of "accumulator
+  // 1 of 8 left out", the others match nothing.
+  const auto failure = [](std::size_t n, std::string key) {
+    CheckResult r;
+    r.ok = false;
+    r.checked = 1;
+    r.summary = "dot: wrong at " + std::to_string(n);
+    r.diagnosis_key = key;
+    r.specificity = key.empty() ? Specificity::observed : Specificity::pattern;
+    return r;
+  };
+  Cases chance(where(), "size");
+  for (std::size_t n = 0; n < 48; ++n) {
+    chance.next_size(n);
+    if (n >= 32) chance.check(failure(n, n == 40 ? "accumulator 1 of 8 left out" : ""));
+  }
+  EXPECT_THAT(chance.report(), StartsWith("dot: wrong at 47"));
+  EXPECT_THAT(chance.report(), HasSubstr("Every size from 32 on failed, and every smaller one "
+                                         "passed: look at what your code does first at n = 32"));
+  // Four of the sixteen failing sizes agree: a quarter is evidence.
+  Cases agreed(where(), "size");
+  for (std::size_t n = 32; n < 48; ++n) {
+    agreed.next_size(n);
+    agreed.check(failure(n, n % 4 == 0 ? "the last elements left out" : ""));
+  }
+  EXPECT_THAT(agreed.report(), StartsWith("dot: wrong at 44"));
+}
+
+TEST(Cases, OfTheMistakesOneOutputMatchesTheOneMostFailingCasesMatchIsReported) {
+  // A scale whose lanes skip lane 0: at n = 4099 the one number also fits "the largest x" (the
+  // largest magnitude was negative and in lane 0), at the other sizes only the lane.
+  const auto matching = [](std::size_t n, std::vector<std::string> mistakes) {
+    CheckResult r;
+    r.ok = false;
+    r.checked = 1;
+    r.summary = "scale: wrong at " + std::to_string(n);
+    r.mistake = mistakes.front();
+    r.diagnosis = "your result matches " + mistakes.front();
+    r.specificity = Specificity::mistake;
+    for (std::size_t i = 1; i < mistakes.size(); ++i)
+      r.other_matches.push_back({mistakes[i], "", "your result matches " + mistakes[i]});
+    return r;
+  };
+  Cases cases(where(), "size");
+  for (std::size_t n : {48, 58, 59, 71}) {
+    cases.next_size(n);
+    cases.check(matching(n, {"every lane but lane 0"}));
+  }
+  cases.next_size(4099);
+  cases.check(matching(4099, {"the largest x", "every lane but lane 0"}));
+  const std::string report = cases.report();
+  EXPECT_THAT(report, StartsWith("scale: wrong at 4099"));
+  EXPECT_THAT(report, HasSubstr("Diagnosis: your result matches every lane but lane 0"));
+  EXPECT_THAT(report, Not(HasSubstr("largest x")));
+}
+
 TEST(Cases, AmongEqualsTheLargerCase) {
   Cases cases(where());
   cases.next("big");

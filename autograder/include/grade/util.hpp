@@ -32,7 +32,8 @@ std::vector<std::string> split_command(std::string_view line);
 /// Quotes a word for /bin/sh when it needs it.
 std::string shell_quote(const std::string& word);
 
-/// Shell-style pattern: * any run of characters, ? one character. The whole text must match.
+/// Shell-style pattern (fnmatch(3)): * any run of characters (/ too), ? one character, [...] a
+/// class. The whole text must match.
 bool glob_match(std::string_view pattern, std::string_view text);
 
 std::string html_escape(std::string_view text);

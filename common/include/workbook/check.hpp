@@ -172,11 +172,24 @@ struct CheckResult {
   double rel_error = 0;         ///< norm-wise: ||got - want||_2 / ||want||_2
   double max_ulps = 0;          ///< float outputs: largest error in units of the last place
   std::string mistake;          ///< the catalogue's Mistake::what that the output matched, if any
-  std::string mistake_key;      ///< its Mistake::name(), the same in every case
+  /// The diagnosis's name, the same in every case (testing::Cases counts how many cases agree):
+  /// the matched Mistake::name(), or a generic pattern's ("one accumulator left out"); "" when
+  /// the diagnosis has none.
+  std::string diagnosis_key;
   /// The Mistake::name() of each mistake of the catalogue whose wrong output equals the right one
   /// on this case's inputs: had the student made it, this case would have passed (Cases weighs a
   /// mistake that some failing case rules out as what was observed, not as the student's).
   std::vector<std::string> silent_mistakes;
+  /// Another catalogue mistake this output matches as well (a reduction's one number, or a
+  /// small case, may fit several): testing::Cases reports the one that the most failing cases
+  /// agree on.
+  struct Match {
+    std::string mistake;        ///< its Mistake::what
+    std::string diagnosis_key;  ///< its Mistake::name()
+    std::string diagnosis;      ///< "your output matches ...", as `diagnosis` would read
+  };
+  /// The matches after the first (which is `mistake`), in the catalogue's order.
+  std::vector<Match> other_matches;
   bool unstable = false;  ///< the output changed between two runs on the same inputs
   /// How much the diagnosis tells; a result built by hand (a lab's own check) that names a mistake
   /// counts as Specificity::mistake, one that fails without a level as observed.

@@ -83,9 +83,13 @@ class Cases {
   };
   struct Failure {
     std::size_t case_index;
-    CheckResult result;
+    CheckResult result;  // as reported: the check's, or with another of its matches (resolve())
+    CheckResult as_checked;
   };
   /// \endcond
+  // Gives each failure, of the catalogue mistakes its output matches, the one that the most
+  // failing cases match: one number (a reduction's) may fit a coincidence as well as the mistake.
+  void resolve();
   const Failure* most_telling() const;
   std::string summary() const;
   // " Every shape with k > 256 failed, ...": a "name = number" of the cases' contexts that

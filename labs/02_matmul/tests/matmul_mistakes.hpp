@@ -339,6 +339,26 @@ inline std::vector<Entry> catalogue(const Inputs& in) {
         0, s.k, a_ip, [s, block](std::size_t p, std::size_t j) { return p % block * s.ldb + j; }));
   }
 
+  // A's column held at the block's first, p0, for every p of the block (the broadcast of A indexed
+  // by the block's start where p is meant): each block's rows of B, summed, times one column of
+  // A. With k within one block, C = A's column 0 times the column sums of B.
+  std::set<std::size_t> held;
+  for (std::size_t block : detail::block_sizes()) {
+    const std::size_t used = std::min(block, s.k);
+    if (s.k < 2 || !held.insert(used).second) continue;
+    list.push_back(sum_of_products(
+        in,
+        used == s.k ? "A's column 0 for every p: a[i][0] * b[p][j], A read at the block's start "
+                      "p0 instead of p"
+                    : "A's column p0, the first of its block of k, for every p of the block "
+                      "(blocks of " +
+                          std::to_string(used) + "): A read at p0 instead of p",
+        "inside a block of k, A's element changes with p like B's row: A(i, p), a[i * lda + p] "
+        "(with p running from p0 to the block's end), not a[i * lda + p0].",
+        0, s.k, [s, used](std::size_t i, std::size_t p) { return i * s.lda + p / used * used; },
+        b_pj));
+  }
+
   // A sum declared outside the loop over j (or over i and j) and never reset: each element of C
   // carries the sums of the elements before it in its row (or in the whole matrix).
   if (s.n >= 2 && in.want_scale.size() == in.want.size()) {

@@ -545,13 +545,26 @@ TEST(ParallelFor, RethrowsTheLowestFailingChunkAfterRunningAll) {
     int started_at_return = -1;   // chunks started by then
     int started_at_all = 0;       // chunks started by the end, a while after it returned
     std::string not_once;
+    // Copies of chunk 30's exception alive when the last chunk ran, on a pool of one thread
+    // (chunks in order): 0 means it was caught and dropped where the chunk ran, for a future (or
+    // a record of failures) would still hold it.
+    int chunk_30_alive_at_chunk_99 = -1;
+  };
+  // Chunk 30's exception, counting its live copies.
+  struct Counted : std::runtime_error {
+    std::atomic<int>& alive;
+    explicit Counted(std::atomic<int>& count) : std::runtime_error("chunk 30"), alive(count) {
+      ++alive;
+    }
+    Counted(const Counted& other) : std::runtime_error(other), alive(other.alive) { ++alive; }
+    ~Counted() override { --alive; }
   };
   std::vector<Outcome> outcomes;
   for (unsigned n : kPoolSizes) {
     Watchdog watchdog("parallel_for with two chunks that throw, on " + pool_of(n),
                       Watchdog::Throws::yes);
     Counts counts(100);
-    std::atomic<int> started{0}, finished{0};
+    std::atomic<int> started{0}, finished{0}, alive{0};
     Outcome o{.threads = n};
     // The body outlives the pool: a parallel_for that returns early leaves chunks running, and
     // they must find it still there (or the test crashes instead of saying what was wrong).
@@ -566,9 +579,10 @@ TEST(ParallelFor, RethrowsTheLowestFailingChunkAfterRunningAll) {
       // the first in time, so that the caller sees the same exception on every run.
       if (r.begin == 30) {
         std::this_thread::sleep_for(20ms);
-        throw std::runtime_error("chunk 30");
+        throw Counted(alive);
       }
       if (r.begin == 70) throw std::runtime_error("chunk 70");
+      if (r.begin == 99 && n == 1) o.chunk_30_alive_at_chunk_99 = alive.load();
     };
     o.error = thrown_by(n, [&](ThreadPool& pool) {
       struct AtReturn {
@@ -612,6 +626,31 @@ TEST(ParallelFor, RethrowsTheLowestFailingChunkAfterRunningAll) {
               "caller's data, which are gone once parallel_for returns; and the exception of a "
               "chunk not waited for is lost.";
   }
+  // Lost on some pools only: the chunks ran, the exception was kept, and the way the threads'
+  // results are combined loses it. Lost on every pool: either the task dropped it where the chunk
+  // ran, or nothing looked at the futures (or records) that hold it.
+  std::string rethrew_on, lost_on;
+  for (const Outcome& o : outcomes) {
+    std::string& list = o.error ? rethrew_on : lost_on;
+    list += (list.empty() ? "" : ", ") + std::to_string(o.threads);
+  }
+  if (!rethrew_on.empty() && !lost_on.empty())
+    FAIL() << "parallel_for rethrew a chunk's exception on pools of " << rethrew_on
+           << " thread(s), but returned normally on pools of " << lost_on
+           << ", after every chunk ran once: the exceptions are kept, and lost where your code "
+              "combines what several threads or tasks recorded (a comparison that picks the "
+              "lowest failing chunk inverted, so that it picks a record of no failure; or one "
+              "thread's record overwriting another's). Pick the failure with the lowest chunk "
+              "number among those that hold an exception.";
+  for (const Outcome& o : outcomes)
+    if (!o.error && o.threads == 1 && o.chunk_30_alive_at_chunk_99 == 0)
+      FAIL() << "with " << pool_of(1)
+             << ", parallel_for returned normally although chunks 30 and 70 threw, and chunk "
+                "30's exception no longer existed when chunk 99 ran: the code that runs a chunk "
+                "catches its exception and drops it (a catch (...) that neither stores nor "
+                "rethrows it). Let it reach the chunk's future (a packaged_task stores it), or "
+                "store it (std::current_exception()) and rethrow the lowest-numbered chunk's "
+                "after all have run.";
   for (const Outcome& o : outcomes) {
     ASSERT_TRUE(o.error)
         << "with " << pool_of(o.threads)

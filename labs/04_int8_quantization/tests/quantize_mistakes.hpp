@@ -73,6 +73,11 @@ inline std::vector<Mistake> merge_alike(std::vector<Mistake> list, std::size_t c
 
 // --- symmetric_scale -----------------------------------------------------------------------------
 
+/// Where the whole SIMD batches of n elements end, and the scalar tail starts.
+inline std::size_t full_batches_end(std::size_t n) {
+  return n - n % kLanes;
+}
+
 /// max |x_i| over x[first, last).
 inline float largest_magnitude(std::span<const float> x, std::size_t first, std::size_t last) {
   float largest = 0;
@@ -92,6 +97,13 @@ inline std::vector<Mistake> symmetric_scale(std::span<const float> x) {
   float largest_signed = 0;
   for (const float v : x) largest_signed = std::max(largest_signed, v);
   const float full_batches = largest_magnitude(x, 0, x.size() - x.size() % kLanes);
+  // max |x| without lane `lane` of the whole batches: a horizontal max that skips one lane.
+  const auto all_but_lane = [&](std::size_t lane) {
+    float m = 0;
+    for (std::size_t i = 0; i < x.size(); ++i)
+      if (i >= full_batches_end(x.size()) || i % kLanes != lane) m = std::max(m, std::fabs(x[i]));
+    return m;
+  };
   auto scale = [](double s) { return [s](std::size_t) { return s; }; };
   return {
       {"max |x| / 127 = 0, with no special case",
@@ -131,6 +143,19 @@ inline std::vector<Mistake> symmetric_scale(std::span<const float> x) {
        "the scale is the size of one step: max |x| / 127, so that the largest magnitude maps to "
        "127.",
        scale(or_one(largest))},
+      {"max |x| over every element but lane 0 of each whole batch (i % " + std::to_string(kLanes) +
+           " == 0), over 127",
+       "the reduction of the max batch's lanes skips lane 0: a loop over the lanes that starts at "
+       "1 (as if lane 0 were already in the running max, which starts at 0) leaves out every "
+       "element at a multiple of " +
+           std::to_string(kLanes) +
+           ". Reduce over every lane (xsimd::reduce_max, or a loop from lane 0).",
+       scale(or_one(all_but_lane(0) / static_cast<float>(kQuantMax)))},
+      {"max |x| over every element but the last lane of each whole batch, over 127",
+       "the reduction of the max batch's lanes stops one lane early (l < " +
+           std::to_string(kLanes - 1) + ", or l + 1 < size): lane " + std::to_string(kLanes - 1) +
+           " never reaches the max. Reduce over every lane (xsimd::reduce_max).",
+       scale(or_one(all_but_lane(kLanes - 1) / static_cast<float>(kQuantMax)))},
       {"max |x| * (1 / 127), one unit in the last place off",
        "multiplying by 1/127 rounds twice (the reciprocal, then the product): divide by 127.0f, "
        "which rounds once.",
@@ -192,6 +217,13 @@ inline std::vector<Mistake> quantize(std::span<const float> x,
     if (std::fabs(rounded) < 0x1p31 || got.empty()) return mistakes::clamped(rounded);
     return got[i] == -kQuantMax ? double{-kQuantMax} : mistakes::clamped(rounded);
   };
+  // x clamped to [-127, 127] before the division: a quotient beyond 127 (scale < 1) is never
+  // saturated, and its conversion to int8 keeps the low byte.
+  auto clipped_first = [x, scale_of](std::size_t i) {
+    const double r = std::nearbyint(
+        static_cast<double>(std::clamp(x[i], -float{kQuantMax}, float{kQuantMax}) / scale_of(i)));
+    return int8_answer(static_cast<std::int8_t>(static_cast<std::int32_t>(r)));
+  };
   return {
       {"round(x / scale) converted to int before the clamp, which overflows beyond +-2^31",
        "a float beyond the int32 range has no int value: x86's conversion gives INT32_MIN, which "
@@ -249,6 +281,18 @@ inline std::vector<Mistake> quantize(std::span<const float> x,
        "representable.",
        [=](std::size_t i) {
          return mistakes::clamped(std::nearbyint(quotient(i)), -kQuantMax - 1);
+       }},
+      {"round(clamp(x, -127, 127) / scale): x clamped before dividing, not the quotient",
+       "the range [-127, 127] is that of q = x / scale, not of x: clamp x / scale, after the "
+       "division (and before converting), so that an x beyond 127 * scale saturates.",
+       [=](std::size_t i) { return clipped_first(i); }},
+      {"in the SIMD loop, round(clamp(x, -127, 127) / scale): x clamped before dividing "
+       "(the tail is right)",
+       "in your batch loop the range [-127, 127] is applied to x, not to q = x / scale: clamp "
+       "x / scale, after the division (and before converting), as your tail loop does.",
+       [=](std::size_t i) {
+         return i < full_batches_end(x.size()) ? clipped_first(i)
+                                               : mistakes::clamped(std::nearbyint(quotient(i)));
        }},
       {"x * scale, not x / scale",
        "quantization divides by the scale (the size of one step): q = round(x / scale); "
@@ -416,6 +460,30 @@ inline std::vector<Mistake> matmul_int8(std::span<const std::int8_t> a,
          return int32_answer(s);
        }},
   };
+  // Rows of A (or of B) stepped by another dimension's width: a[i * n + k] where a[i * depth + k]
+  // is meant. Tried where every read stays inside the matrix (else what it read is unknown).
+  const auto rows_apart = [&](bool of_a, std::size_t stride, const char* width) {
+    const std::size_t rows = of_a ? m : n;
+    if (stride == depth || rows < 2 || (rows - 1) * stride + depth > rows * depth) return;
+    const std::string name = of_a ? "A" : "B", index = of_a ? "a[i * " : "b[j * ";
+    list.push_back({"the rows of " + name + " read " + width + " apart (" + index + width +
+                        " + k]) instead of depth apart",
+                    name + " is " + (of_a ? "m" : "n") + " x depth, row-major: its row " +
+                        (of_a ? "i" : "j") + " starts at " + index +
+                        "depth], whatever the shape of C.",
+                    [=](std::size_t e) {
+                      const std::size_t i = e / n, j = e % n;
+                      std::int64_t s = 0;
+                      for (std::size_t k = 0; k < depth; ++k)
+                        s += of_a ? std::int64_t{a[i * stride + k]} * b[j * depth + k]
+                                  : std::int64_t{a[i * depth + k]} * b[j * stride + k];
+                      return int32_answer(s);
+                    }});
+  };
+  rows_apart(true, n, "n");
+  rows_apart(true, m, "m");
+  rows_apart(false, m, "m");
+  rows_apart(false, n, "n");
   // C += the product: the sums added to what C held, the harness's poison (an element that comes
   // out equal to it reads as unwritten: NaN).
   const std::int64_t poison = workbook::Poison<std::int32_t>::value();
