@@ -534,6 +534,33 @@ TEST(ParallelFor, ManyTinyChunks) {
   }
 }
 
+// A chunk's exception that counts its live copies: one whose copies are all gone while other
+// chunks still run was caught and dropped where its chunk ran, for a future (or a record of
+// failures) would still hold it.
+struct CountedError : std::runtime_error {
+  std::atomic<int>& alive;
+  CountedError(const char* what, std::atomic<int>& count) : std::runtime_error(what), alive(count) {
+    ++alive;
+  }
+  CountedError(const CountedError& other) : std::runtime_error(other), alive(other.alive) {
+    ++alive;
+  }
+  ~CountedError() override { --alive; }
+};
+
+// What a parallel_for that returned normally although chunks threw did with the exception, from
+// its live copies once the other chunks had run (-1: unknown).
+std::string where_the_exception_went(int alive_after_the_others) {
+  if (alive_after_the_others == 0)
+    return "the exception no longer existed while the other chunks still ran: the code that "
+           "runs a chunk catches its exception and drops it (a catch (...) that neither stores "
+           "nor rethrows it). Let it reach the chunk's future (a packaged_task stores it), or "
+           "store it (std::current_exception()) and rethrow the lowest-numbered chunk's after "
+           "all have run.";
+  return "an exception in a chunk must reach the caller. get() every chunk's future, in chunk "
+         "order: wait() alone does not rethrow";
+}
+
 TEST(ParallelFor, RethrowsTheLowestFailingChunkAfterRunningAll) {
   // What each pool did, all looked at before any is reported: on one thread the chunks run in
   // order, so a parallel_for that waits for its last future only has nothing left running there,
@@ -549,15 +576,6 @@ TEST(ParallelFor, RethrowsTheLowestFailingChunkAfterRunningAll) {
     // (chunks in order): 0 means it was caught and dropped where the chunk ran, for a future (or
     // a record of failures) would still hold it.
     int chunk_30_alive_at_chunk_99 = -1;
-  };
-  // Chunk 30's exception, counting its live copies.
-  struct Counted : std::runtime_error {
-    std::atomic<int>& alive;
-    explicit Counted(std::atomic<int>& count) : std::runtime_error("chunk 30"), alive(count) {
-      ++alive;
-    }
-    Counted(const Counted& other) : std::runtime_error(other), alive(other.alive) { ++alive; }
-    ~Counted() override { --alive; }
   };
   std::vector<Outcome> outcomes;
   for (unsigned n : kPoolSizes) {
@@ -579,7 +597,7 @@ TEST(ParallelFor, RethrowsTheLowestFailingChunkAfterRunningAll) {
       // the first in time, so that the caller sees the same exception on every run.
       if (r.begin == 30) {
         std::this_thread::sleep_for(20ms);
-        throw Counted(alive);
+        throw CountedError("chunk 30", alive);
       }
       if (r.begin == 70) throw std::runtime_error("chunk 70");
       if (r.begin == 99 && n == 1) o.chunk_30_alive_at_chunk_99 = alive.load();
@@ -642,21 +660,13 @@ TEST(ParallelFor, RethrowsTheLowestFailingChunkAfterRunningAll) {
               "lowest failing chunk inverted, so that it picks a record of no failure; or one "
               "thread's record overwriting another's). Pick the failure with the lowest chunk "
               "number among those that hold an exception.";
-  for (const Outcome& o : outcomes)
-    if (!o.error && o.threads == 1 && o.chunk_30_alive_at_chunk_99 == 0)
-      FAIL() << "with " << pool_of(1)
-             << ", parallel_for returned normally although chunks 30 and 70 threw, and chunk "
-                "30's exception no longer existed when chunk 99 ran: the code that runs a chunk "
-                "catches its exception and drops it (a catch (...) that neither stores nor "
-                "rethrows it). Let it reach the chunk's future (a packaged_task stores it), or "
-                "store it (std::current_exception()) and rethrow the lowest-numbered chunk's "
-                "after all have run.";
+  static_assert(kPoolSizes[0] == 1, "outcomes.front() is the pool of one thread");
+  const int alive_on_one_thread = outcomes.front().chunk_30_alive_at_chunk_99;
   for (const Outcome& o : outcomes) {
-    ASSERT_TRUE(o.error)
-        << "with " << pool_of(o.threads)
-        << ", parallel_for returned normally although chunks 30 and 70 threw, after all 100 "
-           "chunks had finished: an exception in a chunk must reach the caller. get() every "
-           "chunk's future, in chunk order: wait() alone does not rethrow";
+    ASSERT_TRUE(o.error) << "with " << pool_of(o.threads)
+                         << ", parallel_for returned normally although chunks 30 and 70 threw, "
+                            "after all 100 chunks had finished: "
+                         << where_the_exception_went(alive_on_one_thread);
     EXPECT_EQ(message_of(o.error), "chunk 30")
         << "with " << pool_of(o.threads) << ": rethrow the exception of the "
         << "lowest-numbered chunk that threw (get() the futures in chunk order)";
@@ -669,14 +679,24 @@ TEST(ParallelFor, ReturnsOnlyAfterEveryChunkFinished) {
   Watchdog watchdog("parallel_for whose chunk 0 throws while chunk 1 still runs",
                     Watchdog::Throws::yes);
   WatchedPool pool(2);
-  std::atomic<bool> slow_chunk_finished{false};
-  EXPECT_THROW(lab03::parallel_for(pool, {0, 2}, 1,
-                                   [&](Range r) {
-                                     if (r.begin == 0) throw std::runtime_error("chunk 0");
-                                     std::this_thread::sleep_for(100ms);
-                                     slow_chunk_finished = true;
-                                   }),
-               std::runtime_error);
+  std::atomic<bool> slow_chunk_finished{false}, chunk_0_threw{false};
+  std::atomic<int> alive{0}, alive_when_chunk_1_ended{-1};
+  bool threw = false;
+  try {
+    lab03::parallel_for(pool, {0, 2}, 1, [&](Range r) {
+      if (r.begin == 0) {
+        chunk_0_threw = true;
+        throw CountedError("chunk 0", alive);
+      }
+      std::this_thread::sleep_for(100ms);
+      if (chunk_0_threw) alive_when_chunk_1_ended = alive.load();
+      slow_chunk_finished = true;
+    });
+  } catch (const std::runtime_error&) {
+    threw = true;
+  }
+  EXPECT_TRUE(threw) << "parallel_for returned normally although chunk 0 threw: "
+                     << where_the_exception_went(alive_when_chunk_1_ended);
   EXPECT_TRUE(slow_chunk_finished) << "parallel_for rethrew chunk 0's exception while chunk 1 was "
                                       "still running. A running chunk "
                                       "uses body, which belongs to the caller and is gone once "
