@@ -334,6 +334,22 @@ bool later_rows_start_wrong(const Outcome& o, std::size_t& width) {
   return 10 * rows_hit >= 9 * (o.rows - 1) && 3 * o.bad_count >= (o.rows - 1) * width;
 }
 
+// The first `right` rows (two or more) without a wrong element, and at least half of each row from
+// there on wrong, two rows or more: the first block of rows is right, every later one is not.
+bool later_blocks_of_rows_wrong(const Outcome& o, std::size_t& right) {
+  if (o.rows < 4 || o.cols == 0) return false;
+  right = o.first_bad() / o.cols;
+  if (right < 2 || o.rows - right < 2) return false;
+  for (std::size_t r = right; r < o.rows; ++r) {
+    const auto row = o.bad.begin() + static_cast<std::ptrdiff_t>(r * o.cols);
+    if (2 * static_cast<std::size_t>(
+                std::count(row, row + static_cast<std::ptrdiff_t>(o.cols), 1)) <
+        o.cols)
+      return false;
+  }
+  return true;
+}
+
 // Are the bad elements exactly one lane r of every `lanes`-wide batch (indices r, r + lanes, ...)?
 bool one_lane(const Outcome& o, std::size_t lanes, std::size_t& lane) {
   if (o.bad_count < 2 || o.n < 2 * lanes) return false;
@@ -696,6 +712,17 @@ std::string diagnose(const Outcome& o, const Tolerance& tol, const Where& where,
            " + j (the columns the tile covers in C) instead of i * " +
            (width_known ? w : std::string("width")) + " + j: index the buffer with its own width.";
   }
+  std::size_t right_rows = 0;
+  if (later_blocks_of_rows_wrong(o, right_rows))
+    return "rows 0 to " + std::to_string(right_rows - 1) + " (the first " +
+           std::to_string(right_rows) + ") are right, and every row from " +
+           std::to_string(right_rows) +
+           " on is wrong: the first block of rows is computed right and the later ones are not. "
+           "Check where each later block (tile) of rows starts, in every buffer it reads or "
+           "writes: A, C, and any packed copy of A (panels of " +
+           std::to_string(right_rows) +
+           " rows lie that many rows times the depth of this block of k apart, and the last block "
+           "of k may be shallower than the others).";
   if (later_rows_start_wrong(o, width) && wrong_are_zero)
     return observed(
         "row 0 is right, and every wrong element of the later rows is 0 (" +

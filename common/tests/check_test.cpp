@@ -113,6 +113,22 @@ TEST(Check, MostElementsDoubledAndTheLastColumnsWrongAnotherWayIsTheMainPathDoub
   EXPECT_THAT(check(y, workbook::Tolerance::exact(), shape).diagnosis, Not(HasSubstr("twice")));
 }
 
+TEST(Check, TheFirstBlockOfRowsRightAndEveryLaterRowWrongIsWhereLaterBlocksStart) {
+  // A matmul whose later tiles of rows read the wrong packed panel of A: rows 0 to 5 right.
+  const workbook::Shape shape{.rows = 20, .cols = 9, .ld = 9};
+  auto y = correct_output(180);
+  for (std::size_t i = 6 * 9; i < 180; ++i) y[i] = static_cast<float>(answer(i) * 0.5 + 7);
+  const std::string diagnosis = check(y, workbook::Tolerance::exact(), shape).diagnosis;
+  EXPECT_THAT(diagnosis, HasSubstr("rows 0 to 5 (the first 6) are right, and every row from 6 on "
+                                   "is wrong"));
+  EXPECT_THAT(diagnosis, Not(HasSubstr("row 0 is right")));
+  // One wrong row after them is a remainder, not a later block.
+  auto last_row = correct_output(180);
+  for (std::size_t i = 19 * 9; i < 180; ++i) last_row[i] += 3;
+  EXPECT_THAT(check(last_row, workbook::Tolerance::exact(), shape).diagnosis,
+              Not(HasSubstr("the first block of rows")));
+}
+
 TEST(Check, ElementsLeftUnwrittenWhereTheInputIsPositiveAreOneBranch) {
   // relu's tail `y[i] = x[i] <= 0 ? 0 : y[i]`: the positive elements of the tail keep the output's
   // old contents (the poison), the others are right.

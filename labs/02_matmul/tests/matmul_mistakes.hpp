@@ -76,9 +76,14 @@ inline std::vector<std::size_t> block_sizes() {
 // (gamma_(k+1) times the sum of its own |terms|)? The shared check allows the right answer's bound
 // as well, which at large k is wider than a wrong answer of small terms (a C of zeros would pass
 // for "only the last product"): a mistake is named only when it reproduces the values themselves.
+/// Where C is wrong, the entry must be wrong too: a wrong answer within its window of the right one
+/// (one product too few among 20000, whose window is some thirty products wide) "matches" every
+/// small error, and names nothing.
 inline bool reproduces(const Entry& e, const std::function<double(std::size_t)>& got,
-                       std::size_t elements, std::size_t k) {
+                       const std::function<double(std::size_t)>& right, std::size_t elements,
+                       std::size_t k) {
   const double gamma = workbook::gamma_float(static_cast<double>(k + 1));
+  const double tiny = std::numeric_limits<float>::denorm_min();
   // NaN alone is no evidence: every wrong index that lands in the NaN padding between rows gives
   // NaN there, so a C of NaN only would be "reproduced" by each of them.
   bool a_number = false;
@@ -87,9 +92,9 @@ inline bool reproduces(const Entry& e, const std::function<double(std::size_t)>&
     if (std::isnan(want) != std::isnan(g)) return false;
     if (std::isnan(want)) continue;
     a_number = true;
-    const double scale = e.scale ? e.scale(i) : std::fabs(want);
-    if (!(std::fabs(g - want) <= 2 * gamma * scale + std::numeric_limits<float>::denorm_min()))
-      return false;
+    const double window = 2 * gamma * (e.scale ? e.scale(i) : std::fabs(want)) + tiny;
+    if (!(std::fabs(g - want) <= window)) return false;
+    if (std::fabs(g - right(i)) > window && !(std::fabs(want - right(i)) > window)) return false;
   }
   return a_number;
 }
@@ -450,7 +455,7 @@ inline std::vector<Entry> catalogue(const Inputs& in) {
   if (in.got) {
     const auto right = [&in](std::size_t i) { return in.want[i]; };
     std::erase_if(list, [&](const Entry& e) {
-      return !detail::reproduces(e, in.got, s.m * s.n, s.k) &&
+      return !detail::reproduces(e, in.got, right, s.m * s.n, s.k) &&
              !workbook::gives_the_right_answer(e, s.m * s.n, right);
     });
   }
