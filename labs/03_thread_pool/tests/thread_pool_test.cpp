@@ -227,6 +227,19 @@ TEST(ThreadPool, WorkersStayWhenTheyFindTheQueueEmpty) {
   const unsigned n = 4;
   Watchdog watchdog("bursts of tiny tasks on " + pool_of(n));
   WatchedPool pool(n);
+  const char* const stay =
+      ": work() returned before the pool was stopping. A worker may find the queue empty when it "
+      "wakes (another worker took the task first, or a spurious wake-up), so it must wait in a "
+      "loop until there is a task or stopping_ is set: work_available_.wait(lock, [this] { return "
+      "stopping_ || !queue_.empty(); }), and return only when stopping_ is set and the queue is "
+      "empty.";
+  // Workers that end at once may be gone before the test first looks (on a loaded machine).
+  ASSERT_EQ(pool.workers().size(), n)
+      << "only " << pool.workers().size() << " of the pool's " << n
+      << " worker threads were alive when the test looked, right after its constructor: either "
+         "the constructor never started them, or the workers ended while the pool is still in use "
+         "(not being destroyed), before any task"
+      << stay;
   pool.wait_until_idle();
   const std::size_t rounds = kUnderTsan ? 500 : 5000;
   for (std::size_t r = 0; r <= rounds; ++r) {
@@ -234,15 +247,12 @@ TEST(ThreadPool, WorkersStayWhenTheyFindTheQueueEmpty) {
       const std::vector<pid_t> alive = lab03::threads::thread_ids();
       std::size_t gone = 0;
       for (pid_t w : pool.workers()) gone += !std::binary_search(alive.begin(), alive.end(), w);
-      ASSERT_EQ(gone, 0u)
-          << gone << " of the pool's " << pool.workers().size() << " workers ended while the pool "
-          << "is still in use (not being destroyed), " << (r == 0 ? "before any task" : "after ")
-          << (r == 0 ? std::string() : std::to_string(r) + " bursts of tasks")
-          << ": work() returned before the pool was stopping. A worker may find the queue empty "
-             "when it wakes (another worker took the task first, or a spurious wake-up), so it "
-             "must wait in a loop until there is a task or stopping_ is set: "
-             "work_available_.wait(lock, [this] { return stopping_ || !queue_.empty(); }), and "
-             "return only when stopping_ is set and the queue is empty.";
+      ASSERT_EQ(gone, 0u) << gone << " of the pool's " << pool.workers().size()
+                          << " workers ended while the pool "
+                          << "is still in use (not being destroyed), "
+                          << (r == 0 ? "before any task" : "after ")
+                          << (r == 0 ? std::string() : std::to_string(r) + " bursts of tasks")
+                          << stay;
     }
     std::vector<std::future<void>> done;
     for (std::size_t t = 0; t <= r % 3; ++t) done.push_back(pool.submit([] {}));
