@@ -851,11 +851,12 @@ std::string named_mistake(const Outcome& o, const ElementwiseCheck& how, CheckRe
     } else if (matches_mistake<T>(o, m, how)) {
       std::string text = "your output matches " + m.what + ": " + m.advice;
       if (!diagnosis.empty()) {
-        r.other_matches.push_back({m.what, m.name(), std::move(text)});
+        r.other_matches.push_back({m.what, m.name(), std::move(text), m.broad});
         continue;
       }
       r.mistake = m.what;
       r.diagnosis_key = m.name();
+      r.broad = m.broad;
       diagnosis = std::move(text);
     }
   }
@@ -1264,7 +1265,7 @@ CheckResult check_reduction(double got, const ReductionOracle& oracle, const Whe
       if (!same_as(got)) continue;
       std::string text = "your result matches " + m.what + ": " + m.advice;
       if (!r.mistake.empty()) {
-        r.other_matches.push_back({m.what, m.name(), std::move(text)});
+        r.other_matches.push_back({m.what, m.name(), std::move(text), m.broad});
         continue;
       }
       r.mistake = m.what;

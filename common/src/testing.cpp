@@ -38,7 +38,8 @@ Rng rng() {
 
 Specificity rank(const CheckResult& result) {
   if (result.ok) return Specificity::none;
-  if (!result.mistake.empty()) return Specificity::mistake;
+  // A broad entry of the catalogue, fitted to the output, says no more than a pattern does.
+  if (!result.mistake.empty()) return result.broad ? Specificity::pattern : Specificity::mistake;
   return std::max(result.specificity, Specificity::observed);
 }
 
@@ -149,11 +150,14 @@ void Cases::resolve() {
     f.result = f.as_checked;
     std::size_t most = support[kind_of(key_of(f.as_checked))];
     for (const CheckResult::Match& m : f.as_checked.other_matches) {
-      if (support[match_kind(m)] <= most) continue;
+      // A broad entry ("rows normalized with statistics other than their own", fitted to the
+      // output) matches wherever anything of its kind is wrong: it never displaces a narrower one.
+      if (m.broad || support[match_kind(m)] <= most) continue;
       most = support[match_kind(m)];
       f.result.mistake = m.mistake;
       f.result.diagnosis_key = m.diagnosis_key;
       f.result.diagnosis = m.diagnosis;
+      f.result.broad = false;
     }
   }
 }

@@ -271,6 +271,22 @@ TEST(Cases, OfTheMistakesOneOutputMatchesTheOneMostFailingCasesMatchIsReported) 
   EXPECT_THAT(report, StartsWith("scale: wrong at 4099"));
   EXPECT_THAT(report, HasSubstr("Diagnosis: your result matches every lane but lane 0"));
   EXPECT_THAT(report, Not(HasSubstr("largest x")));
+  // A broad entry, fitted to the output, that every failure matches does not displace a narrower
+  // one that fewer match.
+  Cases specific(where(), "size");
+  for (std::size_t n : {48, 58, 59, 71}) {
+    specific.next_size(n);
+    CheckResult r = matching(n, {"threads 128-255 left out", "statistics not the row's own"});
+    r.other_matches.back().broad = true;
+    specific.check(r);
+  }
+  for (std::size_t n : {100, 30}) {
+    specific.next_size(n);
+    CheckResult broad = matching(n, {"statistics not the row's own"});
+    broad.broad = true;  // alone, it ranks as a pattern
+    specific.check(broad);
+  }
+  EXPECT_THAT(specific.report(), HasSubstr("your result matches threads 128-255 left out"));
 }
 
 TEST(Cases, AmongEqualsTheLargerCase) {

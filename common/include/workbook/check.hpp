@@ -59,6 +59,10 @@ struct Mistake {
   std::string key;
   /// The mistake's name across cases: `key`, or `what` when it has none.
   const std::string& name() const { return key.empty() ? what : key; }
+  /// Fitted to the output itself (statistics inferred from it), so that it matches whatever a
+  /// kernel got wrong in its way: named when nothing narrower is, never in place of a narrower
+  /// match (testing::Cases).
+  bool broad = false;
 };
 /// Whether the mistake's output equals `want` on all n elements (up to float64 rounding; NaN where
 /// want is NaN): then a case that fails rules the mistake out. One that is merely close does not,
@@ -176,6 +180,8 @@ struct CheckResult {
   /// the matched Mistake::name(), or a generic pattern's ("one accumulator left out"); "" when
   /// the diagnosis has none.
   std::string diagnosis_key;
+  /// The mistake matched is a broad one (Mistake::broad): it ranks as a pattern.
+  bool broad = false;
   /// The Mistake::name() of each mistake of the catalogue whose wrong output equals the right one
   /// on this case's inputs: had the student made it, this case would have passed (Cases weighs a
   /// mistake that some failing case rules out as what was observed, not as the student's).
@@ -187,6 +193,7 @@ struct CheckResult {
     std::string mistake;        ///< its Mistake::what
     std::string diagnosis_key;  ///< its Mistake::name()
     std::string diagnosis;      ///< "your output matches ...", as `diagnosis` would read
+    bool broad = false;         ///< its Mistake::broad
   };
   /// The matches after the first (which is `mistake`), in the catalogue's order.
   std::vector<Match> other_matches;

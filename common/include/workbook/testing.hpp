@@ -88,7 +88,8 @@ class Cases {
   };
   /// \endcond
   // Gives each failure, of the catalogue mistakes its output matches, the one that the most
-  // failing cases match: one number (a reduction's) may fit a coincidence as well as the mistake.
+  // failing cases match (broad ones aside): one number (a reduction's) may fit a coincidence as
+  // well as the mistake.
   void resolve();
   const Failure* most_telling() const;
   std::string summary() const;
@@ -106,7 +107,7 @@ class Cases {
 };
 
 /// The rank of a failed check, to compare failures: its Specificity, or mistake when it names one
-/// of the lab's mistakes, and at least observed.
+/// of the lab's mistakes (pattern for a broad one, Mistake::broad), and at least observed.
 Specificity rank(const CheckResult& result);
 
 /// The body of main() for test executables: GoogleTest, with the seed printed after each failed

@@ -76,9 +76,9 @@ inline std::vector<std::size_t> block_sizes() {
 // (gamma_(k+1) times the sum of its own |terms|)? The shared check allows the right answer's bound
 // as well, which at large k is wider than a wrong answer of small terms (a C of zeros would pass
 // for "only the last product"): a mistake is named only when it reproduces the values themselves.
-/// Where C is wrong, the entry must be wrong too: a wrong answer within its window of the right one
-/// (one product too few among 20000, whose window is some thirty products wide) "matches" every
-/// small error, and names nothing.
+/// Where C is wrong, the entry must explain the error: be at least four times closer to C than the
+/// right answer is. A wrong answer near the right one (one product too few among 20000, whose
+/// window is some thirty products wide) would otherwise "match" every small error.
 inline bool reproduces(const Entry& e, const std::function<double(std::size_t)>& got,
                        const std::function<double(std::size_t)>& right, std::size_t elements,
                        std::size_t k) {
@@ -94,7 +94,8 @@ inline bool reproduces(const Entry& e, const std::function<double(std::size_t)>&
     a_number = true;
     const double window = 2 * gamma * (e.scale ? e.scale(i) : std::fabs(want)) + tiny;
     if (!(std::fabs(g - want) <= window)) return false;
-    if (std::fabs(g - right(i)) > window && !(std::fabs(want - right(i)) > window)) return false;
+    if (std::fabs(g - right(i)) > window && !(4 * std::fabs(g - want) <= std::fabs(g - right(i))))
+      return false;
   }
   return a_number;
 }

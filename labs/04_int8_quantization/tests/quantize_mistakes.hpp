@@ -131,18 +131,8 @@ inline std::vector<Mistake> symmetric_scale(std::span<const float> x) {
        "element enters it as its magnitude.",
        scale(or_one(std::max(x.empty() ? 0.0f : x[0], largest_magnitude(x, 1, x.size())) /
                     static_cast<float>(kQuantMax)))},
-      {"max |x| / 128",
-       "the symmetric range is [-127, 127]: divide by 127, so that the largest magnitude maps to "
-       "exactly 127 (-128 is never used).",
-       scale(or_one(largest / 128.0f))},
-      {"max |x| / 255, the number of steps of uint8",
-       "the symmetric int8 range is [-127, 127]: the scale is max |x| / 127, so that the largest "
-       "magnitude maps to 127. Dividing by 255 maps it to 63.5: half the range goes unused.",
-       scale(or_one(largest / 255.0f))},
-      {"max |x| itself, not divided by 127",
-       "the scale is the size of one step: max |x| / 127, so that the largest magnitude maps to "
-       "127.",
-       scale(or_one(largest))},
+      // A lane left out gives what the two entries before it give where the largest magnitude is
+      // x[0] or a negative value in that lane: where one case alone fails, the narrower one wins.
       {"max |x| over every element but lane 0 of each whole batch (i % " + std::to_string(kLanes) +
            " == 0), over 127",
        "the reduction of the max batch's lanes skips lane 0: a loop over the lanes that starts at "
@@ -156,6 +146,18 @@ inline std::vector<Mistake> symmetric_scale(std::span<const float> x) {
            std::to_string(kLanes - 1) + ", or l + 1 < size): lane " + std::to_string(kLanes - 1) +
            " never reaches the max. Reduce over every lane (xsimd::reduce_max).",
        scale(or_one(all_but_lane(kLanes - 1) / static_cast<float>(kQuantMax)))},
+      {"max |x| / 128",
+       "the symmetric range is [-127, 127]: divide by 127, so that the largest magnitude maps to "
+       "exactly 127 (-128 is never used).",
+       scale(or_one(largest / 128.0f))},
+      {"max |x| / 255, the number of steps of uint8",
+       "the symmetric int8 range is [-127, 127]: the scale is max |x| / 127, so that the largest "
+       "magnitude maps to 127. Dividing by 255 maps it to 63.5: half the range goes unused.",
+       scale(or_one(largest / 255.0f))},
+      {"max |x| itself, not divided by 127",
+       "the scale is the size of one step: max |x| / 127, so that the largest magnitude maps to "
+       "127.",
+       scale(or_one(largest))},
       {"max |x| * (1 / 127), one unit in the last place off",
        "multiplying by 1/127 rounds twice (the reciprocal, then the product): divide by 127.0f, "
        "which rounds once.",

@@ -181,7 +181,7 @@ inline workbook::CheckResult check_symmetric_scale(std::span<const float> x, flo
       std::string text = "your result matches " + m.what + ": " + m.advice;
       if (!r.mistake.empty()) {
         // One number may fit several: the test's other sizes tell which (testing::Cases).
-        r.other_matches.push_back({m.what, m.name(), std::move(text)});
+        r.other_matches.push_back({m.what, m.name(), std::move(text), m.broad});
         continue;
       }
       r.mistake = m.what;

@@ -365,11 +365,13 @@ inline std::vector<workbook::Mistake> observed(std::span<const float> x, std::si
   advice << ". The statistics your kernel computes are wrong: check which threads' partial "
             "sums reach the total (every column once), what the sums are divided by (cols), "
             "and each merge of partial results.";
-  list.push_back({"rows normalized with statistics other than their own", advice.str(),
-                  [x, cols, fits](std::size_t i) {
-                    const Fit& f = (*fits)[i / cols];
-                    return f.a * x[i] + f.b;
-                  }});
+  workbook::Mistake fitted{"rows normalized with statistics other than their own", advice.str(),
+                           [x, cols, fits](std::size_t i) {
+                             const Fit& f = (*fits)[i / cols];
+                             return f.a * x[i] + f.b;
+                           }};
+  fitted.broad = true;  // fitted to the output: it matches whatever statistics are wrong
+  list.push_back(std::move(fitted));
   return list;
 }
 
