@@ -1284,15 +1284,19 @@ CheckResult check_reduction(double got, const ReductionOracle& oracle, const Whe
     r.diagnosis_key = "a sum that does not start at 0";
     r.diagnosis =
         (n == 0 ? "returned " + fmt(got) +
-                      " for n = 0, where there is no term to add: the sum does not start at 0"
+                      " for n = 0, where there is no term to add: the sum does not start at 0. "
+                      "Most often an accumulator is left uninitialised, or zeroed through a copy "
+                      "(a loop such as `for (auto acc : accumulators) acc = 0;` zeroes copies): "
+                      "set each accumulator itself to 0 before the loop."
                 : "returned " + fmt(got) +
                       ", far beyond what every term together makes (sum|terms| = " +
                       fmt(sums.magnitude) +
-                      "): the sum started from, or added, a value that is "
-                      "not a term") +
-        ". Most often an accumulator is left uninitialised, or zeroed through a copy (a loop "
-        "such as `for (auto acc : accumulators) acc = 0;` zeroes copies): set each accumulator "
-        "itself to 0 before the loop.";
+                      "): the sum started from, or added, a value that is not a term. Either "
+                      "an accumulator is left uninitialised (or zeroed through a copy: `for "
+                      "(auto acc : accumulators) acc = 0;` zeroes copies), and then n = 0 fails "
+                      "too; or a load reads past the end of the input (a loop that checks for "
+                      "one batch left and loads several), and then only the sizes that leave "
+                      "such a remainder fail: compare with the sizes that passed.");
   } else if (std::isnan(got) && std::isfinite(want)) {
     r.specificity = Specificity::observed;
     r.diagnosis =

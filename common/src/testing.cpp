@@ -812,6 +812,20 @@ class PrintSeedOnFailure : public ::testing::EmptyTestEventListener {
   void OnTestStart(const ::testing::TestInfo& test) override {
     internal::set_crash_test((std::string(test.test_suite_name()) + "." + test.name()).c_str());
   }
+  // An exception that left the test body: GoogleTest says only that it was thrown.
+  void OnTestPartResult(const ::testing::TestPartResult& result) override {
+    const std::string_view message = result.message() ? result.message() : "";
+    // (A stub's NotImplemented says what to do itself.)
+    if (!result.failed() || message.find("thrown in the test body") == std::string_view::npos ||
+        message.find("not implemented yet") != std::string_view::npos)
+      return;
+    std::cout << "  Diagnosis: the code under test threw an exception (its text is above) on "
+                 "inputs this test expects it to accept. If it is your own input check, compare "
+                 "it with what the handout says must be rejected (a value this test passes is "
+                 "allowed, and must give the result the handout defines for it); if not, it came "
+                 "from something your code calls (std::vector::at, a std::stoi, a bad_alloc from "
+                 "a size computed wrong).\n";
+  }
   void OnTestEnd(const ::testing::TestInfo& test) override {
     internal::set_crash_test("");
     if (!test.result()->Failed()) return;

@@ -22,12 +22,14 @@ using workbook::GuardedBuffer;
 using workbook::testing::Cases;
 
 // Sizes 0..67 reach past four batches of 16 (AVX-512), so every tail length of every SIMD width
-// is tried, plus a few large ones. A test checks them all, then reports its most telling failure
-// (workbook::testing::Cases): the smallest sizes look alike whatever the mistake.
+// is tried, plus a few large ones, the largest past 8 MiB of output (where a loop may switch to
+// streaming stores, as the reference does). A test checks them all, then reports its most telling
+// failure (workbook::testing::Cases): the smallest sizes look alike whatever the mistake.
 std::vector<std::size_t> sizes_with_every_tail() {
   std::vector<std::size_t> sizes;
   for (std::size_t n = 0; n <= 67; ++n) sizes.push_back(n);
-  for (std::size_t n : {255, 256, 257, 1000, 4099, (1 << 20) + 13}) sizes.push_back(n);
+  for (std::size_t n : {255, 256, 257, 1000, 4099, (1 << 20) + 13, (1 << 21) + 13})
+    sizes.push_back(n);
   return sizes;
 }
 

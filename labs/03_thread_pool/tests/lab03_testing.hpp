@@ -403,9 +403,11 @@ class Watchdog {
         if (cause.empty()) cause = detail::cause(*p, workers, caller, throws_ == Throws::yes);
         state += "  a pool of " + std::to_string(p->size()) + " (" +
                  (p->destroying() ? "being destroyed" : "in use") +
-                 "): " + std::to_string(p->submitted()) + " tasks submitted through the test, " +
-                 std::to_string(p->started()) + " started, " + std::to_string(p->finished()) +
-                 " finished\n";
+                 "): of the tasks the test submitted itself, " + std::to_string(p->submitted()) +
+                 " submitted, " + std::to_string(p->started()) + " started, " +
+                 std::to_string(p->finished()) +
+                 " finished (parallel_for's and process_batch's tasks go to the pool directly: "
+                 "not counted here)\n";
         for (const ThreadState& w : workers)
           state += "    worker " + std::to_string(w.tid) + " " + detail::describe(w, p) + "\n";
       }
