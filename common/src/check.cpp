@@ -762,6 +762,35 @@ std::string diagnose(const Outcome& o, const Tolerance& tol, const Where& where,
                   "every column both cover the corner where they meet; or a sum added into C "
                   "twice)."
                 : ".");
+  // Some elements computed twice: which ones says which loop ran over them twice.
+  if (o.bad_count >= 2 && bad_ones_doubled(o, tol)) {
+    std::string where_bad = count(o.bad_count, "element") + " (the first at index " +
+                            std::to_string(o.first_bad()) + ")";
+    bool corner = false;
+    if (o.rows > 1) {
+      std::size_t first_row = o.rows, last_row = 0, first_col = o.cols, last_col = 0;
+      for (std::size_t i = 0; i < n; ++i)
+        if (o.bad[i]) {
+          first_row = std::min(first_row, i / o.cols);
+          last_row = std::max(last_row, i / o.cols);
+          first_col = std::min(first_col, i % o.cols);
+          last_col = std::max(last_col, i % o.cols);
+        }
+      corner = last_row + 1 == o.rows && last_col + 1 == o.cols && first_row > 0 && first_col > 0 &&
+               o.bad_count == (o.rows - first_row) * (o.cols - first_col);
+      where_bad = count(o.bad_count, "element") + ", in rows " + std::to_string(first_row) +
+                  " to " + std::to_string(last_row) + " and columns " + std::to_string(first_col) +
+                  " to " + std::to_string(last_col);
+    }
+    return "the " + where_bad + " that are wrong each hold exactly twice their answer: they were " +
+           "computed twice, or their sums added in twice. " +
+           (corner ? "They are the bottom-right corner: a pass over the leftover columns for "
+                     "every row and one over the leftover rows for every column both cover the "
+                     "corner where they meet."
+                   : "A loop over a block that runs on past the block's end (to n instead of "
+                     "the block's end) covers the next block's elements too; so do two loops "
+                     "that both take the leftover ones.");
+  }
   if (model == Model::cuda) return observed(diagnose_cuda(o));
   if (model == Model::threads) return observed(diagnose_threads(o, where));
   // The SIMD tail and head are those of one flat array, and only a contrast with right elements

@@ -129,6 +129,25 @@ TEST(Check, TheFirstBlockOfRowsRightAndEveryLaterRowWrongIsWhereLaterBlocksStart
               Not(HasSubstr("the first block of rows")));
 }
 
+TEST(Check, SomeElementsDoubledAreNamedWithTheColumnsTheyLieIn) {
+  // A blocked loop over columns whose batch loop runs to n: the next block's first columns are
+  // added in twice.
+  const workbook::Shape shape{.rows = 6, .cols = 40, .ld = 40};
+  auto y = correct_output(240);
+  for (std::size_t i = 0; i < 240; ++i)
+    if (i % 40 >= 16 && i % 40 < 24) y[i] = static_cast<float>(2 * answer(i));
+  const std::string diagnosis = check(y, workbook::Tolerance::exact(), shape).diagnosis;
+  EXPECT_THAT(diagnosis, HasSubstr("48 elements, in rows 0 to 5 and columns 16 to 23 that are "
+                                   "wrong each hold exactly twice their answer"));
+  EXPECT_THAT(diagnosis, HasSubstr("runs on past the block's end"));
+  // The bottom-right corner alone: two leftover passes that both cover it.
+  auto corner = correct_output(240);
+  for (std::size_t i = 0; i < 240; ++i)
+    if (i / 40 >= 4 && i % 40 >= 32) corner[i] = static_cast<float>(2 * answer(i));
+  EXPECT_THAT(check(corner, workbook::Tolerance::exact(), shape).diagnosis,
+              HasSubstr("They are the bottom-right corner"));
+}
+
 TEST(Check, ElementsLeftUnwrittenWhereTheInputIsPositiveAreOneBranch) {
   // relu's tail `y[i] = x[i] <= 0 ? 0 : y[i]`: the positive elements of the tail keep the output's
   // old contents (the poison), the others are right.

@@ -1,7 +1,8 @@
 // Mistake: a blocked matmul whose leftover-columns pass runs over every row and whose leftover-rows
 // pass runs over every column: the corner where they meet is added into C twice.
 // Checked by: Matmul.PrimeShapes
-// Expect: Each of them holds exactly twice its answer: they are computed twice
+// Expect: exactly twice
+// Expect: both cover the corner where they meet
 // Lab 02: my implementation (step 4: cache blocks over k and j, a 6 x (4 batches) register tile,
 // leftovers through the i-k-j loop).
 #include "matmul.hpp"
