@@ -115,6 +115,13 @@ struct Outcome {
   }
 };
 
+// How far a factor or an offset shared by every element may be off in each, relative: four times
+// the tolerance's, and at most 1% (a tolerance that accepts a whole step, as quantize's does near
+// a tie, would otherwise let any ratio pass for "the same factor").
+double factor_slack(const Tolerance& tol) {
+  return std::min(std::max(4 * tol.rel, 16 * kFloatUnitRoundoff), 1e-2);
+}
+
 // Every bad element within tolerance of one constant difference (or ratio)? Returns it via `value`.
 bool constant_pattern(const Outcome& o, bool ratio, const Tolerance& tol, double& value) {
   if (o.n < 2 || o.bad_count < std::max<std::size_t>(2, o.n * 9 / 10)) return false;
@@ -133,7 +140,7 @@ bool constant_pattern(const Outcome& o, bool ratio, const Tolerance& tol, double
   std::nth_element(d.begin(), d.begin() + d.size() / 2, d.end());
   value = d[d.size() / 2];
   if (value == (ratio ? 1.0 : 0.0)) return false;
-  const double slack = std::max(4 * tol.rel, 16 * kFloatUnitRoundoff);
+  const double slack = factor_slack(tol);
   for (std::size_t i = 0; i < o.n; ++i) {
     const double g = o.got(i), w = o.want(i);
     if (ratio) {
@@ -163,7 +170,7 @@ bool mostly_scaled(const Outcome& o, const Tolerance& tol, double& value, std::s
   value = ratios[ratios.size() / 2];
   if (std::fabs(value - std::round(value)) < 1e-3) value = std::round(value);  // 2, not 1.9999998
   if (value == 1 || value == 0 || !std::isfinite(value)) return false;
-  const double slack = std::max(4 * tol.rel, 16 * kFloatUnitRoundoff);
+  const double slack = factor_slack(tol);
   std::vector<std::uint8_t> fits(o.n, 0);
   scaled = 0;
   for (std::size_t i = 0; i < o.n; ++i) {
@@ -188,7 +195,7 @@ bool mostly_scaled(const Outcome& o, const Tolerance& tol, double& value, std::s
 
 // Does every wrong element hold exactly twice its answer (the same value added in twice)?
 bool bad_ones_doubled(const Outcome& o, const Tolerance& tol) {
-  const double slack = std::max(4 * tol.rel, 16 * kFloatUnitRoundoff);
+  const double slack = factor_slack(tol);
   std::size_t doubled = 0;
   for (std::size_t i = 0; i < o.n; ++i) {
     if (!o.bad[i]) continue;

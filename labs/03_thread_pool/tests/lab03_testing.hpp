@@ -292,11 +292,14 @@ inline std::string cause(const WatchedPool& p, const std::vector<ThreadState>& w
            "count down or notify on every path, the throwing one too.";
   if (alive > 0 && on_condition == alive && pending == 0 && running == 0 && caller.in_futex() &&
       !caller.waits_inside(&p.pool(), sizeof(ThreadPool)))
-    return "the caller waits (for a future, most likely) while every worker sleeps on the "
-           "condition variable: the task it waits for is not running. Either it was queued "
-           "without waking a worker (submit() must notify_one() after pushing), or the caller "
-           "waits for a future whose task was never submitted, or never finished (an exception "
-           "that escaped before set_value).";
+    return "the caller waits while every worker sleeps on the condition variable, nothing "
+           "queued: what it waits for will not come by itself. Either a task was queued without "
+           "waking a worker (submit() must notify_one() after pushing); or the caller waits for a "
+           "future whose task was never submitted, or never finished (an exception that escaped "
+           "before set_value); or it waits on a count of its own (a latch, a counter of finished "
+           "chunks) whose end was never reached or never notified: a count that starts wrong, or "
+           "a last count-down that tests the value before its decrement (remaining-- == 0 where "
+           "--remaining == 0 is meant) and so never wakes the caller.";
   return "";
 }
 
