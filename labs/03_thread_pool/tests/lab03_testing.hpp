@@ -289,7 +289,10 @@ inline std::string cause(const WatchedPool& p, const std::vector<ThreadState>& w
            "of them throws. What the caller waits for is done after the call that threw, so the "
            "exception skipped it: a latch's count_down(), a counter's decrement and its notify, "
            "or a promise's set_value(). Catch the exception where the chunk runs (store it), then "
-           "count down or notify on every path, the throwing one too.";
+           "count down or notify on every path, the throwing one too. (If tests where nothing "
+           "throws hang as well, the count itself is wrong: one that starts wrong, or a last "
+           "count-down that tests the value before its decrement, remaining-- == 0, and so never "
+           "wakes the caller.)";
   if (alive > 0 && on_condition == alive && pending == 0 && running == 0 && caller.in_futex() &&
       !caller.waits_inside(&p.pool(), sizeof(ThreadPool)))
     return "the caller waits while every worker sleeps on the condition variable, nothing "
