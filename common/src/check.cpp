@@ -875,28 +875,17 @@ bool matches_mistake(const Outcome& o, const Mistake& m, const ElementwiseCheck&
   return true;
 }
 
-// The first of the lab's mistakes that the output matches, as the diagnosis; "" if none does.
-// Records in r the mistake matched and those whose output equals the right one here (silent: no
-// case of theirs can fail).
+// Records in r the lab's mistakes that the output matches (the first as its diagnosis), and those
+// whose output equals the right one here (silent: no case of theirs can fail).
 template <class T>
-std::string named_mistake(const Outcome& o, const ElementwiseCheck& how, CheckResult& r) {
-  std::string diagnosis;
+void named_mistakes(const Outcome& o, const ElementwiseCheck& how, CheckResult& r) {
   for (const Mistake& m : how.mistakes()) {
     if (gives_the_right_answer(m, o.n, o.want)) {
       r.silent_mistakes.push_back(m.name());
     } else if (matches_mistake<T>(o, m, how)) {
-      std::string text = "your output matches " + m.what + ": " + m.advice;
-      if (!diagnosis.empty()) {
-        r.other_matches.push_back({m.what, m.name(), std::move(text), m.broad});
-        continue;
-      }
-      r.mistake = m.what;
-      r.diagnosis_key = m.name();
-      r.broad = m.broad;
-      diagnosis = std::move(text);
+      r.add_match(m, "your output matches " + m.what + ": " + m.advice);
     }
   }
-  return diagnosis;
 }
 
 // What an output that changes between two runs on the same inputs means, in the kernel's terms.
@@ -1118,7 +1107,7 @@ CheckResult check_elementwise(const GuardedBuffer<T>& buffer,
                                 std::to_string(r.first_wrong % o.cols)
                           : "index " + std::to_string(r.first_wrong)) +
               ")";
-  if (o.unwritten_count < o.n && how.mistakes) r.diagnosis = named_mistake<T>(o, how, r);
+  if (o.unwritten_count < o.n && how.mistakes) named_mistakes<T>(o, how, r);
   const std::size_t lanes = how.lanes > 0 ? how.lanes : kLanes<T>;
   if (!r.diagnosis.empty()) {
     r.specificity = Specificity::mistake;
@@ -1298,16 +1287,7 @@ CheckResult check_reduction(double got, const ReductionOracle& oracle, const Whe
       // by the size of its error, so a failing case never rules it out.)
       if (!m.scale && gives_the_right_answer(m, 1, [want](std::size_t) { return want; }))
         r.silent_mistakes.push_back(m.name());
-      if (!same_as(got)) continue;
-      std::string text = "your result matches " + m.what + ": " + m.advice;
-      if (!r.mistake.empty()) {
-        r.other_matches.push_back({m.what, m.name(), std::move(text), m.broad});
-        continue;
-      }
-      r.mistake = m.what;
-      r.diagnosis_key = m.name();
-      r.diagnosis = std::move(text);
-      r.specificity = Specificity::mistake;
+      if (same_as(got)) r.add_match(m, "your result matches " + m.what + ": " + m.advice);
     }
   }
   // A sum that does not start at 0 shows where there is nothing to add, or where what it started
@@ -1432,6 +1412,18 @@ CheckResult check_reduction(double got, const ReductionOracle& oracle, const Whe
         "batch against the scalar formula.";
   }
   return r;
+}
+
+void CheckResult::add_match(const Mistake& m, std::string text) {
+  if (!mistake.empty()) {
+    other_matches.push_back({m.what, m.name(), std::move(text), m.broad});
+    return;
+  }
+  mistake = m.what;
+  diagnosis_key = m.name();
+  broad = m.broad;
+  diagnosis = std::move(text);
+  specificity = Specificity::mistake;
 }
 
 CheckResult check_unchanged(std::span<const float> before, std::span<const float> after,

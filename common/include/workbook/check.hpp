@@ -197,6 +197,10 @@ struct CheckResult {
   };
   /// The matches after the first (which is `mistake`), in the catalogue's order.
   std::vector<Match> other_matches;
+  /// Records that the output matches m, whose diagnosis reads `diagnosis` ("your output matches
+  /// ..."): the first match becomes `mistake` (and the diagnosis), a later one joins
+  /// `other_matches`.
+  void add_match(const Mistake& m, std::string diagnosis);
   bool unstable = false;  ///< the output changed between two runs on the same inputs
   /// How much the diagnosis tells; a result built by hand (a lab's own check) that names a mistake
   /// counts as Specificity::mistake, one that fails without a level as observed.

@@ -177,15 +177,9 @@ inline workbook::CheckResult check_symmetric_scale(std::span<const float> x, flo
       "exact: max |x_i| is one of the inputs, and one float32 division by 127 rounds once";
   for (const std::vector<workbook::Mistake>& list : {more, mistakes::symmetric_scale(x)})
     for (const workbook::Mistake& m : list) {
-      if (m.answer(0) != static_cast<double>(got)) continue;
-      std::string text = "your result matches " + m.what + ": " + m.advice;
-      if (!r.mistake.empty()) {
-        // One number may fit several: the test's other sizes tell which (testing::Cases).
-        r.other_matches.push_back({m.what, m.name(), std::move(text), m.broad});
-        continue;
-      }
-      r.mistake = m.what;
-      r.diagnosis = std::move(text);
+      // One number may fit several: the test's other sizes tell which (testing::Cases).
+      if (m.answer(0) == static_cast<double>(got))
+        r.add_match(m, "your result matches " + m.what + ": " + m.advice);
     }
   if (!r.diagnosis.empty()) return r;
   if (largest == 0)
