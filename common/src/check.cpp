@@ -877,12 +877,12 @@ bool matches_mistake(const Outcome& o, const Mistake& m, const ElementwiseCheck&
 }
 
 // Records in r the lab's mistakes that the output matches (the first as its diagnosis), and those
-// whose output equals the right one here (silent: no case of theirs can fail).
+// whose output equals the right one here (ruled out: no case of theirs can fail).
 template <class T>
 void named_mistakes(const Outcome& o, const ElementwiseCheck& how, CheckResult& r) {
   for (const Mistake& m : how.mistakes()) {
     if (gives_the_right_answer(m, o.n, o.want)) {
-      r.silent_mistakes.push_back(m.name());
+      r.ruled_out.push_back(m.name());
     } else if (matches_mistake<T>(o, m, how)) {
       r.add_match(m, "your output matches " + m.what + ": " + m.advice);
     }
@@ -1248,6 +1248,17 @@ CheckResult check_reduction(double got, const ReductionOracle& oracle, const Whe
   } else {
     r.ok = near(s);
   }
+  // A passing case rules out each mistake of the catalogue whose result it would not have
+  // accepted: "every other batch left out" fits the sizes that fail, yet the sizes that pass would
+  // have failed with it. (Up to 64 Ki terms: the catalogue costs a pass over the input per entry.)
+  // Beyond twice the bound, so that the mistake's own rounding could not have brought it within.
+  if (r.ok && mistakes && std::isfinite(want) && n <= (std::size_t{1} << 16)) {
+    double lo, hi;
+    interval(s, lo, hi);
+    for (const Mistake& m : mistakes())
+      if (const double a = m.answer(0); !m.scale && !(std::fabs(a - s) <= hi - lo))
+        r.ruled_out.push_back(m.name());
+  }
   if (r.ok) return r;
 
   double lo, hi;
@@ -1272,7 +1283,12 @@ CheckResult check_reduction(double got, const ReductionOracle& oracle, const Whe
 
   // A mistake's result matches when got is within the bound's window of it.
   if (mistakes) {
-    for (const Mistake& m : mistakes()) {
+    // Matches, nearest first: at a large n the window is wide (its bound grows with n), and a
+    // mistake that gives about the same sum (half the lanes, half the terms) may fall within it
+    // as well as the one the result equals.
+    std::vector<std::pair<double, const Mistake*>> matched;
+    const std::vector<Mistake> list = mistakes();
+    for (const Mistake& m : list) {
       const double a = m.answer(0);
       // The window: the answer's, or the wrong result's own rounding when it is larger (a sum
       // with a term counted 16 times rounds with that larger sum; a formula whose sums cancel
@@ -1284,12 +1300,20 @@ CheckResult check_reduction(double got, const ReductionOracle& oracle, const Whe
         return std::isfinite(a) ? std::fabs(x - a) <= window
                                 : (std::isnan(a) ? std::isnan(x) : x == a);
       };
-      // (A mistake with an error model, m.scale, is the right answer by construction: it is told
-      // by the size of its error, so a failing case never rules it out.)
-      if (!m.scale && gives_the_right_answer(m, 1, [want](std::size_t) { return want; }))
-        r.silent_mistakes.push_back(m.name());
-      if (same_as(got)) r.add_match(m, "your result matches " + m.what + ": " + m.advice);
+      // A mistake with an error model, m.scale, is the right answer by construction: it is told
+      // by the size of its error, and its window bounds that error, so a failing case whose error
+      // is beyond the window rules it out (the expanded square's cancellation is mild on vectors
+      // far apart: a kernel wrong there too is wrong in another way).
+      if (m.scale ? !same_as(got)
+                  : gives_the_right_answer(m, 1, [want](std::size_t) { return want; }))
+        r.ruled_out.push_back(m.name());
+      if (same_as(got))
+        matched.push_back({std::isfinite(a) ? std::fabs(got - a) / window : 0.0, &m});
     }
+    std::stable_sort(matched.begin(), matched.end(),
+                     [](const auto& x, const auto& y) { return x.first < y.first; });
+    for (const auto& [distance, m] : matched)
+      r.add_match(*m, "your result matches " + m->what + ": " + m->advice);
   }
   // A sum that does not start at 0 shows where there is nothing to add, or where what it started
   // from dwarfs every term.
@@ -1363,21 +1387,97 @@ CheckResult check_reduction(double got, const ReductionOracle& oracle, const Whe
                         "): add them all "
                         "together before the final reduction.";
         }
-        // One accumulator of k left out of the total (acc0 + acc1 + acc2, acc3 forgotten): the
-        // batches j, j + k, ... of the unrolled loop never reach the result.
-        for (std::size_t j = 0; j < k && r.diagnosis.empty(); ++j) {
-          auto kept = [&](std::size_t i) { return i >= blocked || (i / w) % k != j; };
-          if (near(partial(kept)) ||
-              near(partial([&](std::size_t i) { return i < blocked && kept(i); }))) {
-            r.diagnosis_key = "accumulator " + std::to_string(j) + " of " + std::to_string(k) +
-                              " left out, batches of " + std::to_string(w);
-            r.diagnosis = "accumulator " + std::to_string(j) + " of your " + std::to_string(k) +
-                          " (batches of " + std::to_string(w) + ": elements " +
-                          std::to_string(j * w) + " to " + std::to_string(j * w + w - 1) +
-                          " of every " + std::to_string(k * w) +
-                          ") never reached the result: add every accumulator to the total.";
-          }
+      }
+    }
+  }
+  // The accumulators combined with the wrong weights: each batch j, j + k, ... of an unrolled
+  // loop over k accumulators (batches of this build's Batch::size) reaches the result c_j times,
+  // 0 (left out: acc3 forgotten, a pairwise tree that stops before width 1) or 2 (added twice: a
+  // tree that pairs acc[j] with acc[j + 1]). Fitted by trying the weights that one or two slips
+  // make: at most two weights other than 1, at most one of them 2 (every other combination would
+  // fit some small case by chance); the batches after the unrolled loop and the tail added once.
+  // Every fit is recorded, nearest first: at some sizes several fit (acc 1 of 2 is acc 1 and 3 of
+  // 4 wherever n mod 64 < 32), and Cases keeps the one that fits the most failing sizes.
+  if (r.diagnosis.empty() && where.model == Model::simd && n <= (std::size_t{1} << 22)) {
+    struct Fit {
+      double distance;
+      std::size_t k;
+      std::vector<int> c;
+    };
+    std::vector<Fit> fits;
+    for (std::size_t k : {std::size_t{2}, std::size_t{4}, std::size_t{8}}) {
+      if (n < lanes * k) break;
+      const std::size_t blocked = n / (lanes * k) * (lanes * k);
+      std::vector<AccurateSum> per_acc(k);
+      AccurateSum rest;
+      for (std::size_t i = 0; i < n; ++i)
+        (i < blocked ? per_acc[(i / lanes) % k] : rest).add(oracle.term(i));
+      // Odometer over {1, 0, 2} per accumulator.
+      const int weight_of[3] = {1, 0, 2};
+      std::vector<int> digit(k, 0), c(k);
+      do {
+        for (std::size_t j = 0; j < k; ++j) c[j] = weight_of[digit[j]];
+        const auto ones = std::count(c.begin(), c.end(), 1),
+                   twos = std::count(c.begin(), c.end(), 2);
+        if (ones < static_cast<long>(k) && ones + 2 >= static_cast<long>(k) && twos <= 1) {
+          double sum = rest.value();
+          for (std::size_t j = 0; j < k; ++j) sum += c[j] * per_acc[j].value();
+          if (near(sum)) fits.push_back({std::fabs(got - sum), k, c});
         }
+        std::size_t j = 0;
+        while (j < k && ++digit[j] == 3) digit[j++] = 0;
+        if (j == k) break;
+      } while (true);
+    }
+    std::stable_sort(fits.begin(), fits.end(),
+                     [](const Fit& x, const Fit& y) { return x.distance < y.distance; });
+    for (const Fit& fit : fits) {
+      const std::size_t k = fit.k, w = lanes;
+      std::vector<std::size_t> lost, twice;
+      for (std::size_t j = 0; j < k; ++j) {
+        if (fit.c[j] == 0) lost.push_back(j);
+        if (fit.c[j] == 2) twice.push_back(j);
+      }
+      const auto names = [](const std::vector<std::size_t>& v, auto name) {
+        std::string t;
+        for (std::size_t q = 0; q < v.size(); ++q)
+          t += (q == 0 ? "" : q + 1 == v.size() ? " and " : ", ") + name(v[q]);
+        return t;
+      };
+      const auto number = [](std::size_t j) { return std::to_string(j); };
+      const auto elements = [&](const std::vector<std::size_t>& v) {
+        return names(v,
+                     [w](std::size_t j) {
+                       return std::to_string(j * w) + " to " + std::to_string(j * w + w - 1);
+                     }) +
+               " of every " + std::to_string(k * w);
+      };
+      const auto which = [&](const std::vector<std::size_t>& v) {
+        return std::string(v.size() == 1 ? "accumulator " : "accumulators ") + names(v, number);
+      };
+      const std::string yours =
+          " of your " + std::to_string(k) + " (batches of " + std::to_string(w) + ": elements ";
+      std::string text;
+      if (!lost.empty()) text = which(lost) + yours + elements(lost) + ") never reached the result";
+      if (!twice.empty())
+        text += (text.empty() ? which(twice) + yours + elements(twice) + ")"
+                              : ", and " + which(twice)) +
+                (twice.size() == 1 ? " was" : " were") + " added in twice";
+      text += ": add every accumulator to the total exactly once.";
+      if (!twice.empty() || lost.size() > 1)
+        text +=
+            " If you add them pairwise (a tree), check its pairs and its last level: for "
+            "width = " +
+            std::to_string(k / 2) +
+            ", then half of it, down to 1, acc[j] += acc[j + width] for j < width.";
+      // The key names the weights without digits, so that every size's fit of them agrees.
+      std::string key = "accumulator weights ";
+      for (const int x : fit.c) key += "oiz"[x];
+      if (r.diagnosis.empty()) {
+        r.diagnosis_key = key;
+        r.diagnosis = text;
+      } else {
+        r.other_matches.push_back({"", key, text, false});
       }
     }
   }

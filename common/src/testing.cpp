@@ -106,7 +106,12 @@ void Cases::next_size(std::size_t n) {
 }
 
 bool Cases::check(const CheckResult& result) {
-  if (result.ok) return true;
+  const std::size_t ruled_out = ruled_out_.size();
+  ruled_out_.insert(result.ruled_out.begin(), result.ruled_out.end());
+  if (result.ok) {
+    if (ruled_out_.size() != ruled_out && !failures_.empty()) resolve();
+    return true;
+  }
   if (cases_.empty()) next("the first case");
   cases_.back().failed = true;
   failures_.push_back({cases_.size() - 1, result, result});
@@ -148,11 +153,13 @@ void Cases::resolve() {
   }
   for (Failure& f : failures_) {
     f.result = f.as_checked;
-    std::size_t most = support[kind_of(key_of(f.as_checked))];
+    // A match that some case rules out gives way to any other that none does.
+    const bool first_ruled_out = ruled_out_.count(key_of(f.as_checked)) > 0;
+    std::size_t most = first_ruled_out ? 0 : support[kind_of(key_of(f.as_checked))];
     for (const CheckResult::Match& m : f.as_checked.other_matches) {
       // A broad entry ("rows normalized with statistics other than their own", fitted to the
       // output) matches wherever anything of its kind is wrong: it never displaces a narrower one.
-      if (m.broad || support[match_kind(m)] <= most) continue;
+      if (m.broad || ruled_out_.count(m.diagnosis_key) || support[match_kind(m)] <= most) continue;
       most = support[match_kind(m)];
       f.result.mistake = m.mistake;
       f.result.diagnosis_key = m.diagnosis_key;
@@ -170,11 +177,9 @@ const Cases::Failure* Cases::most_telling() const {
   // whole output that one case alone matches is not: other cases may only show what it read, NaN.)
   // What the weights need of every failure, counted once (publish() asks after every case).
   const auto kind = [](const CheckResult& r) { return kind_of(key_of(r)); };
-  std::set<std::string> silent;  // mistakes that give the right answer in some failing case
   std::map<std::string, std::size_t> same, telling_same;  // failures per kind, and telling ones
   std::size_t telling_all = 0;
   for (const Failure& g : failures_) {
-    silent.insert(g.result.silent_mistakes.begin(), g.result.silent_mistakes.end());
     const std::string k = kind(g.result);
     ++same[k];
     if (rank(g.result) >= Specificity::pattern) {
@@ -195,9 +200,9 @@ const Cases::Failure* Cases::most_telling() const {
       return Specificity::observed;
     if (r != Specificity::mistake) return r;
     // Had the student made this mistake, a case where it gives the right answer would have
-    // passed: a failing one rules it out (at n = 1, rows left unwritten read like a row loop
-    // bounded by n, but the cases where n >= m fail too).
-    if (silent.count(key_of(f.result))) return Specificity::observed;
+    // passed, and one where it gives a wrong one would have failed: either rules it out (at n = 1,
+    // rows left unwritten read like a row loop bounded by n, but the cases where n >= m fail too).
+    if (ruled_out_.count(key_of(f.result))) return Specificity::observed;
     if (alike == 1 && telling_all - telling_same[k] >= 2) return Specificity::pattern;
     return r;
   };

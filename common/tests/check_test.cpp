@@ -13,6 +13,7 @@
 
 namespace {
 
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::Not;
 using workbook::CheckResult;
@@ -363,6 +364,46 @@ TEST(CheckReduction, DiagnosesOneAccumulatorOfSeveral) {
   const double got =
       sum_if(n, [](std::size_t i) { return (i < 960 && (i / 16) % 4 == 0) || i >= 960; });
   EXPECT_THAT(reduce_check(got, n).diagnosis, HasSubstr("only the first of your 4 accumulators"));
+}
+
+TEST(CheckReduction, FitsTheWeightsWithWhichTheAccumulatorsReachTheResult) {
+  // Batches of this build's width W, 4 accumulators (blocks of 4 W, then batches left over and a
+  // tail): a pairwise tree that pairs acc[k] with acc[k + 1] gives acc0 + 2 acc1 + acc2, acc3 lost.
+  const std::size_t n = 1000, w = workbook::simd_lanes<float>(), blocked = n / (4 * w) * (4 * w);
+  const auto weighted = [&](std::array<int, 4> c) {
+    double got = 0;
+    for (std::size_t i = 0; i < n; ++i) got += (i >= blocked ? 1 : c[(i / w) % 4]) * term(i);
+    return got;
+  };
+  const CheckResult r = reduce_check(weighted({1, 2, 1, 0}), n);
+  EXPECT_THAT(r.diagnosis,
+              HasSubstr("accumulator 3 of your 4 (batches of " + std::to_string(w) + ": elements " +
+                        std::to_string(3 * w) + " to " + std::to_string(4 * w - 1) + " of every " +
+                        std::to_string(4 * w) +
+                        ") never reached the result, and accumulator 1 was added in "
+                        "twice"));
+  EXPECT_THAT(r.diagnosis, HasSubstr("acc[j] += acc[j + width]"));
+  // Two left out, as a tree that stops before width 1 leaves them.
+  EXPECT_THAT(reduce_check(weighted({1, 0, 1, 0}), n).diagnosis,
+              HasSubstr("accumulators 1 and 3 of your 4"));
+}
+
+TEST(CheckReduction, AMistakeThatAPassingCaseWouldHaveFailedIsRuledOut) {
+  const std::size_t n = 100;
+  const double right = sum_if(n, [](std::size_t) { return true; });
+  const auto with = [&](double wrong) {
+    return [=] {
+      return std::vector<workbook::Mistake>{
+          {"every other batch", "step by Batch::size", [=](std::size_t) { return wrong; }}};
+    };
+  };
+  // Passing: a mistake whose result lies far outside the bound is ruled out; one equal to the
+  // right answer is not (it fails nowhere here, and this case says nothing about it).
+  EXPECT_THAT(workbook::check_reduction(right, {.terms = n, .term = term}, kWhere, with(right + 10))
+                  .ruled_out,
+              ElementsAre("every other batch"));
+  EXPECT_TRUE(workbook::check_reduction(right, {.terms = n, .term = term}, kWhere, with(right))
+                  .ruled_out.empty());
 }
 
 TEST(CheckReduction, DiagnosesZeroTwiceNaNAndMissingFinalStep) {

@@ -289,6 +289,35 @@ TEST(Cases, OfTheMistakesOneOutputMatchesTheOneMostFailingCasesMatchIsReported) 
   EXPECT_THAT(specific.report(), HasSubstr("your result matches threads 128-255 left out"));
 }
 
+TEST(Cases, AMistakeThatAPassingCaseRulesOutGivesWayToAnotherMatch) {
+  // Sizes 32..63 pass, 64 on fail: "every other batch left out" fits the failures, but would
+  // have failed at the passing sizes; another match of the same outputs, ruled out nowhere, wins.
+  Cases cases(where(), "size");
+  for (std::size_t n = 32; n < 64; ++n) {
+    cases.next_size(n);
+    CheckResult passed;
+    passed.ok = true;
+    passed.ruled_out = {"every other batch"};
+    cases.check(passed);
+  }
+  for (std::size_t n = 64; n < 72; ++n) {
+    cases.next_size(n);
+    CheckResult r;
+    r.ok = false;
+    r.checked = 1;
+    r.summary = "dot: wrong at " + std::to_string(n);
+    r.mistake = r.diagnosis_key = "every other batch";
+    r.diagnosis = "your result matches every other batch";
+    r.specificity = Specificity::mistake;
+    r.other_matches.push_back({"accumulators 1 and 3 lost", "accumulators 1 and 3 lost",
+                               "your result matches accumulators 1 and 3 lost"});
+    cases.check(r);
+  }
+  EXPECT_THAT(cases.report(),
+              HasSubstr("Diagnosis: your result matches accumulators 1 and 3 lost"));
+  EXPECT_THAT(cases.report(), Not(HasSubstr("every other batch")));
+}
+
 TEST(Cases, AmongEqualsTheLargerCase) {
   Cases cases(where());
   cases.next("big");

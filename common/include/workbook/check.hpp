@@ -182,10 +182,11 @@ struct CheckResult {
   std::string diagnosis_key;
   /// The mistake matched is a broad one (Mistake::broad): it ranks as a pattern.
   bool broad = false;
-  /// The Mistake::name() of each mistake of the catalogue whose wrong output equals the right one
-  /// on this case's inputs: had the student made it, this case would have passed (Cases weighs a
-  /// mistake that some failing case rules out as what was observed, not as the student's).
-  std::vector<std::string> silent_mistakes;
+  /// The Mistake::name() of each mistake of the catalogue that this case rules out: where it
+  /// failed, those whose output equals the right one here (had the student made one, this case
+  /// would have passed); where a reduction passed, those whose result would have failed. Cases
+  /// weighs a mistake that any of its cases rules out as what was observed, not as the student's.
+  std::vector<std::string> ruled_out;
   /// Another catalogue mistake this output matches as well (a reduction's one number, or a
   /// small case, may fit several): testing::Cases reports the one that the most failing cases
   /// agree on.

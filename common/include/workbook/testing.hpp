@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <exception>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -102,6 +103,7 @@ class Cases {
   std::string noun_;
   std::vector<Case> cases_;
   std::vector<Failure> failures_;
+  std::set<std::string> ruled_out_;  // CheckResult::ruled_out of every case, passing ones too
   mutable bool reported_ = false;
   int exceptions_ = std::uncaught_exceptions();  // in flight when made: more at the end = thrown
 };

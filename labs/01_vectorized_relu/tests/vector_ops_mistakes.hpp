@@ -385,6 +385,56 @@ inline std::vector<Mistake> unrolled_operand_left_behind(
   return list;
 }
 
+/// A loop unrolled over u accumulators in which one accumulator k (k >= 1) multiplies its own
+/// batch's factor by the factor of another batch j of the same step (batch 0, or the one before
+/// it, k - 1): fma(x_k, y_j, acc_k) where fma(x_k, y_k, acc_k) is meant, a slip in one line of the
+/// unrolled body. product(i, j) is the product of element i's first factor and element j's second
+/// (a[i] * b[j]; for a distance, d[i] * d[j]); `first`, `second`: the factors' names; symmetric:
+/// the two factors are the same quantity, so which one comes from batch j makes no difference.
+inline std::vector<Mistake> unrolled_factor_from_another_batch(
+    std::size_t n, std::function<double(std::size_t, std::size_t)> product,
+    std::function<double(double)> finish, const std::string& first, const std::string& second,
+    bool symmetric) {
+  std::vector<Mistake> list;
+  for (std::size_t u : {std::size_t{2}, std::size_t{4}, std::size_t{8}}) {
+    const std::size_t unrolled = n / (u * kLanes) * (u * kLanes);
+    if (unrolled == 0) continue;
+    for (std::size_t k = 1; k < u; ++k)
+      for (const std::size_t j :
+           k == 1 ? std::vector<std::size_t>{0} : std::vector<std::size_t>{0, k - 1}) {
+        for (const bool first_from_j : {false, true}) {
+          if (symmetric && first_from_j) continue;
+          const std::string from_j = first_from_j ? first : second,
+                            own = first_from_j ? second : first;
+          list.push_back(
+              {"a loop unrolled over " + std::to_string(u) + " accumulators whose accumulator " +
+                   std::to_string(k) + " multiplies " + own + " of its own batch (i + " +
+                   std::to_string(k) + " * " + std::to_string(kLanes) + ") by " + from_j +
+                   " of batch " + std::to_string(j) + " (i + " + std::to_string(j) + " * " +
+                   std::to_string(kLanes) + ")",
+               "each accumulator multiplies the two factors of its own batch: fma(x" +
+                   std::to_string(k) + ", y" + std::to_string(k) + ", acc" + std::to_string(k) +
+                   "), not another batch's (a slip in one line of the unrolled body: check "
+                   "every name in it).",
+               [=](std::size_t) {
+                 double s = 0;
+                 for (std::size_t i = 0; i < unrolled; i += u * kLanes)
+                   for (std::size_t b = 0; b < u; ++b)
+                     for (std::size_t l = 0; l < kLanes; ++l) {
+                       const std::size_t self = i + b * kLanes + l, other = i + j * kLanes + l;
+                       s += b != k         ? product(self, self)
+                            : first_from_j ? product(other, self)
+                                           : product(self, other);
+                     }
+                 for (std::size_t i = unrolled; i < n; ++i) s += product(i, i);
+                 return finish(s);
+               }});
+        }
+      }
+  }
+  return list;
+}
+
 inline std::vector<Mistake> dot(std::span<const float> a, std::span<const float> b) {
   std::vector<Mistake> list = sum_loop(
       a.size(), [a, b](std::size_t i) { return double(a[i]) * double(b[i]); },
@@ -400,6 +450,10 @@ inline std::vector<Mistake> dot(std::span<const float> a, std::span<const float>
            a.size(),
            [a, b](std::size_t ia, std::size_t ib) { return double(a[ia]) * double(b[ib]); },
            [](double s) { return s; }))
+    list.push_back(std::move(m));
+  for (Mistake& m : unrolled_factor_from_another_batch(
+           a.size(), [a, b](std::size_t i, std::size_t j) { return double(a[i]) * double(b[j]); },
+           [](double s) { return s; }, "a", "b", false))
     list.push_back(std::move(m));
   // The FMA's operands in the wrong places: fma(acc, x, y) is acc * x + y, so each batch
   // multiplies the running sum instead of adding its products to it. Tried for the usual numbers
@@ -456,6 +510,14 @@ inline std::vector<Mistake> euclidean_distance(std::span<const float> a, std::sp
              return d * d;
            },
            [](double s) { return std::sqrt(std::max(s, 0.0)); }))
+    list.push_back(std::move(m));
+  for (Mistake& m : unrolled_factor_from_another_batch(
+           a.size(),
+           [a, b](std::size_t i, std::size_t j) {
+             return (double(a[i]) - double(b[i])) * (double(a[j]) - double(b[j]));
+           },
+           [](double s) { return std::sqrt(std::max(s, 0.0)); }, "the difference", "the difference",
+           true))
     list.push_back(std::move(m));
   // The scalar tail written apart from the SIMD loop, its difference not squared.
   const std::size_t n = a.size(), full = n - n % kLanes;

@@ -94,7 +94,18 @@ class WatchedPool {
                     << "): the constructor must start exactly `threads` workers, each running "
                        "work(). Look at its loop's bounds (for (t = 0; t < threads; ++t)).";
   }
-  ~WatchedPool() { destroying_ = true; }  // then pool_'s destructor runs
+  ~WatchedPool() {  // then pool_'s destructor runs
+    // Each sleeping worker's context switches as the destructor starts: one that switched again by
+    // the time the destruction hangs was woken and went back to sleep; one that did not was never
+    // woken. (Workers that just finished a task get back to their wait within microseconds: up
+    // to 50 ms are given them.)
+    for (int i = 0; i < 50 && !all_asleep(); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    for (pid_t tid : workers_)
+      switches_at_destruction_.push_back(
+          thread_state(tid).in_futex() ? threads::thread_switches(tid) : -1);
+    destroying_ = true;
+  }
   WatchedPool(const WatchedPool&) = delete;
   WatchedPool& operator=(const WatchedPool&) = delete;
 
@@ -120,12 +131,13 @@ class WatchedPool {
   /// Returns once every worker is blocked, asleep until there is work (at most after 1 s): the
   /// state a pool is in between calls, from which a new task must wake a worker.
   void wait_until_idle() const {
-    for (int i = 0; i < 1000; ++i) {
-      if (std::all_of(workers_.begin(), workers_.end(),
-                      [](pid_t tid) { return thread_state(tid).in_futex(); }))
-        return;
+    for (int i = 0; i < 1000 && !all_asleep(); ++i)
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
+  }
+  /// Whether every worker is blocked (on a futex) now.
+  bool all_asleep() const {
+    return std::all_of(workers_.begin(), workers_.end(),
+                       [](pid_t tid) { return thread_state(tid).in_futex(); });
   }
 
   const ThreadPool& pool() const { return pool_; }
@@ -135,6 +147,9 @@ class WatchedPool {
   long started() const { return started_; }
   long finished() const { return finished_; }
   bool destroying() const { return destroying_; }
+  /// Once destroying(): worker k's context switches when the destruction began, -1 where it was not
+  /// asleep then (running a task: its later switches say nothing).
+  const std::vector<long>& switches_at_destruction() const { return switches_at_destruction_; }
 
  private:
   // Declared first, so it is the last to go: registered before the pool exists, until it is gone.
@@ -155,6 +170,7 @@ class WatchedPool {
   unsigned requested_ = 0;
   unsigned size_ = 0;
   std::atomic<long> submitted_{0}, started_{0}, finished_{0};
+  std::vector<long> switches_at_destruction_;  // written before destroying_ is set
   std::atomic<bool> destroying_{false};
   ThreadPool pool_;
 
@@ -233,6 +249,31 @@ inline std::string cause(const WatchedPool& p, const std::vector<ThreadState>& w
         "Set stopping_ = true while holding the mutex, then work_available_.notify_all(), then "
         "join; work() must leave once stopping_ is set and the queue is empty (its wait's "
         "predicate looks at stopping_)";
+    // Which sleepers were woken since the destruction began: a worker asleep then that has
+    // switched since left its wait and went back to it.
+    long woken = 0, unwoken = 0;
+    const std::vector<long>& before = p.switches_at_destruction();
+    for (std::size_t k = 0; k < workers.size() && k < before.size(); ++k) {
+      if (workers[k].ended() || before[k] < 0) continue;
+      (threads::thread_switches(workers[k].tid) > before[k] ? woken : unwoken) += 1;
+    }
+    const std::string sleepers =
+        alive == 1 ? std::string("its worker sleeps") : "all " + std::to_string(alive) + " sleep";
+    if (woken > 0 && unwoken == 0)
+      return "the pool's destructor woke its workers, but each went back to sleep on the "
+             "condition variable with nothing queued (" +
+             sleepers +
+             " again), and the destructor waits to join them: their wait's predicate does not "
+             "let them leave once stopping_ is set. A worker must wait until stopping_ || "
+             "!queue_.empty(), and return when stopping_ is set and the queue is empty: "
+             "work_available_.wait(lock, [this] { return stopping_ || !queue_.empty(); })";
+    if (woken > 0 && unwoken > 0)
+      return "the pool's destructor waits to join its workers, and " + sleepers +
+             " on the condition variable with nothing queued: " +
+             plural(woken, "was woken and went", "were woken and went") +
+             " back to sleep (the wait's predicate does not look at stopping_), " +
+             plural(unwoken, "was", "were") +
+             " never woken (notify_one() wakes one thread only). " + wake_all + ".";
     if (alive < n)
       return "only " + std::to_string(n - alive) + " of the pool's " + std::to_string(n) +
              " workers left when it was destroyed: the other " + std::to_string(alive) +
@@ -240,10 +281,12 @@ inline std::string cause(const WatchedPool& p, const std::vector<ThreadState>& w
              " on the condition variable with nothing queued, and the destructor waits to join "
              "them: the sleepers were never woken. " +
              wake_all + " (notify_one() wakes one thread only).";
-    return "the pool's destructor waits to join its workers, but " +
-           (alive == 1 ? std::string("its worker sleeps")
-                       : "all " + std::to_string(alive) + " sleep") +
-           " on the condition variable with nothing queued: the destructor never woke them. " +
+    // Where no worker was asleep as the destruction began, which it was is not known.
+    return "the pool's destructor waits to join its workers, but " + sleepers +
+           " on the condition variable with nothing queued: " +
+           (unwoken > 0 ? std::string("the destructor never woke them. ")
+                        : "either the destructor never woke them, or it did and their wait's "
+                          "predicate sent them back to sleep. ") +
            wake_all + ".";
   }
   if (pending > 0 && on_condition > 0)

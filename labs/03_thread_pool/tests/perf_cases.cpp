@@ -63,7 +63,9 @@ lab03::evidence::Call observe(lab03::ThreadPool& pool, const std::function<void(
   lab03::evidence::Call call{.threads_started = lab03::threads::watch_call(run).started.size()};
   if (run_on_one) {
     call.workers = pool.size();
-    call.at_once = lab03::evidence::chunks_at_once(pool);
+    const lab03::evidence::Chunks chunks = lab03::evidence::chunks_at_once(pool);
+    call.at_once = chunks.at_once;
+    call.all_on_caller = chunks.all_on_caller;
     call.seconds = seconds_of(run);
     call.one_thread = seconds_of(run_on_one);
   }

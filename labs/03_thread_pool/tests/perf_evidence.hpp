@@ -1,9 +1,10 @@
 #pragma once
 // Lab 03's perf advice, from what the threads of a call were seen doing: threads started during the
-// call (threads.hpp), chunks of parallel_for that never ran two at a time, or chunks that did and
-// still made the call slower than on one thread. Each hint states what was measured, so that it
-// never names a cause the code does not have; perf_cases.cpp gathers the evidence, the tests of
-// solutions/03 check the advice against evidence made up for each case.
+// call (threads.hpp), chunks of parallel_for that never ran two at a time (or never left the
+// calling thread), or chunks that did and still made the call slower than on one thread. Each hint
+// states what was measured, so that it never names a cause the code does not have; perf_cases.cpp
+// gathers the evidence, the tests of solutions/03 check the advice against evidence made up for
+// each case.
 #include "thread_pool.hpp"
 #include "threads.hpp"
 
@@ -23,9 +24,10 @@ namespace lab03::evidence {
 struct Call {
   unsigned workers = 0;             ///< the pool's size; 0: only the threads started are looked at
   std::size_t threads_started = 0;  ///< threads that appeared during the call
-  unsigned at_once = 0;   ///< the most chunks of parallel_for seen running at once (chunks_at_once)
-  double seconds = 0;     ///< the call's time
-  double one_thread = 0;  ///< the same call's time on a pool of one worker
+  unsigned at_once = 0;  ///< the most chunks of parallel_for seen running at once (chunks_at_once)
+  bool all_on_caller = false;  ///< every one of those chunks ran on the thread that called
+  double seconds = 0;          ///< the call's time
+  double one_thread = 0;       ///< the same call's time on a pool of one worker
 };
 
 /// What the advice is about: "parallel_relu" and what bounds it ("the all-core copy roof").
@@ -35,22 +37,30 @@ struct About {
   std::string own_speed;  ///< what to look at once every thread runs: the case's own advice
 };
 
-/// The most chunks of parallel_for on `pool` in flight at the same time, over 4 chunks per worker
-/// that each sleep 2 ms: 1 when they run one at a time, up to the pool's size (and the caller)
-/// when they run in parallel. Sleeping chunks overlap however loaded the machine is.
-inline unsigned chunks_at_once(ThreadPool& pool) {
+/// How parallel_for on `pool` ran 4 chunks per worker that each sleep 2 ms.
+struct Chunks {
+  unsigned at_once = 0;  ///< the most in flight at the same time: 1 when they ran one at a time
+  bool all_on_caller = false;  ///< every chunk ran on the thread that called parallel_for
+};
+
+/// Runs those chunks and says how they ran: up to the pool's size (and the caller) at once when
+/// they run in parallel. Sleeping chunks overlap however loaded the machine is.
+inline Chunks chunks_at_once(ThreadPool& pool) {
   std::mutex mutex;
-  unsigned now = 0, most = 0;
+  unsigned now = 0;
+  Chunks seen{.all_on_caller = true};
+  const std::thread::id caller = std::this_thread::get_id();
   parallel_for(pool, {0, 4 * std::size_t{pool.size()}}, 1, [&](Range) {
     {
       std::lock_guard lock(mutex);
-      most = std::max(most, ++now);
+      seen.at_once = std::max(seen.at_once, ++now);
+      seen.all_on_caller = seen.all_on_caller && std::this_thread::get_id() == caller;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
     std::lock_guard lock(mutex);
     --now;
   });
-  return most;
+  return seen;
 }
 
 /// The hints for `call` (see workbook::perf::Case::hint): when the evidence shows a cause, one hint
@@ -68,6 +78,15 @@ inline std::vector<workbook::Hint> hints(const Call& call, const About& about) {
                  "std::async) instead of handing tasks to the pool's workers, which are started "
                  "once. Each thread costs tens of microseconds to start and join; submit to the "
                  "pool."}};
+  if (call.workers >= 2 && call.at_once == 1 && call.all_on_caller)
+    return {{always,
+             "Your parallel_for ran every chunk on the thread that called it, one after the "
+             "other, and none on the pool's " +
+                 std::to_string(call.workers) + " workers (" + std::to_string(4 * call.workers) +
+                 " chunks that each sleep 2 ms): it took the path meant for a call from inside "
+                 "one of the pool's own tasks. Look at the test that chooses it: run the chunks "
+                 "inline only when pool.is_worker_thread() is true (a nested call); a call from "
+                 "outside the pool submits them."}};
   if (call.workers >= 2 && call.at_once == 1)
     return {
         {always, "Your parallel_for never ran two chunks at once: of " +

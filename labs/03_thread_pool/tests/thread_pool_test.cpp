@@ -743,6 +743,24 @@ TEST(ParallelFor, ChunksRunOnThePoolsWorkers) {
                 "submitting tasks to the pool. Each thread costs tens of microseconds to start; "
                 "the pool's workers are started once."
               : ": submit the chunks to this pool, whose workers the caller chose.");
+  // And some chunks do run on a worker: 32 chunks that each sleep 1 ms leave the workers ample
+  // time to wake and take their share, however the caller helps.
+  std::set<pid_t> slow_ran_on;
+  lab03::parallel_for(pool, {0, 32}, 1, [&](Range) {
+    {
+      std::lock_guard lock(mutex);
+      slow_ran_on.insert(this_thread_id());
+    }
+    std::this_thread::sleep_for(1ms);
+  });
+  EXPECT_TRUE(!lab03::threads::visible() ||
+              std::any_of(slow_ran_on.begin(), slow_ran_on.end(),
+                          [&](pid_t tid) { return tid != this_thread_id(); }))
+      << "parallel_for over 32 chunks that each sleep 1 ms ran every one on the thread that "
+         "called it, none on the pool's 2 workers: it took the path meant for a call from inside "
+         "one of the pool's own tasks. Look at the test that chooses it: run the chunks inline "
+         "only when pool.is_worker_thread() is true (a nested call); a call from outside the "
+         "pool submits them.";
 }
 
 TEST(ParallelFor, WaitingCallerSleeps) {

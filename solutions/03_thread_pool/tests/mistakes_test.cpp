@@ -211,6 +211,18 @@ TEST(PerfEvidence, ChunksRunOneAtATime) {
       {.workers = 2, .at_once = 1, .seconds = 0.1, .one_thread = 0.1}, kRelu);
   ASSERT_EQ(hints.size(), 1u);
   EXPECT_TRUE(says(hints, "never ran two chunks at once")) << hints[0].text;
+  EXPECT_FALSE(says(hints, "is_worker_thread"));
+}
+
+TEST(PerfEvidence, ChunksThatNeverLeaveTheCallerAreToldTheInlinePathRan) {
+  // A test of is_worker_thread() turned around: every call runs its chunks inline, serially.
+  const auto hints = lab03::evidence::hints(
+      {.workers = 2, .at_once = 1, .all_on_caller = true, .seconds = 0.1, .one_thread = 0.1},
+      kRelu);
+  ASSERT_EQ(hints.size(), 1u);
+  EXPECT_TRUE(says(hints, "ran every chunk on the thread that called it")) << hints[0].text;
+  EXPECT_TRUE(says(hints, "only when pool.is_worker_thread() is true"));
+  EXPECT_FALSE(says(hints, "submit(...).get()"));
 }
 
 TEST(PerfEvidence, ThreadsThatRunTogetherButSlowEachOtherAreNotToldTheyRunOneAtATime) {
