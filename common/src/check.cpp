@@ -341,6 +341,97 @@ bool later_rows_start_wrong(const Outcome& o, std::size_t& width) {
   return 10 * rows_hit >= 9 * (o.rows - 1) && 3 * o.bad_count >= (o.rows - 1) * width;
 }
 
+// Right answers in the wrong places: for a sample of the wrong elements of a matrix, where in the
+// right answer each one's value comes from, and the one displacement that explains (nearly) all of
+// them: a column offset (a block's start added twice or left out), a row offset, or rows stored
+// with another stride than N (the shift grows by the same number of columns from row to row, from
+// the first row or from the first of every block of rows: a tile stored with its own width as ld).
+// "" when no single one fits. Up to 256 Ki elements: each sample is searched for in the whole
+// answer.
+std::string moved_answers(const Outcome& o, const Tolerance& tol) {
+  if (o.rows < 2 || o.cols < 2 || o.n > (std::size_t{1} << 18) || o.bad_count < 8) return "";
+  std::vector<std::size_t> wrong;
+  for (std::size_t i = 0; i < o.n; ++i)
+    if (o.bad[i] && !o.unwritten[i] && o.got(i) != 0) wrong.push_back(i);
+  if (wrong.size() < 8 || wrong.size() * 4 < o.bad_count) return "";
+  struct Seen {
+    long r, c;                                // the wrong element
+    std::vector<std::pair<long, long>> from;  // where its value is the right answer
+  };
+  std::vector<Seen> seen;
+  const std::size_t samples = std::min<std::size_t>(48, wrong.size());
+  std::size_t found = 0;
+  for (std::size_t k = 0; k < samples; ++k) {
+    const std::size_t p = wrong[k * wrong.size() / samples];
+    Seen s{static_cast<long>(p / o.cols), static_cast<long>(p % o.cols), {}};
+    const double g = o.got(p);
+    for (std::size_t q = 0; q < o.n && s.from.size() <= 3; ++q)
+      if (q != p && holds_answer(o, tol, g, q))
+        s.from.push_back({static_cast<long>(q / o.cols), static_cast<long>(q % o.cols)});
+    if (s.from.empty() || s.from.size() > 3) continue;  // nowhere, or a value found all over
+    ++found;
+    seen.push_back(std::move(s));
+  }
+  if (seen.size() < 8 || found * 4 < samples * 3) return "";
+  // A hypothesis holds when every located sample fits it through one of its sources.
+  const auto holds = [&](auto fits) {
+    return std::all_of(seen.begin(), seen.end(), [&](const Seen& s) {
+      return std::any_of(s.from.begin(), s.from.end(), [&](const std::pair<long, long>& f) {
+        return fits(s, f.first, f.second);
+      });
+    });
+  };
+  const std::string looked = " (" + std::to_string(seen.size()) + " of " + std::to_string(samples) +
+                             " wrong elements looked at" +
+                             (o.unwritten_count > 0 ? "; the " + count(o.unwritten_count, "other") +
+                                                          " still hold the poison: never written"
+                                                    : std::string()) +
+                             ")";
+  for (const auto& [fr, fc] : seen.front().from) {
+    const long dc = fc - seen.front().c, dr = fr - seen.front().r;
+    if (dr == 0 && dc != 0 &&
+        holds([&](const Seen& s, long r, long c) { return r == s.r && c - s.c == dc; }))
+      return "the wrong elements hold right answers from the same row, " +
+             std::to_string(std::labs(dc)) + (dc > 0 ? " columns further on" : " columns back") +
+             ": C[i][j] holds the answer for C[i][j " + (dc > 0 ? "+ " : "- ") +
+             std::to_string(std::labs(dc)) + "]" + looked +
+             ". A column offset: check the column where each block (or tile) of columns starts, in "
+             "every matrix it reads or writes (its start added twice, or left out).";
+    if (dc == 0 && dr != 0 &&
+        holds([&](const Seen& s, long r, long c) { return c == s.c && r - s.r == dr; }))
+      return "the wrong elements hold right answers from the same column, " +
+             std::to_string(std::labs(dr)) + (dr > 0 ? " rows further down" : " rows up") +
+             ": C[i][j] holds the answer for C[i " + (dr > 0 ? "+ " : "- ") +
+             std::to_string(std::labs(dr)) + "][j]" + looked +
+             ". A row offset: check the row where each block (or tile) of rows starts, in every "
+             "matrix it reads or writes.";
+  }
+  // The shift grows row by row: C[r][c] holds the answer t * s elements further on, t the row of
+  // that answer within its block of h rows (h = 0: the whole matrix). Rows laid out N - s apart
+  // where N is meant (a row shifted past its end spills into the row before).
+  const auto n_cols = static_cast<long>(o.cols);
+  for (long h = 0; h <= 16; h = h == 0 ? 2 : h + 1) {
+    long step = 0;
+    const bool fits = holds([&](const Seen& s, long r, long c) {
+      const long t = h == 0 ? r : r % h, shift = (r * n_cols + c) - (s.r * n_cols + s.c);
+      if (t == 0 || shift % t != 0) return false;
+      if (step == 0) step = shift / t;
+      return step != 0 && shift == t * step;
+    });
+    if (!fits || step == 0 || step >= n_cols) continue;
+    const long ld = n_cols - step;
+    return "row t of " +
+           (h == 0 ? std::string("C") : "each block of " + std::to_string(h) + " rows") +
+           " holds right answers from t * " + std::to_string(std::labs(step)) +
+           " elements further on" + looked + ": its rows were stored " + std::to_string(ld) +
+           " elements apart, where C's rows lie N = " + std::to_string(o.cols) +
+           " apart. The leading dimension used for them is " + std::to_string(ld) +
+           " (a tile's or buffer's own width, or a block's size) instead of C's ld: store row t "
+           "at C + t * ldc.";
+  }
+  return "";
+}
+
 // The first `right` rows (two or more) without a wrong element, and at least half of each row from
 // there on wrong, two rows or more: the first block of rows is right, every later one is not.
 bool later_blocks_of_rows_wrong(const Outcome& o, std::size_t& right) {
@@ -622,7 +713,14 @@ std::string diagnose(const Outcome& o, const Tolerance& tol, const Where& where,
                                                 : "")
                         : "Did you write into a local copy, or return early?"));
 
-  if (o.all_bad_unwritten()) return diagnose_unwritten(o, model, lanes, level);
+  // "Never written" is read from the poison: a kernel that loads from its output instead of its
+  // input writes that poison back (ReLU of a NaN is the NaN), which reads the same.
+  if (o.all_bad_unwritten())
+    return diagnose_unwritten(o, model, lanes, level) +
+           (model == Model::simd
+                ? " (If your loop does store to them, look at what it loads there: a load from the "
+                  "output instead of the input stores the poison back.)"
+                : "");
 
   bool all_zero = true, any_nonzero_want = false;
   for (std::size_t i = 0; i < n && all_zero; ++i) {
@@ -719,6 +817,7 @@ std::string diagnose(const Outcome& o, const Tolerance& tol, const Where& where,
            " + j (the columns the tile covers in C) instead of i * " +
            (width_known ? w : std::string("width")) + " + j: index the buffer with its own width.";
   }
+  if (std::string moved = moved_answers(o, tol); !moved.empty()) return moved;
   std::size_t right_rows = 0;
   if (later_blocks_of_rows_wrong(o, right_rows))
     return "rows 0 to " + std::to_string(right_rows - 1) + " (the first " +

@@ -239,6 +239,34 @@ TEST(Check, DiagnosesTransposedMatrix) {
   EXPECT_THAT(r.diagnosis, HasSubstr("transposed"));
 }
 
+TEST(Check, DiagnosesRightAnswersInTheWrongPlaces) {
+  // Every answer distinct, so that each wrong element's value says where it belongs.
+  const auto unique = [](std::size_t i) { return 3.0 * static_cast<double>(i) + 1; };
+  const std::size_t rows = 6, cols = 24;
+  const auto diagnosis = [&](const GuardedBuffer<float>& c) {
+    return workbook::check_elementwise(c, unique,
+                                       {.where = kWhere,
+                                        .tolerance = workbook::Tolerance::exact(),
+                                        .shape = {rows, cols, cols}})
+        .diagnosis;
+  };
+  // Columns from 8 on hold the answer 8 columns further on (a block's start added twice), where
+  // there is one; the rest of each row was never written.
+  GuardedBuffer<float> offset(rows * cols);
+  for (std::size_t r = 0; r < rows; ++r)
+    for (std::size_t k = 0; k < cols; ++k)
+      if (k < 8 || k + 8 < cols)
+        offset[r * cols + k] = static_cast<float>(unique(r * cols + (k < 8 ? k : k + 8)));
+  EXPECT_THAT(diagnosis(offset), HasSubstr("C[i][j] holds the answer for C[i][j + 8]"));
+  // Tiles of 3 rows whose rows were stored 20 apart, not 24: row t of each tile lands 4 t early.
+  GuardedBuffer<float> stride(rows * cols);
+  for (std::size_t r = 0; r < rows; ++r)
+    for (std::size_t k = 0; k < cols; ++k)
+      stride[(r - r % 3) * cols + (r % 3) * 20 + k] = static_cast<float>(unique(r * cols + k));
+  EXPECT_THAT(diagnosis(stride), HasSubstr("row t of each block of 3 rows holds right answers "
+                                           "from t * 4 elements further on"));
+}
+
 TEST(Check, DiagnosesRowAndColumnTailsNeverWritten) {
   const std::size_t rows = 7, cols = 9;
   GuardedBuffer<float> c(rows * cols);

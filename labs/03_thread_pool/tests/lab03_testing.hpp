@@ -476,12 +476,29 @@ class Watchdog {
     }
     const bool spinning =
         std::any_of(all.begin(), all.end(), [](const ThreadState& s) { return s.state == 'R'; });
+    if (cause.empty() && spinning) {
+      // Threads that keep waking each other (a mutex, a condition variable) may be making progress,
+      // only far too slowly; a loop that never ends spins without a switch, or polls and yields.
+      const long switches = switches_over(std::chrono::milliseconds(300));
+      const std::string after =
+          "threads still run after " + std::to_string(std::lround(waited)) + " s";
+      cause = switches >= 300
+                  ? after + ", and they keep handing the core to each other (" +
+                        std::to_string(switches) +
+                        " context switches in 0.3 s): either the work goes on, far slower than "
+                        "it should (a great many tiny tasks, each a trip through the pool's mutex "
+                        "and condition variable: a grain or chunk of a few elements makes one "
+                        "task per few elements), or a thread polls in a loop that yields or "
+                        "sleeps, for work or a flag that never comes. Count the tasks one call "
+                        "submits, and time a smaller case"
+                  : after +
+                        ": a loop that never ends (a worker polling for work that never "
+                        "comes, or a wait that spins on a condition no one sets)";
+    }
     if (cause.empty())
-      cause = spinning ? "threads still run after " + std::to_string(std::lround(waited)) +
-                             " s: a loop that never ends (a worker polling for work that never "
-                             "comes, or a wait that spins on a condition no one sets)"
-                       : "every thread is blocked and none of the states this test knows matches; "
-                         "where each one waits is listed below";
+      cause =
+          "every thread is blocked and none of the states this test knows matches; where each "
+          "one waits is listed below";
     std::fprintf(stderr,
                  "\nFAIL %s: stuck after %.1f s: %s.\n%s\nWhat each thread was doing:\n%s"
                  "Edit labs/03_thread_pool/thread_pool.cpp. To see the line each thread waits on, "
@@ -501,6 +518,19 @@ class Watchdog {
     std::fflush(stdout);
     std::fflush(stderr);
     std::_Exit(1);
+  }
+
+  // The context switches of every thread but the watchdog over `span`.
+  long switches_over(std::chrono::milliseconds span) const {
+    const auto total = [this] {
+      long sum = 0;
+      for (pid_t tid : thread_ids())
+        if (tid != self_) sum += std::max(0L, threads::thread_switches(tid));
+      return sum;
+    };
+    const long before = total();
+    std::this_thread::sleep_for(span);
+    return total() - before;
   }
 
   // True while a debugger (gdb) is attached: the student is looking at the threads already.

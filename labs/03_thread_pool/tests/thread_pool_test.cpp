@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <atomic>
 #include <bit>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -123,7 +124,19 @@ CheckResult threw(const char* function, const std::exception& e, std::size_t n, 
   r.ok = false;
   r.summary = std::string(function) + " threw: " + e.what();
   r.edit = "edit labs/03_thread_pool/thread_pool.cpp: " + std::string(function);
-  if (n < threads) {
+  // What the exception says decides between the two causes a size below the pool's has.
+  std::string what = e.what();
+  std::transform(what.begin(), what.end(), what.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (n == 0 && what.find("grain") == std::string::npos) {
+    r.specificity = Specificity::pattern;
+    r.diagnosis =
+        "the inputs are valid: n = 0, an empty range (begin == end), has nothing to "
+        "run and must be accepted, and your code rejected it (\"" +
+        std::string(e.what()) +
+        "\"). Look at the check that threw: only a range whose end lies before its "
+        "begin is invalid (range.end < range.begin, not <=)";
+  } else if (n < threads) {
     r.specificity = Specificity::pattern;
     r.diagnosis = "the inputs are valid, and n = " + std::to_string(n) + " is smaller than the " +
                   "pool (" + pool_of(threads) + "): a chunk size computed as n / pool.size() is " +
