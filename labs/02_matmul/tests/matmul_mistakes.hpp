@@ -441,6 +441,35 @@ inline std::vector<Entry> catalogue(const Inputs& in) {
     }
   }
 
+  // A's element loaded as a batch instead of broadcast: lane l of each batch of columns multiplies
+  // B by A[i][p + l], so lane 0 is right and every other lane reads A's row l elements further
+  // on (past its end: the next row). The columns after the last whole batch, done one by one, are
+  // right. Where a lane's load runs past the end of A, what it read is not known: the entry claims
+  // nothing there (it takes the element C holds).
+  if (const std::size_t lanes = workbook::simd_lanes<float>(); s.n >= 2 * lanes && s.k > 0) {
+    const auto not_broadcast = [in, s, lanes](bool magnitudes) {
+      return [in, s, lanes, magnitudes](std::size_t i) {
+        const std::size_t r = i / s.n, c = i % s.n, lane = c < s.n / lanes * lanes ? c % lanes : 0;
+        if (r * s.lda + s.k - 1 + lane >= in.a.size())
+          return !in.got ? detail::kNaN : magnitudes ? std::fabs(in.got(i)) : in.got(i);
+        double sum = 0;
+        for (std::size_t p = 0; p < s.k; ++p) {
+          const double term =
+              detail::element(in.a, r * s.lda + p + lane) * detail::element(in.b, p * s.ldb + c);
+          sum += magnitudes ? std::fabs(term) : term;
+        }
+        return sum;
+      };
+    };
+    list.push_back(
+        {"A's element loaded as a batch (lane l of the columns multiplies B by "
+         "A[i][p + l]) where it is to be broadcast to every lane",
+         "one element of A multiplies a whole batch of B's row: fill the batch with "
+         "it, Batch(a[i * lda + p]) (xsimd::broadcast), rather than loading " +
+             std::to_string(lanes) + " consecutive elements of A with load_unaligned.",
+         not_broadcast(false), not_broadcast(true)});
+  }
+
   if (s.k > 0 && s.k < detail::block_sizes().back())
     list.push_back(
         {"zero in every element of C (k = " + std::to_string(s.k) + ", less than one block of k)",
