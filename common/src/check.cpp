@@ -542,6 +542,15 @@ std::string diagnose_unwritten(const Outcome& o, Model model, std::size_t lanes,
       return which +
              ": the first chunk is never run (or starts late). Check where your loop "
              "over chunks begins.";
+    // A peel before the first aligned address leaves less than one batch; every whole batch
+    // unwritten, the tail after them right, is the SIMD loop's own doing.
+    if (model == Model::simd && k >= lanes && k == n / lanes * lanes && k < n)
+      return which + " (every whole batch of " + std::to_string(lanes) + "; the last " +
+             std::to_string(n - k) +
+             ", done one by one, are right): they still hold the poison put there before the "
+             "call. Your SIMD loop either stored nothing, or stored what it loaded from the "
+             "output (y instead of x), which is that poison: check what its batches load and "
+             "where they store.";
     return which +
            ": check the loop that handles the start (the elements before the first "
            "aligned address, if you peel them off).";
@@ -715,12 +724,14 @@ std::string diagnose(const Outcome& o, const Tolerance& tol, const Where& where,
 
   // "Never written" is read from the poison: a kernel that loads from its output instead of its
   // input writes that poison back (ReLU of a NaN is the NaN), which reads the same.
-  if (o.all_bad_unwritten())
-    return diagnose_unwritten(o, model, lanes, level) +
-           (model == Model::simd
-                ? " (If your loop does store to them, look at what it loads there: a load from the "
-                  "output instead of the input stores the poison back.)"
-                : "");
+  if (o.all_bad_unwritten()) {
+    std::string text = diagnose_unwritten(o, model, lanes, level);
+    if (model == Model::simd && text.find("loaded from the output") == std::string::npos)
+      text +=
+          " (If your loop does store to them, look at what it loads there: a load from the "
+          "output instead of the input stores the poison back.)";
+    return text;
+  }
 
   bool all_zero = true, any_nonzero_want = false;
   for (std::size_t i = 0; i < n && all_zero; ++i) {

@@ -74,6 +74,18 @@ TEST(Check, DiagnosesHeadNeverWritten) {
   EXPECT_THAT(check(y).diagnosis, HasSubstr("the first 5 elements were never written"));
 }
 
+TEST(Check, EveryWholeBatchHoldingThePoisonIsNotBlamedOnAPeel) {
+  // A SIMD loop that loads its output: ReLU of the poison is the poison, so every whole batch reads
+  // as never written, and the tail done one by one is right. A peel leaves less than one batch.
+  const std::size_t w = workbook::simd_lanes<float>(), n = 4 * w + 3;
+  auto y = correct_output(n);
+  for (std::size_t i = 0; i < 4 * w; ++i) y[i] = workbook::Poison<float>::value();
+  const std::string diagnosis = check(y).diagnosis;
+  EXPECT_THAT(diagnosis, HasSubstr("(every whole batch of " + std::to_string(w) + "; the last 3"));
+  EXPECT_THAT(diagnosis, HasSubstr("stored what it loaded from the output (y instead of x)"));
+  EXPECT_THAT(diagnosis, Not(HasSubstr("peel")));
+}
+
 TEST(Check, DiagnosesOutputNeverWritten) {
   GuardedBuffer<float> y(20);
   EXPECT_THAT(check(y).diagnosis, HasSubstr("the output was never written"));
