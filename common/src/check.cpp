@@ -549,7 +549,7 @@ std::string diagnose_unwritten(const Outcome& o, Model model, std::size_t lanes,
              std::to_string(n - k) +
              ", done one by one, are right): they still hold the poison put there before the "
              "call. Your SIMD loop either stored nothing, or stored what it loaded from the "
-             "output (y instead of x), which is that poison: check what its batches load and "
+             "output instead of the input, which is that poison: check what its batches load and "
              "where they store.";
     return which +
            ": check the loop that handles the start (the elements before the first "
@@ -1137,7 +1137,21 @@ CheckResult check_elementwise(const GuardedBuffer<T>& buffer,
     r.ok = false;
     r.summary = how.where.function + ": wrote outside the output";
     r.specificity = Specificity::pattern;
-    if (damage.after > 0)
+    // Every row written out to ld, the last one past the end by ld - cols: a row loop bounded by
+    // the leading dimension.
+    const std::size_t gap = shape.ld - shape.cols;
+    if (gap > 0 && damage.before == 0 && damage.after == std::min(gap, GuardedBuffer<T>::kGuard) &&
+        damage.first_after == 0 && padding_written == (shape.rows - 1) * gap)
+      r.diagnosis =
+          "wrote every row out to ld = " + std::to_string(shape.ld) + ": " +
+          (shape.rows > 1 ? "the padding between rows (columns " + std::to_string(shape.cols) +
+                                " to " + std::to_string(shape.ld - 1) + "), and "
+                          : std::string()) +
+          std::to_string(gap) +
+          " elements past the end of the last row, exactly ld - cols. The loop over a "
+          "row's columns runs to the leading dimension instead of the row's length: "
+          "ld is the step from one row to the next, cols the bound of each row.";
+    else if (damage.after > 0)
       r.diagnosis = "wrote past the end of the output: " + count(damage.after, "element") +
                     " after the last one changed (the first " +
                     (damage.first_after == 0 ? std::string("right after it")
@@ -1391,6 +1405,28 @@ CheckResult check_reduction(double got, const ReductionOracle& oracle, const Whe
     return p.value();
   };
 
+  // The final step (a distance's square root) taken over the whole batches' sum, before the
+  // scalar tail adds its terms (to the result, or finished on their own).
+  const auto finished_before_the_tail = [&]() -> std::string {
+    const std::size_t whole = n / lanes * lanes;
+    if (where.model != Model::simd || whole == 0 || whole == n || oracle.finish(s) == s ||
+        !std::isfinite(got))
+      return "";
+    const double main = partial([whole](std::size_t i) { return i < whole; });
+    const double tail = partial([whole](std::size_t i) { return i >= whole; });
+    double lo, hi;
+    interval(s, lo, hi);
+    for (const double candidate :
+         {oracle.finish(main) + tail, oracle.finish(main) + oracle.finish(tail)})
+      if (std::fabs(got - candidate) <= hi - lo)
+        return "your result is the final step (for a distance: the square root) of the whole "
+               "batches' sum (elements 0 to " +
+               std::to_string(whole - 1) + "), with the " + count(n - whole, "tail element") +
+               " added after it: the tail loop runs after the final step. Add the tail's "
+               "terms to the sum first, and take the final step once, of the whole sum.";
+    return "";
+  };
+
   // A mistake's result matches when got is within the bound's window of it.
   if (mistakes) {
     // Matches, nearest first: at a large n the window is wide (its bound grows with n), and a
@@ -1464,6 +1500,9 @@ CheckResult check_reduction(double got, const ReductionOracle& oracle, const Whe
     r.diagnosis =
         "returned the sum itself, without its final step (for a distance: the square "
         "root).";
+  } else if (const std::string early = finished_before_the_tail(); !early.empty()) {
+    r.diagnosis_key = "the final step before the tail";
+    r.diagnosis = early;
   } else if (near(2 * s)) {
     r.diagnosis_key = "every element counted twice";
     r.diagnosis =

@@ -23,6 +23,7 @@
 #include <random>
 #include <sstream>
 #include <stdexcept>
+#include <thread>
 
 #include <fcntl.h>
 #include <linux/falloc.h>
@@ -36,6 +37,12 @@ namespace workbook::perf {
 namespace {
 
 using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+// A worker that takes far longer than it should is stopped early, with what its threads were
+// doing, rather than after DriverOptions::timeout_seconds: after DriverOptions::stall_seconds
+// plus kStallFactor times what the step should take (see Worker::receive_batch).
+constexpr double kStallFactor = 50;
 
 // Why a worker could not be timed: the verdict's reason.
 struct WorkerFailure : std::runtime_error {
@@ -51,7 +58,12 @@ struct WorkerFailure : std::runtime_error {
 class Worker {
  public:
   Worker(std::string who, const std::string& executable, const DriverOptions& o)
-      : who_(std::move(who)), timeout_(o.timeout_seconds), freezer_("workbook-perf") {
+      : who_(std::move(who)),
+        lab_(o.lab),
+        timeout_(o.timeout_seconds),
+        stall_seconds_(o.stall_seconds),
+        freezer_("workbook-perf"),
+        asked_(Clock::now()) {
     memfd_ = memfd_create("workbook-perf-output", MFD_CLOEXEC | MFD_ALLOW_SEALING);
     if (memfd_ < 0)
       throw std::runtime_error(std::string("shared memory for a perf worker: ") +
@@ -126,10 +138,21 @@ class Worker {
               "check. Your kernel must not touch the harness's descriptors.");
   }
 
+  // The worker whose times tell how long this one's steps should take (the reference's, for the
+  // student's worker): awaited first, it sets the patience for this one's (see await_ready() and
+  // receive_batch()).
+  void judge_by(const Worker& peer) { peer_ = &peer; }
+
   // The case's own description, once the worker has checked the kernel and is ready to time it
   // (or, after fresh(), has set it up on the new inputs).
   json await_ready() {
-    json m = receive("setting up and checking");
+    const double elapsed = std::chrono::duration<double>(Clock::now() - asked_).count();
+    const double peer_took = peer_ ? peer_->ready_seconds_ : 0;
+    const double limit = peer_took > 0 ? stall_seconds_ + kStallFactor * peer_took : timeout_;
+    json m =
+        receive("setting up its inputs and checking its first call", limit - elapsed,
+                peer_took > 0 ? "the reference's set-up took " + format_seconds(peer_took) : "");
+    ready_seconds_ = std::chrono::duration<double>(Clock::now() - asked_).count();
     const std::string type = m.value("type", "");
     if (type == "ready") return m;
     if (type == "not_implemented")
@@ -152,7 +175,10 @@ class Worker {
     throw WorkerFailure(Reason::worker_error, who_ + ": " + m.value("message", m.dump()));
   }
   // Asks the worker to set its case up again on inputs drawn from `seed` (await_ready() after).
-  void fresh(std::uint64_t seed) { send(json{{"cmd", "fresh"}, {"seed", seed}}); }
+  void fresh(std::uint64_t seed) {
+    send(json{{"cmd", "fresh"}, {"seed", seed}});
+    asked_ = Clock::now();
+  }
 
   // From now on the worker runs only inside its batches: frozen between them (on), or running
   // freely (off: setting up, verifying, the extras).
@@ -215,7 +241,6 @@ class Worker {
   // One batch: thawed just before and frozen again just after when kept apart, its CPU time counted
   // from the frozen state before to the frozen state after, so that nothing it does escapes.
   Seen batch(int count, int extra) {
-    using Clock = std::chrono::steady_clock;
     const double before = apart_ ? cpu_seconds(frozen_pids_) : 0;
     const auto window = Clock::now();
     if (apart_) freezer_.thaw();
@@ -223,6 +248,7 @@ class Worker {
     json m = extra < 0 ? run_kernel(count) : run_extra(extra, count);
     Seen seen{m.at("seconds").get<std::vector<double>>(),
               std::chrono::duration<double>(Clock::now() - start).count()};
+    (extra < 0 ? per_call_ : extra_per_call_[extra]) = seen.clock / count;
     if (apart_) {
       freezer_.freeze();
       frozen_pids_ = freezer_.pids();
@@ -267,7 +293,7 @@ class Worker {
       checked_now_ = true;
     }
     send(command);
-    json m = receive("running");
+    json m = receive_batch(count, -1);
     if (m.value("type", "") != "times")
       throw WorkerFailure(Reason::worker_error,
                           who_ + " failed while timed: " + m.value("message", m.dump()));
@@ -277,7 +303,7 @@ class Worker {
   }
   json run_extra(int extra, int count) {
     send(json{{"cmd", "run_extra"}, {"index", extra}, {"count", count}});
-    json m = receive("running");
+    json m = receive_batch(count, extra);
     if (m.value("type", "") != "times")
       throw WorkerFailure(Reason::worker_error,
                           who_ + " failed while timed: " + m.value("message", m.dump()));
@@ -286,9 +312,34 @@ class Worker {
   void send(const json& m) {
     if (!process_->send(m.dump())) throw died("while receiving a command");
   }
-  json receive(const std::string& doing) {
+  // A batch of `count` calls should take about count times the last call's time (this worker's,
+  // else the peer's, else the peer's whole set-up, which made one call at least); an extra's
+  // (another function the case times) by its own calls only.
+  json receive_batch(int count, int extra) {
+    double per_call = extra < 0 ? per_call_ : extra_per_call_[extra], peer_took = 0;
+    std::string expected;
+    if (per_call > 0) {
+      expected = "its calls so far took " + format_seconds(per_call) + " each";
+    } else if (extra < 0 && peer_ && (peer_->per_call_ > 0 || peer_->ready_seconds_ > 0)) {
+      peer_took = peer_->per_call_ > 0 ? peer_->per_call_ : peer_->ready_seconds_;
+      expected = peer_->per_call_ > 0
+                     ? "a call of the reference's takes " + format_seconds(peer_took)
+                     : "the reference's whole set-up, a checked call included, took " +
+                           format_seconds(peer_took);
+      per_call = peer_took;
+    }
+    const std::string doing = count == 1 ? std::string("a timed call")
+                                         : "a batch of " + std::to_string(count) + " timed calls";
+    return receive(doing,
+                   per_call > 0 ? stall_seconds_ + kStallFactor * count * per_call : timeout_,
+                   expected);
+  }
+  // Waits for the worker's next reply, at most `patience` seconds (capped by timeout_); `expected`
+  // says what it should have taken (shown when the worker is stopped for taking too long).
+  json receive(const std::string& doing, double patience = -1, const std::string& expected = "") {
+    const double wait = patience < 0 ? timeout_ : std::min(std::max(patience, 0.0), timeout_);
     std::string line;
-    switch (process_->read_line(line, timeout_)) {
+    switch (process_->read_line(line, wait)) {
       case Subprocess::Read::line:
         try {
           return json::parse(line);
@@ -296,6 +347,7 @@ class Worker {
           throw WorkerFailure(Reason::worker_error, who_ + " sent a malformed reply: " + line);
         }
       case Subprocess::Read::timeout:
+        if (wait < timeout_) throw stalled(doing, expected);
         freezer_.thaw();
         process_->kill();
         throw WorkerFailure(Reason::timeout, who_ + " did not answer within " +
@@ -305,6 +357,49 @@ class Worker {
         break;
     }
     throw died("while " + doing);
+  }
+  // The worker has taken far longer than `expected`: what its threads do over one second says
+  // whether it sleeps (waits for something that never comes), works flat out, or spends its time
+  // handing the CPU from thread to thread. Then it is stopped.
+  WorkerFailure stalled(const std::string& doing, const std::string& expected) {
+    freezer_.thaw();
+    const double waited = std::chrono::duration<double>(Clock::now() - asked_).count();
+    const std::vector<pid_t> pids = freezer_.pids();
+    const TreeActivity before = tree_activity(pids);
+    const auto start = Clock::now();
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+    const TreeActivity after = tree_activity(freezer_.pids());
+    const double span = std::chrono::duration<double>(Clock::now() - start).count();
+    process_->kill();
+    const double cpu = std::max(0.0, after.cpu - before.cpu) / span;
+    const double switches =
+        static_cast<double>(std::max(0L, after.switches - before.switches)) / span;
+    std::string reading;
+    if (cpu < 0.05) {
+      reading =
+          "it was asleep, waiting for something that never came: a lost wake-up, a deadlock, or "
+          "a thread joined that never ends";
+    } else if (switches > 2000) {
+      reading =
+          "it was working, but its threads handed the CPU to each other thousands of times a "
+          "second: tasks far too small for what each costs (a lock, a wake-up, a queue entry), "
+          "or threads taking turns at one lock. Give each task thousands of elements, and "
+          "hold no lock while working";
+    } else {
+      reading =
+          "it was running flat out: a loop that never ends, or far more work than the case "
+          "needs (a loop over the wrong bounds, an algorithm of a higher order)";
+    }
+    return WorkerFailure(Reason::timeout,
+                         who_ + " had not finished " + doing + " after " + format_fixed(waited, 0) +
+                             " s" + (expected.empty() ? "" : " (" + expected + ")") +
+                             ", so it was stopped. In the second after that, its process ran " +
+                             std::to_string(after.threads) +
+                             (after.threads == 1 ? " thread" : " threads") + ", used " +
+                             format_fixed(cpu, 2) + " s of CPU per second and switched threads " +
+                             format_fixed(switches, 0) + " times per second: " + reading +
+                             ". Run the correctness tests first (ctest --preset " + lab_ +
+                             " -L correctness): they call your code on small inputs.");
   }
   WorkerFailure died(const std::string& doing) {
     const auto exit = process_->wait(10);
@@ -320,8 +415,14 @@ class Worker {
     std::vector<std::byte> bytes;
   };
   std::string who_;
-  double timeout_;
+  std::string lab_;
+  double timeout_, stall_seconds_;
   TreeFreezer freezer_;
+  Clock::time_point asked_;   // when the step awaited now was asked for (started, or fresh())
+  double ready_seconds_ = 0;  // the last set-up's time, from asked_ to ready
+  double per_call_ = 0;       // the last batch's time per call, by the driver's clock
+  std::map<int, double> extra_per_call_;  // the same for each extra
+  const Worker* peer_ = nullptr;
   int memfd_ = -1;
   std::size_t stride_ = 0;
   int slots_ = 0, slot_ = 0;
@@ -711,16 +812,28 @@ Verdict judge(const DriverOptions& o, std::ostream& out) {
     student.emplace("your " + o.case_name, o.student, o);
     if (!o.reference.empty()) reference.emplace("the reference " + o.case_name, o.reference, o);
     session.apart = student->apart_how();
-    session.ready = student->await_ready();
-    const unsigned threads = session.ready.at("work").get<Work>().threads;
+    // Both set up at once; the reference is awaited first, so that its times tell how long the
+    // student's steps should take (a worker far slower is stopped early, see
+    // Worker::receive_batch).
+    // (A reference that fails is reported after the student's own failure, if any: the student's
+    // is what the student can fix.)
+    json theirs;
+    std::optional<WorkerFailure> reference_failure;
     if (reference) {
-      json theirs;
+      student->judge_by(*reference);
       try {
         theirs = reference->await_ready();
-      } catch (const WorkerFailure&) {
-        reference_failed = true;
-        throw;
+      } catch (const WorkerFailure& e) {
+        reference_failure = e;
       }
+    }
+    session.ready = student->await_ready();
+    if (reference_failure) {
+      reference_failed = true;
+      throw *reference_failure;
+    }
+    const unsigned threads = session.ready.at("work").get<Work>().threads;
+    if (reference) {
       auto same_case = [&](const json& mine, const json& their) {
         if (their.at("work") != mine.at("work") ||
             their.value("output", json()) != mine.value("output", json()))
@@ -784,6 +897,13 @@ Verdict judge(const DriverOptions& o, std::ostream& out) {
         reference->keep_apart(false);
         student->fresh(seed);
         reference->fresh(seed);
+        json theirs_again;
+        try {
+          theirs_again = reference->await_ready();
+        } catch (const WorkerFailure&) {
+          reference_failed = true;
+          throw;
+        }
         // Wrong on new inputs after it was right before the timing began: the kernel tells the
         // timed calls apart (the same buffer again, say) and does less work on them.
         const json again = [&] {
@@ -799,13 +919,6 @@ Verdict judge(const DriverOptions& o, std::ostream& out) {
                     "it must compute every call in full, whatever it was called with before.");
           }
         }();
-        json theirs_again;
-        try {
-          theirs_again = reference->await_ready();
-        } catch (const WorkerFailure&) {
-          reference_failed = true;
-          throw;
-        }
         same_case(again, theirs_again);
         student->keep_apart(true);
         reference->keep_apart(true);

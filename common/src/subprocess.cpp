@@ -291,6 +291,26 @@ double cpu_seconds(const std::vector<pid_t>& pids) {
   return total;
 }
 
+TreeActivity tree_activity(const std::vector<pid_t>& pids) {
+  TreeActivity a;
+  a.cpu = cpu_seconds(pids);
+  for (pid_t pid : pids) {
+    std::error_code ec;
+    const std::filesystem::path tasks = "/proc/" + std::to_string(pid) + "/task";
+    for (const auto& task : std::filesystem::directory_iterator(tasks, ec)) {
+      std::ifstream status(task.path() / "status");
+      bool read = false;
+      for (std::string line; std::getline(status, line);)
+        if (line.find("ctxt_switches:") != std::string::npos) {
+          a.switches += std::stol(line.substr(line.find(':') + 1));
+          read = true;
+        }
+      a.threads += read;
+    }
+  }
+  return a;
+}
+
 TreeFreezer::TreeFreezer(const std::string& name) {
   static std::atomic<int> counter{0};
   const std::string leaf =

@@ -85,8 +85,17 @@ Cases::Cases(Where where, std::string noun) : where_(std::move(where)), noun_(st
   publish();
 }
 
+namespace {
+// The case a Cases was running when an exception ended its test, for the diagnosis of that
+// exception (GoogleTest prints its text after the Cases is gone): "" when none.
+std::string exception_case;
+}  // namespace
+
 Cases::~Cases() {
   internal::set_crash_case("", "", "", "");
+  if (std::uncaught_exceptions() > exceptions_ && !cases_.empty())
+    exception_case =
+        "the case " + cases_.back().context + " of " + where_.function + " (" + where_.file + ")";
   if (reported_ || failures_.empty()) return;
   ADD_FAILURE() << (std::uncaught_exceptions() > exceptions_
                         ? "An exception ended the test in the case " + cases_.back().context +
@@ -165,6 +174,8 @@ void Cases::resolve() {
       f.result.diagnosis_key = m.diagnosis_key;
       f.result.diagnosis = m.diagnosis;
       f.result.broad = false;
+      // A generic fit (no catalogue entry) tells a pattern, not the student's mistake.
+      if (m.mistake.empty()) f.result.specificity = Specificity::pattern;
     }
   }
 }
@@ -825,7 +836,9 @@ class PrintSeedOnFailure : public ::testing::EmptyTestEventListener {
         message.find("not implemented yet") != std::string_view::npos)
       return;
     std::cout << "  Diagnosis: the code under test threw an exception (its text is above) on "
-                 "inputs this test expects it to accept. If it is your own input check, compare "
+                 "inputs this test expects it to accept"
+              << (exception_case.empty() ? "" : ", in " + exception_case)
+              << ". If it is your own input check, compare "
                  "it with what the handout says must be rejected (a value this test passes is "
                  "allowed, and must give the result the handout defines for it); if not, it came "
                  "from something your code calls (std::vector::at, a std::stoi, a bad_alloc from "
@@ -833,6 +846,7 @@ class PrintSeedOnFailure : public ::testing::EmptyTestEventListener {
   }
   void OnTestEnd(const ::testing::TestInfo& test) override {
     internal::set_crash_test("");
+    exception_case.clear();
     if (!test.result()->Failed()) return;
     std::cout << "  Inputs came from WORKBOOK_SEED=" << base_seed()
               << "; replay them with: WORKBOOK_SEED=" << base_seed() << " ctest -R '"

@@ -82,7 +82,7 @@ TEST(Check, EveryWholeBatchHoldingThePoisonIsNotBlamedOnAPeel) {
   for (std::size_t i = 0; i < 4 * w; ++i) y[i] = workbook::Poison<float>::value();
   const std::string diagnosis = check(y).diagnosis;
   EXPECT_THAT(diagnosis, HasSubstr("(every whole batch of " + std::to_string(w) + "; the last 3"));
-  EXPECT_THAT(diagnosis, HasSubstr("stored what it loaded from the output (y instead of x)"));
+  EXPECT_THAT(diagnosis, HasSubstr("stored what it loaded from the output instead of the input"));
   EXPECT_THAT(diagnosis, Not(HasSubstr("peel")));
 }
 
@@ -301,6 +301,20 @@ TEST(Check, DiagnosesWritesIntoRowPadding) {
               HasSubstr("wrote into the padding between rows (row 1"));
 }
 
+TEST(Check, NamesARowLoopBoundedByTheLeadingDimension) {
+  // Every row written out to ld: the padding between rows, and ld - cols past the last row.
+  const std::size_t rows = 3, cols = 4, ld = 6;
+  GuardedBuffer<float> c((rows - 1) * ld + cols);
+  float* raw = c.data();
+  for (std::size_t r = 0; r < rows; ++r)
+    for (std::size_t k = 0; k < ld; ++k) raw[r * ld + k] = 0.0f;
+  const std::string diagnosis = check(c, workbook::Tolerance::exact(), {rows, cols, ld}).diagnosis;
+  EXPECT_THAT(diagnosis,
+              HasSubstr("wrote every row out to ld = 6: the padding between rows "
+                        "(columns 4 to 5), and 2 elements past the end of the last row"));
+  EXPECT_THAT(diagnosis, HasSubstr("runs to the leading dimension instead of the row's length"));
+}
+
 TEST(Check, RoundingToleranceIsGammaK) {
   // One rounding of 1.0 may move it by u (half an ULP above 1 is 2^-24): gamma_1 allows it.
   GuardedBuffer<float> y(1);
@@ -457,6 +471,18 @@ TEST(CheckReduction, DiagnosesZeroTwiceNaNAndMissingFinalStep) {
   EXPECT_TRUE(workbook::check_reduction(std::sqrt(s), root, kWhere).ok);
   EXPECT_THAT(workbook::check_reduction(s, root, kWhere).diagnosis,
               HasSubstr("without its final step"));
+}
+
+TEST(CheckReduction, NamesTheFinalStepTakenBeforeTheTail) {
+  // sqrt of the whole batches' sum, with the tail's terms added after it.
+  const std::size_t lanes = xsimd::batch<float>::size, n = 4 * lanes + 3, whole = 4 * lanes;
+  const workbook::ReductionOracle root{
+      .terms = n, .term = term, .finish = [](double v) { return std::sqrt(v); }};
+  const double early = std::sqrt(sum_if(n, [whole](std::size_t i) { return i < whole; })) +
+                       sum_if(n, [whole](std::size_t i) { return i >= whole; });
+  const std::string diagnosis = workbook::check_reduction(early, root, kWhere).diagnosis;
+  EXPECT_THAT(diagnosis, HasSubstr("with the 3 tail elements added after it"));
+  EXPECT_THAT(diagnosis, HasSubstr("take the final step once, of the whole sum"));
 }
 
 TEST(CheckReduction, NonFiniteAnswers) {

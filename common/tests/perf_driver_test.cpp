@@ -11,6 +11,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
@@ -330,6 +331,28 @@ TEST_F(PerfDriver, TimesOutAHungKernel) {
   EXPECT_EQ(run(o), 1);
   EXPECT_THAT(output.str(), HasSubstr("did not answer within 1 s"));
   EXPECT_EQ(record("hang")["reason"], "timeout");
+}
+
+// A kernel far slower than its own earlier calls is stopped long before the timeout, and what its
+// threads did in the second after says which of three things it was doing.
+TEST_F(PerfDriver, StopsAStalledKernelEarlyAndSaysWhatItsThreadsWereDoing) {
+  struct Stall {
+    std::string case_name, reading;
+  };
+  for (const Stall& s : {Stall{"hang", "it was asleep"}, Stall{"spin", "running flat out"},
+                         Stall{"ping_pong", "handed the CPU to each other"}}) {
+    SCOPED_TRACE(s.case_name);
+    auto o = options(s.case_name, WORKBOOK_TEST_WORKER_BAD);
+    o.timeout_seconds = 120;
+    o.stall_seconds = 0.5;
+    const auto start = std::chrono::steady_clock::now();
+    EXPECT_EQ(run(o), 1);
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(60));
+    EXPECT_THAT(output.str(), HasSubstr("your " + s.case_name + " had not finished"));
+    EXPECT_THAT(output.str(), HasSubstr(s.reading));
+    EXPECT_THAT(output.str(), HasSubstr("ctest --preset lab00 -L correctness"));
+    EXPECT_EQ(record(s.case_name)["reason"], "timeout");
+  }
 }
 
 TEST_F(PerfDriver, IgnoresWhatTheKernelPrintsOnStdout) {

@@ -11,10 +11,12 @@
 #include <workbook/tensor.hpp>
 
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -43,9 +45,11 @@ enum class Misbehaviour {
   not_implemented,
   crash,
   wrong,
-  stale,    // writes its output on the first call only
-  overrun,  // right, but from the second call on also writes past the end of its output
-  hang,
+  stale,      // writes its output on the first call only
+  overrun,    // right, but from the second call on also writes past the end of its output
+  hang,       // from its third call on, asleep for ever
+  spin,       // from its third call on, busy for ever
+  ping_pong,  // from its third call on, two threads hand a turn back and forth for ever
   chatty,
   faked,  // wrong on timed calls, and its in-process verify says "right" after the first
   skipped_when_timed,  // writes nothing on timed calls, and fakes its in-process verify likewise
@@ -59,6 +63,24 @@ void map_shared_memory_for_writing() {
   if (fstat(5, &st) == 0 && st.st_size > 0)
     (void)mmap(nullptr, static_cast<std::size_t>(st.st_size), PROT_READ | PROT_WRITE, MAP_SHARED, 5,
                0);
+}
+
+// Two threads that take turns for ever, each waking the other through a condition variable.
+void hand_a_turn_back_and_forth() {
+  std::mutex m;
+  std::condition_variable cv;
+  int turn = 0;
+  auto player = [&](int me) {
+    for (;;) {
+      std::unique_lock lock(m);
+      cv.wait(lock, [&] { return turn == me; });
+      turn = 1 - me;
+      cv.notify_all();
+    }
+  };
+  std::thread other(player, 1);
+  player(0);
+  other.join();  // (never reached: neither player stops)
 }
 
 // y = 2 x, done the way `m` says when this is the bad worker.
@@ -83,6 +105,9 @@ void scale(workbook::perf::Case& perf, Misbehaviour m) {
     if (m == Misbehaviour::not_implemented) throw workbook::NotImplemented("scale");
     if (m == Misbehaviour::crash && calls == 3) std::abort();
     if (m == Misbehaviour::hang && calls == 3) std::this_thread::sleep_for(std::chrono::hours(1));
+    if (m == Misbehaviour::spin && calls == 3)
+      for (;;) asm volatile("" ::: "memory");
+    if (m == Misbehaviour::ping_pong && calls == 3) hand_a_turn_back_and_forth();
     if (m == Misbehaviour::stale && calls > 1) return;  // "caches" its first answer
     if (m == Misbehaviour::skipped_when_timed && calls > 1) return;
     if (m == Misbehaviour::overrun && calls > 1) y.data()[kN] = 0.0f;  // one past the end
@@ -143,6 +168,12 @@ void tamper(workbook::perf::Case& perf) {
 void hang(workbook::perf::Case& perf) {
   scale(perf, Misbehaviour::hang);
 }
+void spin(workbook::perf::Case& perf) {
+  scale(perf, Misbehaviour::spin);
+}
+void ping_pong(workbook::perf::Case& perf) {
+  scale(perf, Misbehaviour::ping_pong);
+}
 void chatty(workbook::perf::Case& perf) {
   scale(perf, Misbehaviour::chatty);
 }
@@ -193,6 +224,8 @@ WORKBOOK_PERF_CASE(faked);
 WORKBOOK_PERF_CASE(skipped_when_timed);
 WORKBOOK_PERF_CASE(tamper);
 WORKBOOK_PERF_CASE(hang);
+WORKBOOK_PERF_CASE(spin);
+WORKBOOK_PERF_CASE(ping_pong);
 WORKBOOK_PERF_CASE(chatty);
 
 // --- Kernels that shape their timing: each case is honest in the good worker

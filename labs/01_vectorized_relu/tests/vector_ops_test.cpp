@@ -33,6 +33,30 @@ std::vector<std::size_t> sizes_with_every_tail() {
   return sizes;
 }
 
+// Fails the test unless `call` throws std::invalid_argument, as it must for arguments that break
+// `function`'s contract; `call_text` shows the call and `wrong` the one thing wrong with its
+// arguments (each rejection test breaks one thing at a time, so a check that leaves one argument
+// out is named).
+template <class Call>
+void expect_rejected(const char* function, Call call, const std::string& call_text,
+                     const std::string& wrong) {
+  const std::string edit =
+      " Edit " + lab01::oracle::where(function).file + " (" + function +
+      "); the stub's workbook::require_* calls checked every argument, and threw "
+      "std::invalid_argument.";
+  try {
+    call();
+  } catch (const std::invalid_argument&) {
+    return;
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << call_text << " threw an exception other than std::invalid_argument (\""
+                  << e.what() << "\"), where " << wrong << "." << edit;
+    return;
+  }
+  ADD_FAILURE() << call_text << " returned without throwing, though " << wrong
+                << ": only that is wrong in this call, so your checks leave it out." << edit;
+}
+
 // --- ReLU ----------------------------------------------------------------------------------------
 
 TEST(Relu, MatchesOracleAtEverySize) {
@@ -104,10 +128,21 @@ TEST(Relu, LeavesInputUnchanged) {
 }
 
 TEST(Relu, RejectsMismatchedOrOverlappingBuffers) {
-  std::vector<float> x(10), y(9), z(11);
-  EXPECT_THROW(lab01::relu(x, y), std::invalid_argument);
-  EXPECT_THROW(lab01::relu(std::span<const float>(z).first(10), std::span<float>(z).last(10)),
-               std::invalid_argument);
+  // Room past each span's end, so that a call that should have thrown writes nothing it does not
+  // own.
+  std::vector<float> x(32), y(32);
+  const auto x10 = std::span<const float>(x).first(10);
+  expect_rejected(
+      "relu", [&] { lab01::relu(x10, std::span<float>(y).first(9)); },
+      "relu(x, y) with x.size() = 10 and y.size() = 9", "y is shorter than x");
+  expect_rejected(
+      "relu",
+      [&] { lab01::relu(std::span<const float>(x).first(9), std::span<float>(y).first(10)); },
+      "relu(x, y) with x.size() = 9 and y.size() = 10", "x is shorter than y");
+  expect_rejected(
+      "relu", [&] { lab01::relu(x10, std::span<float>(x).subspan(1, 10)); },
+      "relu(x, y) with y one float after x, 10 floats each",
+      "x and y overlap without being the same buffer");
 }
 
 // --- add, multiply, squared_difference ---------------------------------------------------------
@@ -195,10 +230,37 @@ TEST(SquaredDifference, UnalignedAndInPlace) {
 }
 
 TEST(BinaryOps, RejectMismatchedSizes) {
-  std::vector<float> a(8), b(7), out(8);
+  // One operand at a time is one float shorter than the other two (room past each span's end, so
+  // that a call that should have thrown writes nothing it does not own).
+  std::vector<float> a(32), b(32), out(32);
   for (Binary op : {Binary::add, Binary::multiply, Binary::squared_difference}) {
-    EXPECT_THROW(run_binary(op, a, b, out), std::invalid_argument) << lab01::oracle::name(op);
-    EXPECT_THROW(run_binary(op, b, a, out), std::invalid_argument) << lab01::oracle::name(op);
+    const char* name = lab01::oracle::name(op);
+    for (const char* shorter : {"a", "b", "out"}) {
+      const std::string s = shorter;
+      const std::size_t na = s == "a" ? 7 : 8, nb = s == "b" ? 7 : 8, nout = s == "out" ? 7 : 8;
+      expect_rejected(
+          name,
+          [&] {
+            run_binary(op, std::span<const float>(a).first(na), std::span<const float>(b).first(nb),
+                       std::span<float>(out).first(nout));
+          },
+          std::string(name) + "(a, b, out) with a.size() = " + std::to_string(na) +
+              ", b.size() = " + std::to_string(nb) + ", out.size() = " + std::to_string(nout),
+          s + " is shorter than the other two");
+    }
+    for (const char* input : {"a", "b"}) {
+      const bool is_a = std::string(input) == "a";
+      const std::span<const float> shifted = std::span<const float>(out).subspan(1, 8);
+      expect_rejected(
+          name,
+          [&] {
+            run_binary(op, is_a ? shifted : std::span<const float>(a).first(8),
+                       is_a ? std::span<const float>(b).first(8) : shifted,
+                       std::span<float>(out).first(8));
+          },
+          std::string(name) + "(a, b, out) with " + input + " one float after out, 8 floats each",
+          std::string(input) + " and out overlap without being the same buffer");
+    }
   }
 }
 
@@ -221,13 +283,21 @@ TEST(Dot, LargeAndUnaligned) {
   auto rng = workbook::testing::rng();
   const std::size_t n = (1 << 20) + 7;
   const workbook::Vector a = workbook::normal(n + 3, rng), b = workbook::normal(n + 3, rng);
-  Cases cases(lab01::oracle::where("dot"), "shift");
-  for (std::size_t shift : {0, 1, 3}) {
-    cases.next("n = " + std::to_string(n) + ", offsets from a 64-byte boundary, in floats: a " +
-               std::to_string(shift) + ", b " + std::to_string(3 - shift));
-    const auto as = as_span(a).subspan(shift, n), bs = as_span(b).subspan(3 - shift, n);
-    cases.check(lab01::oracle::check_dot(as, bs, lab01::dot(as, bs)));
-  }
+  // The error bound grows with sum |a_i b_i|: with terms of both signs it is larger than the sum
+  // itself at this n, so positive terms are tried too, where the bound is a few percent of the sum
+  // and a lost share of it shows.
+  const workbook::Vector pa = workbook::uniform(n + 3, rng, 0.5, 1.5),
+                         pb = workbook::uniform(n + 3, rng, 0.5, 1.5);
+  Cases cases(lab01::oracle::where("dot"), "case");
+  for (const bool positive : {false, true})
+    for (std::size_t shift : {0, 1, 3}) {
+      cases.next("n = " + std::to_string(n) + (positive ? ", every term positive" : "") +
+                 ", offsets from a 64-byte boundary, in floats: a " + std::to_string(shift) +
+                 ", b " + std::to_string(3 - shift));
+      const auto as = as_span(positive ? pa : a).subspan(shift, n),
+                 bs = as_span(positive ? pb : b).subspan(3 - shift, n);
+      cases.check(lab01::oracle::check_dot(as, bs, lab01::dot(as, bs)));
+    }
   EXPECT_ALL_CORRECT(cases);
 }
 
@@ -257,8 +327,14 @@ TEST(Dot, PropagatesNaNAndInfinity) {
 }
 
 TEST(Dot, RejectsMismatchedSizes) {
-  std::vector<float> a(5), b(6);
-  EXPECT_THROW(lab01::dot(a, b), std::invalid_argument);
+  std::vector<float> a(8), b(8);
+  const auto five = [](const std::vector<float>& v) { return std::span<const float>(v).first(5); };
+  expect_rejected(
+      "dot", [&] { lab01::dot(five(a), b); }, "dot(a, b) with a.size() = 5 and b.size() = 8",
+      "a is shorter than b");
+  expect_rejected(
+      "dot", [&] { lab01::dot(a, five(b)); }, "dot(a, b) with a.size() = 8 and b.size() = 5",
+      "b is shorter than a");
 }
 
 TEST(EuclideanDistance, MatchesOracleAtEverySize) {
@@ -309,8 +385,14 @@ TEST(EuclideanDistance, OfNearbyVectors) {
 }
 
 TEST(EuclideanDistance, RejectsMismatchedSizes) {
-  std::vector<float> a(5), b(4);
-  EXPECT_THROW(lab01::euclidean_distance(a, b), std::invalid_argument);
+  std::vector<float> a(8), b(8);
+  const auto five = [](const std::vector<float>& v) { return std::span<const float>(v).first(5); };
+  expect_rejected(
+      "euclidean_distance", [&] { lab01::euclidean_distance(five(a), b); },
+      "euclidean_distance(a, b) with a.size() = 5 and b.size() = 8", "a is shorter than b");
+  expect_rejected(
+      "euclidean_distance", [&] { lab01::euclidean_distance(a, five(b)); },
+      "euclidean_distance(a, b) with a.size() = 8 and b.size() = 5", "b is shorter than a");
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include <set>
 #include <span>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -468,6 +469,29 @@ inline std::vector<Entry> catalogue(const Inputs& in) {
          "it, Batch(a[i * lda + p]) (xsimd::broadcast), rather than loading " +
              std::to_string(lanes) + " consecutive elements of A with load_unaligned.",
          not_broadcast(false), not_broadcast(true)});
+  }
+
+  // A float operand held in an integer variable (int a_ip = a[...]): truncated toward zero, so
+  // that every value between -1 and 1 counts as 0 (the inputs are N(0, 1)).
+  for (const auto& [cut_a, cut_b, which] :
+       {std::tuple{true, false, "A's element"}, std::tuple{false, true, "B's element"},
+        std::tuple{true, true, "both elements"}}) {
+    auto sum = [in, s, a_ip, b_pj, cut_a, cut_b](std::size_t i, bool magnitudes) {
+      double total = 0;
+      for (std::size_t p = 0; p < s.k; ++p) {
+        const double a = detail::element(in.a, a_ip(i / s.n, p));
+        const double b = detail::element(in.b, b_pj(p, i % s.n));
+        const double term = (cut_a ? std::trunc(a) : a) * (cut_b ? std::trunc(b) : b);
+        total += magnitudes ? std::fabs(term) : term;
+      }
+      return total;
+    };
+    list.push_back({std::string("every product with ") + which +
+                        " truncated to a whole number (a float held in an int variable)",
+                    "an int keeps only the whole part of a value: every input between -1 and 1 "
+                    "counts as 0. Hold A's and B's elements, and the sums, in float (or auto).",
+                    [sum](std::size_t i) { return sum(i, false); },
+                    [sum](std::size_t i) { return sum(i, true); }});
   }
 
   if (s.k > 0 && s.k < detail::block_sizes().back())

@@ -128,7 +128,28 @@ CheckResult threw(const char* function, const std::exception& e, std::size_t n, 
   std::string what = e.what();
   std::transform(what.begin(), what.end(), what.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  if (n == 0 && what.find("grain") == std::string::npos) {
+  const auto* future_error = dynamic_cast<const std::future_error*>(&e);
+  if (future_error && future_error->code() == std::future_errc::no_state) {
+    r.specificity = Specificity::pattern;
+    r.diagnosis =
+        "a std::future with no task behind it was waited on (std::future_error, no_state): a "
+        "default-constructed future, never assigned one that submit returned. Most often a "
+        "vector of futures made with a size (std::vector<std::future<void>> futures(k)) and then "
+        "filled with push_back, which leaves its first k empty: reserve(k) instead, or assign "
+        "futures[i] = pool.submit(...). A call that leaves early this way returns while its "
+        "tasks may still be running with what it owned, so a crash can follow";
+  } else if (future_error && future_error->code() == std::future_errc::broken_promise) {
+    r.specificity = Specificity::pattern;
+    r.diagnosis =
+        "a task was destroyed without running (std::future_error, broken_promise): its future "
+        "was waited on, but the pool dropped the task from its queue (a queue cleared, or a "
+        "task moved from twice) instead of running it";
+  } else if (future_error && future_error->code() == std::future_errc::future_already_retrieved) {
+    r.specificity = Specificity::pattern;
+    r.diagnosis =
+        "get_future() was called twice on one task (std::future_error, "
+        "future_already_retrieved): take each task's future once, in submit";
+  } else if (n == 0 && what.find("grain") == std::string::npos) {
     r.specificity = Specificity::pattern;
     r.diagnosis =
         "the inputs are valid: n = 0, an empty range (begin == end), has nothing to "
@@ -831,6 +852,19 @@ TEST(ParallelFor, NestedCallsDoNotDeadlock) {
         "parallel_for called from inside a chunk of parallel_for on the same pool (" + pool_of(n) +
         "); a nested call must run its chunks in the calling thread, see is_worker_thread()");
     WatchedPool pool(n);
+    // A nested call knows it is nested by is_worker_thread(): true inside every task the pool runs.
+    std::atomic<bool> inside_a_task{true};
+    pool.submit([&] { inside_a_task = pool.is_worker_thread(); }).get();
+    if (!inside_a_task) {
+      ADD_FAILURE() << "is_worker_thread() returned false inside a task that one of the pool's "
+                       "workers ran ("
+                    << pool_of(n)
+                    << "), so a nested parallel_for cannot tell "
+                       "it is nested, and waits for workers that are all busy waiting too. Each "
+                       "worker must record its pool before it runs any task: current_ = this, "
+                       "first thing in work() (step 1). Edit labs/03_thread_pool/thread_pool.cpp.";
+      return;
+    }
     Counts counts(8 * 100);
     lab03::parallel_for(pool, {0, 8}, 1, [&](Range outer) {
       lab03::parallel_for(pool, {0, 100}, 7, [&](Range inner) {

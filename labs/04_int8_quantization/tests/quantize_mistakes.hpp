@@ -183,6 +183,16 @@ inline std::vector<Mistake> row_scales(std::span<const float> whole, std::size_t
           {"the scale of x[r, r + cols) for row r: the row's start without '* cols'",
            "row r starts at x[r * cols]: take symmetric_scale of x.subspan(r * cols, cols).",
            [scale_of, cols](std::size_t r) { return scale_of(r, r + cols); }},
+          // A span with its start right and its length wrong: to the end, or from the start.
+          {"the scale of x[r * cols, end) for row r: the rows from r to the last, not row r alone "
+           "(a one-argument subspan(r * cols) runs to the end of the matrix)",
+           "a row's scan covers cols elements: x.subspan(r * cols, cols), with its length.",
+           [scale_of, cols, n = whole.size()](std::size_t r) { return scale_of(r * cols, n); }},
+          {"the scale of x[0, (r + 1) * cols) for row r: every row up to r, not row r alone (the "
+           "scan starts at 0, or its running maximum is not reset for each row)",
+           "start each row's scan at its own first element, x[r * cols], with the maximum reset "
+           "to 0 for every row.",
+           [scale_of, cols](std::size_t r) { return scale_of(0, (r + 1) * cols); }},
           // Each row given a neighbour's scale (the scan one row behind or ahead of the row).
           {"the scale of row r - 1 for every row r after the first (each row's scale scanned "
            "from the row before it)",

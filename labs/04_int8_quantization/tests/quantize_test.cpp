@@ -65,14 +65,15 @@ void expect_rejects(Call call, const std::string& what, std::size_t index,
   }
 }
 
-// Rejects a NaN at each of `positions` in turn (`call(at)` runs the function with one NaN there and
-// returns whether it threw std::invalid_argument). Where some are rejected and others not, says
-// what the split shows, before the failure of each position: seen only late in the array (a NaN
-// flag that each batch overwrites keeps only the last batch's), or missed only at its end (the
-// scalar tail does not check).
+// Rejects a NaN at each of `positions` of an array of n in turn (`call(at)` runs the function with
+// one NaN there and returns whether it threw std::invalid_argument). Where some are rejected and
+// others not, says what the split shows, before the failure of each position: seen only in the
+// scalar tail (the SIMD loop's test never fires), only late in the array (a NaN flag that each
+// batch overwrites keeps only the last batch's), or missed only at its end (the scalar tail does
+// not check).
 template <class Call>
-void expect_nan_rejected_everywhere(const std::vector<std::size_t>& positions, Call call,
-                                    const std::string& function) {
+void expect_nan_rejected_everywhere(std::size_t n, const std::vector<std::size_t>& positions,
+                                    Call call, const std::string& function) {
   std::vector<std::size_t> missed, caught;
   for (std::size_t at : positions) (call(at) ? caught : missed).push_back(at);
   if (missed.empty() || caught.empty()) return;
@@ -87,7 +88,15 @@ void expect_nan_rejected_everywhere(const std::vector<std::size_t>& positions, C
   };
   const std::string split =
       function + " rejects a NaN at " + at(caught) + " but not at " + at(missed) + ": ";
-  if (missed.back() < caught.front())
+  const std::size_t tail = lab04::mistakes::full_batches_end(n);  // the scalar tail starts here
+  if (caught.front() >= tail && missed.back() < tail)
+    ADD_FAILURE() << split << "only a NaN in the scalar tail (from index " << tail
+                  << ", after the whole batches of " << lab04::mistakes::kLanes
+                  << ") is seen, and none in any whole batch, the last one included: the SIMD "
+                     "loop's NaN test never fires. Test each batch with xsimd::isnan(v) "
+                     "(xsimd::any of it); a comparison such as v != v is false for NaN when it "
+                     "is an ordered comparison, as xsimd's is.";
+  else if (missed.back() < caught.front())
     ADD_FAILURE() << split
                   << "only a NaN late in the array is seen. A NaN flag that each batch "
                      "overwrites (nan = isnan(v)) keeps only the last batch's: combine it over "
@@ -145,7 +154,20 @@ TEST(SymmetricScale, AllZeroOrEmptyIsOne) {
 TEST(SymmetricScale, UnderflowingQuotientIsOne) {
   // 2^-149 / 127 rounds to 0 in float32: a zero scale would divide by zero in quantize.
   const std::vector<float> tiny(20, std::numeric_limits<float>::denorm_min());
-  EXPECT_CORRECT(lab04::oracle::check_symmetric_scale(tiny, lab04::symmetric_scale(tiny)));
+  workbook::CheckResult r =
+      lab04::oracle::check_symmetric_scale(tiny, lab04::symmetric_scale(tiny));
+  // A special case that gives an all-zero tensor its 1 but tests max |x| instead of the quotient
+  // misses this one: the all-zero tensor tells the two apart.
+  const std::vector<float> zeros(20, 0.0f);
+  if (!r && lab04::symmetric_scale(tiny) == 0.0f && lab04::symmetric_scale(zeros) == 1.0f) {
+    r.diagnosis =
+        "your scale is 1 for an all-zero tensor, but 0 here, where max|x| = 2^-149 is not 0 and "
+        "max|x| / 127 underflows to 0: your special case tests max|x| == 0 instead of the "
+        "quotient. quantize.hpp defines the scale as 1 wherever max|x| / 127 is 0: test the "
+        "quotient.";
+    r.specificity = workbook::Specificity::mistake;
+  }
+  EXPECT_CORRECT(r);
 }
 
 TEST(SymmetricScale, HugeAndDenormalValues) {
@@ -159,7 +181,7 @@ TEST(SymmetricScale, HugeAndDenormalValues) {
 
 TEST(SymmetricScale, RejectsNaNAnywhere) {
   expect_nan_rejected_everywhere(
-      {0, 17, 33, 50, 63, 66},
+      67, {0, 17, 33, 50, 63, 66},
       [](std::size_t at) {
         std::vector<float> x(67, 1.0f);
         x[at] = kNaN;
@@ -283,7 +305,7 @@ TEST(Quantize, LargeAndUnaligned) {
 TEST(Quantize, RejectsNaNAnywhere) {
   // A NaN has no integer value; the last position is in the scalar tail of any SIMD width.
   expect_nan_rejected_everywhere(
-      {0, 33, 64, 100, 127, 130},
+      131, {0, 33, 64, 100, 127, 130},
       [](std::size_t at) {
         std::vector<float> x(131, 0.25f);
         x[at] = kNaN;

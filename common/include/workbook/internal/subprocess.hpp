@@ -82,6 +82,16 @@ std::vector<pid_t> process_tree(pid_t root, const std::string& cgroup_procs = {}
 /// `pids`, and of their children that they have reaped: what the tree has consumed so far.
 double cpu_seconds(const std::vector<pid_t>& pids);
 
+/// What a process tree is doing, summed over its processes' threads at one moment: compare two
+/// samples to tell a tree asleep (no CPU) from one working (CPU) and from one whose threads keep
+/// handing the CPU to each other (CPU, and many context switches).
+struct TreeActivity {
+  std::size_t threads = 0;  ///< living threads
+  double cpu = 0;           ///< CPU seconds used so far (cpu_seconds())
+  long switches = 0;        ///< voluntary and involuntary context switches of the living threads
+};
+TreeActivity tree_activity(const std::vector<pid_t>& pids);
+
 /// Stops every process of a child's tree and resumes it, so that nothing of it runs while another
 /// program is timed. It uses the machine's cgroup freezer where this process may create a cgroup
 /// (v1 at /sys/fs/cgroup/freezer, else v2's cgroup.freeze beside this process's own cgroup), and
