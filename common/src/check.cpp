@@ -1484,6 +1484,14 @@ CheckResult check_reduction(double got, const ReductionOracle& oracle, const Whe
                       "too; or a load reads past the end of the input (a loop that checks for "
                       "one batch left and loads several), and then only the sizes that leave "
                       "such a remainder fail: compare with the sizes that passed.");
+  } else if (std::isnan(got) && std::isfinite(want) && oracle.read_past_the_end) {
+    r.diagnosis_key = "a read past the end";
+    r.diagnosis =
+        "returned NaN, where every input element is finite: the test put a NaN right after the "
+        "last element of each input, and with 0 there instead your result was a number. Your "
+        "loop read past the end of the input. Check each loop's bound: i < n, not i <= n; a "
+        "whole batch loaded only where Batch::size elements are left (i + Batch::size <= n); "
+        "the tail from where the batches stopped, to n.";
   } else if (std::isnan(got) && std::isfinite(want)) {
     r.specificity = Specificity::observed;
     r.diagnosis =

@@ -485,6 +485,15 @@ TEST(CheckReduction, NamesTheFinalStepTakenBeforeTheTail) {
   EXPECT_THAT(diagnosis, HasSubstr("take the final step once, of the whole sum"));
 }
 
+TEST(CheckReduction, NamesAReadPastTheEndWhereTheTestSawOne) {
+  workbook::ReductionOracle oracle{.terms = 100, .term = term};
+  EXPECT_THAT(workbook::check_reduction(NAN, oracle, kWhere).diagnosis,
+              HasSubstr("an uninitialised accumulator, or a read past the end"));
+  oracle.read_past_the_end = true;
+  EXPECT_THAT(workbook::check_reduction(NAN, oracle, kWhere).diagnosis,
+              HasSubstr("Your loop read past the end of the input"));
+}
+
 TEST(CheckReduction, NonFiniteAnswers) {
   const workbook::ReductionOracle with_inf{
       .terms = 3, .term = [](std::size_t i) { return i == 1 ? INFINITY : 1.0; }};

@@ -230,6 +230,9 @@ struct ReductionOracle {
   /// Applied to the sum (see above): identity, or sqrt for a distance.
   std::function<double(double)> finish = [](double s) { return s; };
   int extra_roundings = 1;  ///< roundings per term before it is summed (a[i] * b[i]: 1 without FMA)
+  /// The test saw the result read past the end: NaN with a NaN right after the last element of
+  /// each input, a number with 0 there (the inputs themselves finite).
+  bool read_past_the_end = false;
 };
 
 /// The results check_reduction accepts: [lo, hi].

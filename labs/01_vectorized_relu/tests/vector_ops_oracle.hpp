@@ -133,10 +133,19 @@ inline workbook::ReductionOracle dot_oracle(std::span<const float> a, std::span<
           .term = [=](std::size_t i) { return double(a[i]) * double(b[i]); },
           .extra_roundings = 1};
 }
+/// check_dot where the test ran the kernel with a NaN right after the last element of a and of b,
+/// then with 0 there: `read_past_the_end` when the result was NaN and then a number (see
+/// workbook::ReductionOracle::read_past_the_end).
+inline workbook::CheckResult check_dot_guarded(std::span<const float> a, std::span<const float> b,
+                                               float got, bool read_past_the_end) {
+  workbook::ReductionOracle oracle = dot_oracle(a, b);
+  oracle.read_past_the_end = read_past_the_end;
+  return workbook::check_reduction(got, oracle, where("dot"),
+                                   [a, b] { return mistakes::dot(a, b); });
+}
 inline workbook::CheckResult check_dot(std::span<const float> a, std::span<const float> b,
                                        float got) {
-  return workbook::check_reduction(got, dot_oracle(a, b), where("dot"),
-                                   [a, b] { return mistakes::dot(a, b); });
+  return check_dot_guarded(a, b, got, false);
 }
 
 /// sqrt(sum (a_i - b_i)^2): the difference rounds once, its square once more (three factors of
@@ -152,10 +161,19 @@ inline workbook::ReductionOracle euclidean_oracle(std::span<const float> a,
           .finish = [](double s) { return std::sqrt(std::max(s, 0.0)); },
           .extra_roundings = 3};
 }
+/// check_euclidean where the test ran the kernel with a NaN after the inputs (see
+/// check_dot_guarded).
+inline workbook::CheckResult check_euclidean_guarded(std::span<const float> a,
+                                                     std::span<const float> b, float got,
+                                                     bool read_past_the_end) {
+  workbook::ReductionOracle oracle = euclidean_oracle(a, b);
+  oracle.read_past_the_end = read_past_the_end;
+  return workbook::check_reduction(got, oracle, where("euclidean_distance"),
+                                   [a, b] { return mistakes::euclidean_distance(a, b); });
+}
 inline workbook::CheckResult check_euclidean(std::span<const float> a, std::span<const float> b,
                                              float got) {
-  return workbook::check_reduction(got, euclidean_oracle(a, b), where("euclidean_distance"),
-                                   [a, b] { return mistakes::euclidean_distance(a, b); });
+  return check_euclidean_guarded(a, b, got, false);
 }
 
 }  // namespace lab01::oracle

@@ -12,6 +12,7 @@
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -267,14 +268,29 @@ TEST(BinaryOps, RejectMismatchedSizes) {
 // --- dot and euclidean_distance
 // -------------------------------------------------------------------
 
+// Calls `reduce` on the first n elements of a and b, whose element n (right after the end) is NaN;
+// where that gives NaN, again with 0 there. Returns the first result, and whether the second was a
+// number: then the kernel read past the end (see workbook::ReductionOracle::read_past_the_end).
+template <class Reduce>
+std::pair<float, bool> reduce_with_nan_after(workbook::Vector& a, workbook::Vector& b,
+                                             std::size_t n, Reduce reduce) {
+  const auto as = as_span(a).first(n), bs = as_span(b).first(n);
+  a(n) = b(n) = std::numeric_limits<float>::quiet_NaN();
+  const float got = reduce(as, bs);
+  if (!std::isnan(got)) return {got, false};
+  a(n) = b(n) = 0.0f;
+  return {got, !std::isnan(reduce(as, bs))};
+}
+
 TEST(Dot, MatchesOracleAtEverySize) {
   auto rng = workbook::testing::rng();
   Cases cases(lab01::oracle::where("dot"), "size");
   for (std::size_t n = 0; n <= 200; ++n) {
     cases.next_size(n);
-    const workbook::Vector a = workbook::normal(n, rng), b = workbook::normal(n, rng);
-    cases.check(
-        lab01::oracle::check_dot(as_span(a), as_span(b), lab01::dot(as_span(a), as_span(b))));
+    workbook::Vector a = workbook::normal(n + 1, rng), b = workbook::normal(n + 1, rng);
+    const auto [got, read_past_the_end] = reduce_with_nan_after(a, b, n, lab01::dot);
+    const auto as = as_span(a).first(n), bs = as_span(b).first(n);
+    cases.check(lab01::oracle::check_dot_guarded(as, bs, got, read_past_the_end));
   }
   EXPECT_ALL_CORRECT(cases);
 }
@@ -342,9 +358,10 @@ TEST(EuclideanDistance, MatchesOracleAtEverySize) {
   Cases cases(lab01::oracle::where("euclidean_distance"), "size");
   for (std::size_t n = 0; n <= 200; ++n) {
     cases.next_size(n);
-    const workbook::Vector a = workbook::normal(n, rng), b = workbook::normal(n, rng);
-    cases.check(lab01::oracle::check_euclidean(as_span(a), as_span(b),
-                                               lab01::euclidean_distance(as_span(a), as_span(b))));
+    workbook::Vector a = workbook::normal(n + 1, rng), b = workbook::normal(n + 1, rng);
+    const auto [got, read_past_the_end] = reduce_with_nan_after(a, b, n, lab01::euclidean_distance);
+    const auto as = as_span(a).first(n), bs = as_span(b).first(n);
+    cases.check(lab01::oracle::check_euclidean_guarded(as, bs, got, read_past_the_end));
   }
   EXPECT_ALL_CORRECT(cases);
 }

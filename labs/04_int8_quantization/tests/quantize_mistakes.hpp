@@ -172,6 +172,19 @@ inline std::vector<Mistake> row_scales(std::span<const float> whole, std::size_t
     return or_one(largest_magnitude(whole, first, std::min(last, whole.size())) / 127.0f);
   };
   const double per_tensor = scale_of(0, whole.size()), first_row = scale_of(0, cols);
+  // The scales over rows r to the last, and over rows 0 to r, from each row's max |x| (once: a
+  // scan per row would be quadratic in the rows).
+  const std::size_t rows = cols ? whole.size() / cols : 0;
+  std::vector<float> row_max(rows);
+  for (std::size_t r = 0; r < rows; ++r)
+    row_max[r] = largest_magnitude(whole, r * cols, (r + 1) * cols);
+  std::vector<double> suffix(rows), prefix(rows);
+  float running = 0;
+  for (std::size_t r = rows; r-- > 0;)
+    suffix[r] = or_one((running = std::max(running, row_max[r])) / 127.0f);
+  running = 0;
+  for (std::size_t r = 0; r < rows; ++r)
+    prefix[r] = or_one((running = std::max(running, row_max[r])) / 127.0f);
   return {{"the scale of the whole matrix, the same for every row",
            "that is per-tensor quantization: quantize_rows gives each row its own scale, "
            "symmetric_scale of that row alone, so that one large value costs precision only in "
@@ -187,12 +200,12 @@ inline std::vector<Mistake> row_scales(std::span<const float> whole, std::size_t
           {"the scale of x[r * cols, end) for row r: the rows from r to the last, not row r alone "
            "(a one-argument subspan(r * cols) runs to the end of the matrix)",
            "a row's scan covers cols elements: x.subspan(r * cols, cols), with its length.",
-           [scale_of, cols, n = whole.size()](std::size_t r) { return scale_of(r * cols, n); }},
+           [suffix](std::size_t r) { return r < suffix.size() ? suffix[r] : kNaN; }},
           {"the scale of x[0, (r + 1) * cols) for row r: every row up to r, not row r alone (the "
            "scan starts at 0, or its running maximum is not reset for each row)",
            "start each row's scan at its own first element, x[r * cols], with the maximum reset "
            "to 0 for every row.",
-           [scale_of, cols](std::size_t r) { return scale_of(0, (r + 1) * cols); }},
+           [prefix](std::size_t r) { return r < prefix.size() ? prefix[r] : kNaN; }},
           // Each row given a neighbour's scale (the scan one row behind or ahead of the row).
           {"the scale of row r - 1 for every row r after the first (each row's scale scanned "
            "from the row before it)",
@@ -208,7 +221,7 @@ inline std::vector<Mistake> row_scales(std::span<const float> whole, std::size_t
            "the scale of row r comes from row r itself: scan x[r * cols, (r + 1) * cols) for row "
            "r, with the same r as the row you then quantize (check the row index of the scan "
            "against the row index of the store).",
-           [scale_of, cols, rows = cols ? whole.size() / cols : 0](std::size_t r) {
+           [scale_of, cols, rows](std::size_t r) {
              const std::size_t from = r + 1 < rows ? r + 1 : r;
              return scale_of(from * cols, (from + 1) * cols);
            }}};
