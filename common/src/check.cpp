@@ -1467,6 +1467,22 @@ CheckResult check_reduction(double got, const ReductionOracle& oracle, const Whe
       std::isfinite(got) && std::isfinite(want) &&
       std::fabs(got - want) > 1e3 * (std::fabs(oracle.finish(sums.magnitude)) + 1);
   if (!r.diagnosis.empty()) {
+  } else if (oracle.changes_between_calls) {
+    r.diagnosis_key = "a result that changes between calls";
+    r.diagnosis =
+        "two calls on the same inputs returned different results: your result depends on "
+        "something besides the inputs. Most often an accumulator left uninitialised (or zeroed "
+        "through a copy: `for (auto acc : accumulators) acc = 0;` zeroes copies), or a value "
+        "kept from an earlier call (a static): set each accumulator itself to 0 before the "
+        "loop.";
+  } else if (oracle.read_past_the_end) {
+    r.diagnosis_key = "a read past the end";
+    r.diagnosis =
+        "the test changed only the element right after the last one of each input (NaN, then "
+        "0), and your result changed with it: your loop read past the end of the input. Check "
+        "each loop's bound: i < n, not i <= n; a whole batch loaded only where Batch::size "
+        "elements are left (i + Batch::size <= n); the tail from where the batches stopped, "
+        "to n.";
   } else if ((n == 0 && got != want) || from_garbage) {
     r.diagnosis_key = "a sum that does not start at 0";
     r.diagnosis =
@@ -1484,14 +1500,6 @@ CheckResult check_reduction(double got, const ReductionOracle& oracle, const Whe
                       "too; or a load reads past the end of the input (a loop that checks for "
                       "one batch left and loads several), and then only the sizes that leave "
                       "such a remainder fail: compare with the sizes that passed.");
-  } else if (std::isnan(got) && std::isfinite(want) && oracle.read_past_the_end) {
-    r.diagnosis_key = "a read past the end";
-    r.diagnosis =
-        "returned NaN, where every input element is finite: the test put a NaN right after the "
-        "last element of each input, and with 0 there instead your result was a number. Your "
-        "loop read past the end of the input. Check each loop's bound: i < n, not i <= n; a "
-        "whole batch loaded only where Batch::size elements are left (i + Batch::size <= n); "
-        "the tail from where the batches stopped, to n.";
   } else if (std::isnan(got) && std::isfinite(want)) {
     r.specificity = Specificity::observed;
     r.diagnosis =

@@ -485,13 +485,16 @@ TEST(CheckReduction, NamesTheFinalStepTakenBeforeTheTail) {
   EXPECT_THAT(diagnosis, HasSubstr("take the final step once, of the whole sum"));
 }
 
-TEST(CheckReduction, NamesAReadPastTheEndWhereTheTestSawOne) {
+TEST(CheckReduction, NamesWhatTheTestSawOfSeveralCalls) {
   workbook::ReductionOracle oracle{.terms = 100, .term = term};
   EXPECT_THAT(workbook::check_reduction(NAN, oracle, kWhere).diagnosis,
               HasSubstr("an uninitialised accumulator, or a read past the end"));
   oracle.read_past_the_end = true;
   EXPECT_THAT(workbook::check_reduction(NAN, oracle, kWhere).diagnosis,
-              HasSubstr("Your loop read past the end of the input"));
+              HasSubstr("your loop read past the end of the input"));
+  oracle.changes_between_calls = true;
+  EXPECT_THAT(workbook::check_reduction(1e9, oracle, kWhere).diagnosis,
+              HasSubstr("two calls on the same inputs returned different results"));
 }
 
 TEST(CheckReduction, NonFiniteAnswers) {

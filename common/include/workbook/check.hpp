@@ -230,9 +230,11 @@ struct ReductionOracle {
   /// Applied to the sum (see above): identity, or sqrt for a distance.
   std::function<double(double)> finish = [](double s) { return s; };
   int extra_roundings = 1;  ///< roundings per term before it is summed (a[i] * b[i]: 1 without FMA)
-  /// The test saw the result read past the end: NaN with a NaN right after the last element of
-  /// each input, a number with 0 there (the inputs themselves finite).
+  /// The test changed only the element right after the last one of each input (NaN, then 0), and
+  /// the result changed with it: the kernel read past the end.
   bool read_past_the_end = false;
+  /// Two calls on the same inputs gave different results.
+  bool changes_between_calls = false;
 };
 
 /// The results check_reduction accepts: [lo, hi].

@@ -1,6 +1,6 @@
 // Mistake: the scalar tail loop runs while i <= n: it reads a[n] and b[n], one past the end.
 // Checked by: Dot.MatchesOracleAtEverySize
-// Expect: Your loop read past the end of the input
+// Expect: your loop read past the end of the input
 #include "vector_ops.hpp"
 
 #include <xsimd/xsimd.hpp>
