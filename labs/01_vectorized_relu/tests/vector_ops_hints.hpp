@@ -2,7 +2,8 @@
 // Lab 01's perf hints, phrased from evidence about the submission (perf_cases.cpp measures it,
 // beside loops of known shape on the same inputs): a kernel is told what its own timings show,
 // never what it is assumed to do. A streaming kernel no faster than a scalar loop in L1 is told
-// to vectorise; a vectorised one no faster from memory than ordinary stores, to stream its stores;
+// to vectorise; a vectorised one no faster from memory than ordinary stores, to stream its stores
+// (and, when it is also slow in L1, that it streams there instead: the choice the wrong way round);
 // one a little faster, that not all its stores stream; one faster than that is not told either. A
 // reduction no faster than a scalar sum is told to vectorise; one as fast as a single accumulator,
 // to keep several; one faster, neither.
@@ -42,12 +43,26 @@ inline std::string streaming(const std::string& function, std::size_t n_l1, doub
   const std::string from_memory =
       in_l1 + " (vectorised: " + num(per_ns / scalar_per_ns) + "x). From memory it moves " +
       num(gbs) + " GB/s, a vectorised loop with ordinary stores " + num(ordinary_gbs) + " GB/s";
+  // Slow in L1 for a vectorised loop (ordinary stores make it 4x a scalar loop there, or more) and
+  // not streaming from memory: the stores bypass the cache where the data lives in it, and not
+  // where it does not.
+  const bool slow_in_l1 = per_ns < 3 * scalar_per_ns;
+  if (gbs < 1.1 * ordinary_gbs && slow_in_l1)
+    return from_memory +
+           ": no faster, so from memory its stores do not stream; yet in L1 it gains only " +
+           num(per_ns / scalar_per_ns) +
+           "x over a scalar loop, where a vectorised loop with ordinary stores gains 4x or more "
+           "(its batch width): there its stores write around the cache the data lives in. Your "
+           "choice "
+           "between streaming and ordinary stores is the wrong way round: stream only an output "
+           "larger than the last-level cache, and store ordinarily below that.";
   if (gbs < 1.1 * ordinary_gbs)
     return from_memory +
            ": no faster, so each store still reads its cache line from memory first "
            "(read-for-ownership), a third more traffic than the bytes counted. Streaming stores "
            "(workbook::store_streaming, on an aligned output address) write around the cache; "
-           "compare the probe's two copy figures.";
+           "compare the probe's two copy figures. If your loop has streaming stores already, "
+           "they are not taken at this size: check the condition that chooses them.";
   // Streaming every store saves the read of each output line: up to 1.5x on a copy.
   if (gbs < 1.35 * ordinary_gbs)
     return from_memory + ": a little faster (" + num(gbs / ordinary_gbs) +

@@ -28,6 +28,9 @@ struct Call {
   bool all_on_caller = false;  ///< every one of those chunks ran on the thread that called
   double seconds = 0;          ///< the call's time
   double one_thread = 0;       ///< the same call's time on a pool of one worker
+  /// relu_chunk over the whole output on one thread, with ordinary and with streaming stores
+  /// (parallel_relu only; 0: not measured).
+  double ordinary_one = 0, streaming_one = 0;
 };
 
 /// What the advice is about: "parallel_relu" and what bounds it ("the all-core copy roof").
@@ -97,6 +100,18 @@ inline std::vector<workbook::Hint> hints(const Call& call, const About& about) {
                      "waited for right after its submit (submit(...).get() in the loop) serialises "
                      "them, and so does a worker that runs its task while holding the pool's "
                      "mutex."}};
+  // On one thread as slow as ordinary stores, where streaming ones are clearly faster here.
+  if (call.one_thread > 0 && call.ordinary_one > 0 && call.streaming_one > 0 &&
+      call.streaming_one < 0.85 * call.ordinary_one && call.one_thread > 0.95 * call.ordinary_one)
+    return {{0.85, "On one thread your " + about.function + " took " +
+                       workbook::format_seconds(call.one_thread) +
+                       ", as long as relu_chunk over the whole output with ordinary stores (" +
+                       workbook::format_seconds(call.ordinary_one) +
+                       "), while with streaming stores it takes " +
+                       workbook::format_seconds(call.streaming_one) +
+                       ": your chunks store ordinarily. Choose the stores once, for the whole "
+                       "output (stores_for(y.size_bytes())), and pass that choice to every chunk: "
+                       "a choice made per chunk sees only the chunk's size, below the threshold."}};
   if (call.workers >= 2 && call.at_once >= 2 && call.one_thread > 0 &&
       call.seconds > call.one_thread / 0.8)
     return {{always,

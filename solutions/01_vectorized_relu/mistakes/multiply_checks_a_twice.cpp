@@ -1,6 +1,6 @@
 // Mistake: the size check copied for the second operand still names a: b's size is never checked.
 // Checked by: BinaryOps.RejectMismatchedSizes
-// Expect: b is shorter than the other two: only that is wrong in this call, so your checks leave it out
+// Expect: b is shorter than the other two: only that is wrong in this call
 #include "vector_ops.hpp"
 
 #include <workbook/require.hpp>

@@ -235,6 +235,29 @@ TEST(PerfEvidence, ThreadsThatRunTogetherButSlowEachOtherAreNotToldTheyRunOneAtA
   EXPECT_FALSE(says(hints, "never ran two chunks at once"));
 }
 
+TEST(PerfEvidence, ChunksThatStoreOrdinarilyAreToldToChooseOnceForTheWholeOutput) {
+  // On one thread as slow as relu_chunk with ordinary stores, where streaming takes 0.7 of it.
+  const auto hints = lab03::evidence::hints({.workers = 2,
+                                             .at_once = 2,
+                                             .seconds = 0.095,
+                                             .one_thread = 0.1,
+                                             .ordinary_one = 0.1,
+                                             .streaming_one = 0.07},
+                                            kRelu);
+  ASSERT_EQ(hints.size(), 1u);
+  EXPECT_TRUE(says(hints, "your chunks store ordinarily")) << hints[0].text;
+  EXPECT_TRUE(says(hints, "stores_for(y.size_bytes())"));
+  // As fast as streaming: not told.
+  EXPECT_FALSE(says(lab03::evidence::hints({.workers = 2,
+                                            .at_once = 2,
+                                            .seconds = 0.065,
+                                            .one_thread = 0.072,
+                                            .ordinary_one = 0.1,
+                                            .streaming_one = 0.07},
+                                           kRelu),
+                    "store ordinarily"));
+}
+
 TEST(PerfEvidence, AParallelCallGetsTheCasesOwnAdviceOnly) {
   // As the reference runs: all threads together, faster than on one; no cause is named.
   const auto hints = lab03::evidence::hints(
