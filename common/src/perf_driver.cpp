@@ -40,9 +40,12 @@ using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
 // A worker that takes far longer than it should is stopped early, with what its threads were
-// doing, rather than after DriverOptions::timeout_seconds: after DriverOptions::stall_seconds
-// plus kStallFactor times what the step should take (see Worker::receive_batch).
-constexpr double kStallFactor = 50;
+// doing, rather than after DriverOptions::timeout_seconds: after DriverOptions::stall_seconds, or
+// more where the step should take long: kBatchFactor times a batch's time by the calls so far, or
+// kSetUpFactor times the reference's set-up (which a kernel far slower than the reference's also
+// goes through: inputs, the oracle, the checked call).
+constexpr double kBatchFactor = 50;
+constexpr double kSetUpFactor = 20;
 
 // Why a worker could not be timed: the verdict's reason.
 struct WorkerFailure : std::runtime_error {
@@ -148,7 +151,8 @@ class Worker {
   json await_ready() {
     const double elapsed = std::chrono::duration<double>(Clock::now() - asked_).count();
     const double peer_took = peer_ ? peer_->ready_seconds_ : 0;
-    const double limit = peer_took > 0 ? stall_seconds_ + kStallFactor * peer_took : timeout_;
+    const double limit =
+        peer_took > 0 ? std::max(stall_seconds_, kSetUpFactor * peer_took) : timeout_;
     json m =
         receive("setting up its inputs and checking its first call", limit - elapsed,
                 peer_took > 0 ? "the reference's set-up took " + format_seconds(peer_took) : "");
@@ -330,9 +334,9 @@ class Worker {
     }
     const std::string doing = count == 1 ? std::string("a timed call")
                                          : "a batch of " + std::to_string(count) + " timed calls";
-    return receive(doing,
-                   per_call > 0 ? stall_seconds_ + kStallFactor * count * per_call : timeout_,
-                   expected);
+    return receive(
+        doing, per_call > 0 ? std::max(stall_seconds_, kBatchFactor * count * per_call) : timeout_,
+        expected);
   }
   // Waits for the worker's next reply, at most `patience` seconds (capped by timeout_); `expected`
   // says what it should have taken (shown when the worker is stopped for taking too long).

@@ -133,19 +133,25 @@ inline workbook::ReductionOracle dot_oracle(std::span<const float> a, std::span<
           .term = [=](std::size_t i) { return double(a[i]) * double(b[i]); },
           .extra_roundings = 1};
 }
-/// check_dot where the test ran the kernel with a NaN right after the last element of a and of b,
-/// then with 0 there: `read_past_the_end` when the result was NaN and then a number (see
-/// workbook::ReductionOracle::read_past_the_end).
-inline workbook::CheckResult check_dot_guarded(std::span<const float> a, std::span<const float> b,
-                                               float got, bool read_past_the_end) {
+/// What a test saw of a reduction besides its result, from calling it more than once (see
+/// workbook::ReductionOracle).
+struct Seen {
+  bool read_past_the_end = false;      ///< the result changed with the elements after the inputs
+  bool changes_between_calls = false;  ///< two calls on the same inputs returned different results
+};
+
+/// check_dot with what the test saw of several calls.
+inline workbook::CheckResult check_dot_seen(std::span<const float> a, std::span<const float> b,
+                                            float got, Seen seen) {
   workbook::ReductionOracle oracle = dot_oracle(a, b);
-  oracle.read_past_the_end = read_past_the_end;
+  oracle.read_past_the_end = seen.read_past_the_end;
+  oracle.changes_between_calls = seen.changes_between_calls;
   return workbook::check_reduction(got, oracle, where("dot"),
                                    [a, b] { return mistakes::dot(a, b); });
 }
 inline workbook::CheckResult check_dot(std::span<const float> a, std::span<const float> b,
                                        float got) {
-  return check_dot_guarded(a, b, got, false);
+  return check_dot_seen(a, b, got, {});
 }
 
 /// sqrt(sum (a_i - b_i)^2): the difference rounds once, its square once more (three factors of
@@ -161,19 +167,18 @@ inline workbook::ReductionOracle euclidean_oracle(std::span<const float> a,
           .finish = [](double s) { return std::sqrt(std::max(s, 0.0)); },
           .extra_roundings = 3};
 }
-/// check_euclidean where the test ran the kernel with a NaN after the inputs (see
-/// check_dot_guarded).
-inline workbook::CheckResult check_euclidean_guarded(std::span<const float> a,
-                                                     std::span<const float> b, float got,
-                                                     bool read_past_the_end) {
+/// check_euclidean with what the test saw of several calls.
+inline workbook::CheckResult check_euclidean_seen(std::span<const float> a,
+                                                  std::span<const float> b, float got, Seen seen) {
   workbook::ReductionOracle oracle = euclidean_oracle(a, b);
-  oracle.read_past_the_end = read_past_the_end;
+  oracle.read_past_the_end = seen.read_past_the_end;
+  oracle.changes_between_calls = seen.changes_between_calls;
   return workbook::check_reduction(got, oracle, where("euclidean_distance"),
                                    [a, b] { return mistakes::euclidean_distance(a, b); });
 }
 inline workbook::CheckResult check_euclidean(std::span<const float> a, std::span<const float> b,
                                              float got) {
-  return check_euclidean_guarded(a, b, got, false);
+  return check_euclidean_seen(a, b, got, {});
 }
 
 }  // namespace lab01::oracle

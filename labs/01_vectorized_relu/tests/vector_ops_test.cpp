@@ -8,7 +8,9 @@
 #include <workbook/testing.hpp>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -268,18 +270,27 @@ TEST(BinaryOps, RejectMismatchedSizes) {
 // --- dot and euclidean_distance
 // -------------------------------------------------------------------
 
-// Calls `reduce` on the first n elements of a and b, whose element n (right after the end) is NaN;
-// where that gives NaN, again with 0 there. Returns the first result, and whether the second was a
-// number: then the kernel read past the end (see workbook::ReductionOracle::read_past_the_end).
+// Calls `reduce` on the spans a and b three times, with the element right after each span's end
+// (`a_after`, `b_after`: inside the test's buffers) NaN, then 0, then NaN again, and puts back what
+// was there. Returns the first result, and what the three show: a result that changes with those
+// elements read past the end; one that changes on the same inputs depends on something else (see
+// lab01::oracle::Seen).
 template <class Reduce>
-std::pair<float, bool> reduce_with_nan_after(workbook::Vector& a, workbook::Vector& b,
-                                             std::size_t n, Reduce reduce) {
-  const auto as = as_span(a).first(n), bs = as_span(b).first(n);
-  a(n) = b(n) = std::numeric_limits<float>::quiet_NaN();
-  const float got = reduce(as, bs);
-  if (!std::isnan(got)) return {got, false};
-  a(n) = b(n) = 0.0f;
-  return {got, !std::isnan(reduce(as, bs))};
+std::pair<float, lab01::oracle::Seen> reduce_three_times(std::span<const float> a, float& a_after,
+                                                         std::span<const float> b, float& b_after,
+                                                         Reduce reduce) {
+  const float kept_a = a_after, kept_b = b_after;
+  const auto call = [&](float after) {
+    a_after = b_after = after;
+    return std::bit_cast<std::uint32_t>(reduce(a, b));
+  };
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const std::uint32_t first = call(nan), with_zero = call(0.0f), again = call(nan);
+  a_after = kept_a;
+  b_after = kept_b;
+  return {std::bit_cast<float>(first),
+          {.read_past_the_end = first == again && with_zero != first,
+           .changes_between_calls = first != again}};
 }
 
 TEST(Dot, MatchesOracleAtEverySize) {
@@ -288,9 +299,9 @@ TEST(Dot, MatchesOracleAtEverySize) {
   for (std::size_t n = 0; n <= 200; ++n) {
     cases.next_size(n);
     workbook::Vector a = workbook::normal(n + 1, rng), b = workbook::normal(n + 1, rng);
-    const auto [got, read_past_the_end] = reduce_with_nan_after(a, b, n, lab01::dot);
     const auto as = as_span(a).first(n), bs = as_span(b).first(n);
-    cases.check(lab01::oracle::check_dot_guarded(as, bs, got, read_past_the_end));
+    const auto [got, seen] = reduce_three_times(as, a(n), bs, b(n), lab01::dot);
+    cases.check(lab01::oracle::check_dot_seen(as, bs, got, seen));
   }
   EXPECT_ALL_CORRECT(cases);
 }
@@ -298,21 +309,24 @@ TEST(Dot, MatchesOracleAtEverySize) {
 TEST(Dot, LargeAndUnaligned) {
   auto rng = workbook::testing::rng();
   const std::size_t n = (1 << 20) + 7;
-  const workbook::Vector a = workbook::normal(n + 3, rng), b = workbook::normal(n + 3, rng);
+  // One element more than the largest shift needs: the element after each span's end.
+  workbook::Vector a = workbook::normal(n + 4, rng), b = workbook::normal(n + 4, rng);
   // The error bound grows with sum |a_i b_i|: with terms of both signs it is larger than the sum
   // itself at this n, so positive terms are tried too, where the bound is a few percent of the sum
   // and a lost share of it shows.
-  const workbook::Vector pa = workbook::uniform(n + 3, rng, 0.5, 1.5),
-                         pb = workbook::uniform(n + 3, rng, 0.5, 1.5);
+  workbook::Vector pa = workbook::uniform(n + 4, rng, 0.5, 1.5),
+                   pb = workbook::uniform(n + 4, rng, 0.5, 1.5);
   Cases cases(lab01::oracle::where("dot"), "case");
   for (const bool positive : {false, true})
     for (std::size_t shift : {0, 1, 3}) {
       cases.next("n = " + std::to_string(n) + (positive ? ", every term positive" : "") +
                  ", offsets from a 64-byte boundary, in floats: a " + std::to_string(shift) +
                  ", b " + std::to_string(3 - shift));
-      const auto as = as_span(positive ? pa : a).subspan(shift, n),
-                 bs = as_span(positive ? pb : b).subspan(3 - shift, n);
-      cases.check(lab01::oracle::check_dot(as, bs, lab01::dot(as, bs)));
+      workbook::Vector &x = positive ? pa : a, &y = positive ? pb : b;
+      const auto as = as_span(x).subspan(shift, n), bs = as_span(y).subspan(3 - shift, n);
+      const auto [got, seen] =
+          reduce_three_times(as, x(shift + n), bs, y(3 - shift + n), lab01::dot);
+      cases.check(lab01::oracle::check_dot_seen(as, bs, got, seen));
     }
   EXPECT_ALL_CORRECT(cases);
 }
@@ -359,9 +373,9 @@ TEST(EuclideanDistance, MatchesOracleAtEverySize) {
   for (std::size_t n = 0; n <= 200; ++n) {
     cases.next_size(n);
     workbook::Vector a = workbook::normal(n + 1, rng), b = workbook::normal(n + 1, rng);
-    const auto [got, read_past_the_end] = reduce_with_nan_after(a, b, n, lab01::euclidean_distance);
     const auto as = as_span(a).first(n), bs = as_span(b).first(n);
-    cases.check(lab01::oracle::check_euclidean_guarded(as, bs, got, read_past_the_end));
+    const auto [got, seen] = reduce_three_times(as, a(n), bs, b(n), lab01::euclidean_distance);
+    cases.check(lab01::oracle::check_euclidean_seen(as, bs, got, seen));
   }
   EXPECT_ALL_CORRECT(cases);
 }
@@ -369,9 +383,10 @@ TEST(EuclideanDistance, MatchesOracleAtEverySize) {
 TEST(EuclideanDistance, LargeAndUnaligned) {
   auto rng = workbook::testing::rng();
   const std::size_t n = (1 << 20) + 5;
-  const workbook::Vector a = workbook::uniform(n + 1, rng), b = workbook::uniform(n + 1, rng);
+  workbook::Vector a = workbook::uniform(n + 2, rng), b = workbook::uniform(n + 2, rng);
   const auto as = as_span(a).subspan(1, n), bs = as_span(b).first(n);
-  EXPECT_CORRECT(lab01::oracle::check_euclidean(as, bs, lab01::euclidean_distance(as, bs)));
+  const auto [got, seen] = reduce_three_times(as, a(n + 1), bs, b(n), lab01::euclidean_distance);
+  EXPECT_CORRECT(lab01::oracle::check_euclidean_seen(as, bs, got, seen));
 }
 
 TEST(EuclideanDistance, OfAVectorToItselfIsZero) {

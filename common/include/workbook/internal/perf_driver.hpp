@@ -42,8 +42,9 @@ struct DriverOptions {
   /// How long to time the comparison (`workbook-perf --max-seconds` sets max_seconds).
   TimingOptions timing = {.warmup_seconds = 0.2, .max_seconds = 3.0, .batch_seconds = 0.1};
   double timeout_seconds = 300;  ///< longest a worker may take to answer one command
-  /// A worker whose step takes this long plus 50 times what it should (by the reference's set-up
-  /// and calls, or its own earlier calls) is stopped, with what its threads were doing.
+  /// A worker whose step takes this long, or far longer than it should where that is more (by
+  /// the reference's set-up, or its own earlier calls), is stopped, with what its threads were
+  /// doing (see perf_driver.cpp).
   double stall_seconds = 10;
   /// Where the roofs come from; empty: the CPU's, load_or_measure_ceilings(ceilings_path). The GPU
   /// driver (workbook-gpu-perf) loads the GPU's. May throw workbook::Skipped (no GPU here).
