@@ -367,7 +367,8 @@ std::string Cases::report() const {
 
 void Cases::publish() const {
   std::string earlier;
-  if (const Failure* best = most_telling()) {
+  const Failure* best = most_telling();
+  if (best) {
     std::size_t failed = 0;
     for (const Case& c : cases_) failed += c.failed;
     earlier = std::to_string(failed) + " of the " + std::to_string(cases_.size()) + " " + noun_ +
@@ -375,7 +376,8 @@ void Cases::publish() const {
               "): " + best->result.summary + ". Diagnosis: " + best->result.diagnosis;
   }
   internal::set_crash_case(where_.function.c_str(), where_.file.c_str(),
-                           cases_.empty() ? "" : cases_.back().context.c_str(), earlier.c_str());
+                           cases_.empty() ? "" : cases_.back().context.c_str(), earlier.c_str(),
+                           best && rank(best->result) >= Specificity::pattern);
 }
 
 // --- The crash report ----------------------------------------------------------------------------
@@ -617,8 +619,14 @@ std::size_t format_crash_report(const CrashFacts& f, char* out, std::size_t capa
   } else if (*f.case_context) {
     t << "  In the case: " << f.case_context << "\n";
   }
-  explain(t, f);
-  if (*f.earlier) t << "  Before the crash, " << f.earlier << "\n";
+  if (*f.earlier && f.earlier_names_a_cause) {
+    t << "  Before the crash, " << f.earlier << "\n";
+    t << "  What the crash itself shows:\n";
+    explain(t, f);
+  } else {
+    explain(t, f);
+    if (*f.earlier) t << "  Before the crash, " << f.earlier << "\n";
+  }
   t << "  Next: ";
   if (*f.file)
     t << "edit " << f.file << (*f.function ? ": " : "") << f.function << ". ";
@@ -645,6 +653,7 @@ struct CrashState {
   char file[256] = "";
   char case_context[512] = "";
   char earlier[2048] = "";
+  bool earlier_names_a_cause = false;
   char lab[16] = "";
   char lab_folder[256] = "";
   char report[16384] = "";
@@ -692,6 +701,7 @@ void on_crash(int signal, siginfo_t* info, void* context) {
   f.file = s.file;
   f.case_context = s.case_context;
   f.earlier = s.earlier;
+  f.earlier_names_a_cause = s.earlier_names_a_cause;
   f.lab = s.lab;
   f.lab_folder = s.lab_folder;
   f.buffer_count = live_buffers(s.buffers, detail::kLiveSlots);
@@ -811,11 +821,12 @@ void set_crash_test(const char* test) {
 }
 
 void set_crash_case(const char* function, const char* file, const char* case_context,
-                    const char* earlier) {
+                    const char* earlier, bool earlier_names_a_cause) {
   copy(crash_state.function, sizeof crash_state.function, function);
   copy(crash_state.file, sizeof crash_state.file, file);
   copy(crash_state.case_context, sizeof crash_state.case_context, case_context);
   copy(crash_state.earlier, sizeof crash_state.earlier, earlier);
+  crash_state.earlier_names_a_cause = earlier_names_a_cause;
 }
 
 }  // namespace internal

@@ -516,6 +516,18 @@ TEST(CrashReport, OutsideACasesItNamesTheLabFolderAndSaysWhatFailedBefore) {
   EXPECT_THAT(report(f), HasSubstr("Before the crash, 2 of the 3 sizes run so far failed\n"));
 }
 
+TEST(CrashReport, LeadsWithTheFailureBeforeItWhenThatNamesACause) {
+  auto f = facts(SIGSEGV, SEGV_MAPERR, 0x10, nullptr);
+  f.earlier = "1 of the 2 sizes run so far failed; the most telling (n = 7): ...";
+  const std::string after = report(f);
+  EXPECT_LT(after.find("a null pointer"), after.find("Before the crash"));
+  EXPECT_THAT(after, Not(HasSubstr("What the crash itself shows")));
+  f.earlier_names_a_cause = true;
+  const std::string first = report(f);
+  EXPECT_LT(first.find("Before the crash"), first.find("What the crash itself shows:\n"));
+  EXPECT_LT(first.find("What the crash itself shows"), first.find("a null pointer"));
+}
+
 TEST(CrashReport, WhatIsRunningForAWatchdog) {
   Cases cases(where(), "size");
   cases.next_size(40);
@@ -573,12 +585,14 @@ TEST(CrashReportDeathTest, AnAlignedStoreOnAnUnalignedOutputNamesTheCaseAndTheAl
     GuardedBuffer<float> out(100, 1);
     aligned_store_to_unaligned(out.data());
   };
+  // The case before the crash names a pattern: the report leads with it.
   EXPECT_EXIT(run(), ::testing::ExitedWithCode(workbook::testing::kCrashExitCode),
               "While running kernel, case: out starts 1 float past a 64-byte boundary\n"
+              "  Before the crash, 1 of the 2 shifts run so far failed; the most telling "
+              "\\(before: fails\\)"
+              "(.|\n)*What the crash itself shows:\n"
               "(.|\n)*an aligned load or store"
               "(.|\n)*the output \\(100 floats\\) starts 4 bytes past a"
-              "(.|\n)*Before the crash, 1 of the 2 shifts run so far failed; the most telling "
-              "\\(before: fails\\)"
               "(.|\n)*Next: edit labs/07_example/kernel.cpp: kernel");
 }
 

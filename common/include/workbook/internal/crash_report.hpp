@@ -12,15 +12,18 @@ namespace workbook::testing::internal {
 
 /// What the signal handler knows when a test crashes. Strings are never null ("" when unknown).
 struct CrashFacts {
-  int signal = 0;                       ///< SIGSEGV, SIGBUS, SIGFPE, SIGILL or SIGABRT
-  int code = 0;                         ///< siginfo's si_code
-  std::uintptr_t address = 0;           ///< siginfo's si_addr
-  std::uintptr_t stack = 0;             ///< the stack pointer at the fault; 0 when unknown
-  const char* test = "";                ///< "Relu.UnalignedInputAndOutput"
-  const char* function = "";            ///< the function under test, from testing::Cases
-  const char* file = "";                ///< the file to edit, from testing::Cases
-  const char* case_context = "";        ///< the case running: "n = 17"
-  const char* earlier = "";             ///< the most telling failure of the cases before it
+  int signal = 0;                 ///< SIGSEGV, SIGBUS, SIGFPE, SIGILL or SIGABRT
+  int code = 0;                   ///< siginfo's si_code
+  std::uintptr_t address = 0;     ///< siginfo's si_addr
+  std::uintptr_t stack = 0;       ///< the stack pointer at the fault; 0 when unknown
+  const char* test = "";          ///< "Relu.UnalignedInputAndOutput"
+  const char* function = "";      ///< the function under test, from testing::Cases
+  const char* file = "";          ///< the file to edit, from testing::Cases
+  const char* case_context = "";  ///< the case running: "n = 17"
+  const char* earlier = "";       ///< the most telling failure of the cases before it
+  /// That failure's diagnosis names a mistake or a pattern: the report leads with it, since it
+  /// shows more than the crash's own explanation of what faults like it usually are.
+  bool earlier_names_a_cause = false;
   const char* lab = "";                 ///< "lab01", from the executable's folder
   const char* lab_folder = "";          ///< "labs/01_vectorized_relu"
   const LiveBuffer* buffers = nullptr;  ///< the test's live buffers
@@ -55,6 +58,6 @@ std::size_t format_edit(char* out, std::size_t capacity);
 void set_crash_test(const char* test);
 /// See set_crash_test.
 void set_crash_case(const char* function, const char* file, const char* case_context,
-                    const char* earlier);
+                    const char* earlier, bool earlier_names_a_cause = false);
 
 }  // namespace workbook::testing::internal
