@@ -846,6 +846,17 @@ class PrintSeedOnFailure : public ::testing::EmptyTestEventListener {
     if (!result.failed() || message.find("thrown in the test body") == std::string_view::npos ||
         message.find("not implemented yet") != std::string_view::npos)
       return;
+    // An index checked by .at() (libstdc++'s text: "vector::_M_range_check: __n (which is 3206)
+    // >= this->size() (which is 3093)"): the code indexed past the end; the text has both.
+    if (message.find("_M_range_check") != std::string_view::npos ||
+        message.find("out of range") != std::string_view::npos) {
+      std::cout << "  Diagnosis: the code under test indexed past the end of an array that checks "
+                   "its index (.at(): the exception's text above gives the index and the size)"
+                << (exception_case.empty() ? "" : ", in " + exception_case)
+                << ". The inputs are valid, so an index or a loop bound of yours runs past the "
+                   "end: check where each loop stops, and what its last pass reads.\n";
+      return;
+    }
     std::cout << "  Diagnosis: the code under test threw an exception (its text is above) on "
                  "inputs this test expects it to accept"
               << (exception_case.empty() ? "" : ", in " + exception_case)

@@ -54,6 +54,14 @@ inline std::vector<Mistake> relu(std::span<const float> x) {
          const double v = x[i];
          return std::isinf(v) && v < 0 ? kNaN : (std::isnan(v) ? v : std::max(v, 0.0));
        }},
+      {"(x + |x|) / 2 in float, which overflows to inf for |x| > FLT_MAX / 2 and makes -inf "
+       "into NaN",
+       "the formula is right on paper, but x + |x| overflows for huge x, and -inf + inf is NaN. "
+       "Select instead: xsimd::select(x <= zero, zero, x) is exact for every input.",
+       [x](std::size_t i) {
+         const float v = x[i];
+         return static_cast<double>((v + std::fabs(v)) * 0.5f);  // in float, as the kernel
+       }},
   };
 }
 

@@ -238,6 +238,12 @@ inline std::string cause(const WatchedPool& p, const std::vector<ThreadState>& w
            " waits to lock the pool's mutex, which it holds itself: it runs a task while holding "
            "the mutex, and the task's submit() locks it again (a deadlock). Release the mutex "
            "before running the task: take it from the queue inside the lock, run it outside.";
+  if (p.destroying() && locked && mutex_owner(locked->arg0) == caller.tid)
+    return "the pool's destructor holds the pool's mutex while it joins the workers, and they "
+           "wait to lock that mutex (thread " +
+           std::to_string(locked->tid) +
+           " among them), so none can leave: a deadlock. Set stopping_ and notify under the "
+           "lock, then release it (end the lock's scope) before joining the workers.";
   if (locked && caller.waits_inside(&p.pool(), sizeof(ThreadPool)) && caller.futex_is_lock_wait())
     return "the pool's mutex is never released: workers and the caller wait to lock it (held by "
            "thread " +

@@ -100,9 +100,22 @@ inline std::vector<workbook::Hint> hints(const Call& call, const About& about) {
                      "waited for right after its submit (submit(...).get() in the loop) serialises "
                      "them, and so does a worker that runs its task while holding the pool's "
                      "mutex."}};
-  // On one thread as slow as ordinary stores, where streaming ones are clearly faster here.
+  // On one thread far slower than the ReLU itself over the whole output: the time goes elsewhere.
+  if (call.one_thread > 0 && call.ordinary_one > 0 && call.one_thread > 3 * call.ordinary_one)
+    return {{0.85, "On one thread your " + about.function + " took " +
+                       workbook::format_seconds(call.one_thread) + ", " +
+                       workbook::format_fixed(call.one_thread / call.ordinary_one, 0) +
+                       " times relu_chunk over the whole output (" +
+                       workbook::format_seconds(call.ordinary_one) +
+                       "): the time goes to something other than the ReLU. Most often chunks far "
+                       "too small for what each one costs (a task, a lock, a wake-up): a few "
+                       "chunks of at least 64 Ki floats per worker; or work done again for every "
+                       "chunk."}};
+  // On one thread as long as ordinary stores take (neither faster, which streaming would be, nor
+  // much slower, which something else would make it), where streaming ones are clearly faster.
   if (call.one_thread > 0 && call.ordinary_one > 0 && call.streaming_one > 0 &&
-      call.streaming_one < 0.85 * call.ordinary_one && call.one_thread > 0.95 * call.ordinary_one)
+      call.streaming_one < 0.85 * call.ordinary_one && call.one_thread > 0.95 * call.ordinary_one &&
+      call.one_thread < 1.2 * call.ordinary_one)
     return {{0.85, "On one thread your " + about.function + " took " +
                        workbook::format_seconds(call.one_thread) +
                        ", as long as relu_chunk over the whole output with ordinary stores (" +

@@ -126,6 +126,12 @@ inline std::vector<Mistake> symmetric_scale(std::span<const float> x) {
        "a tensor whose largest magnitude is negative then saturates. Take the absolute value "
        "before the max (xsimd::abs, std::fabs).",
        scale(or_one(largest_signed / static_cast<float>(kQuantMax)))},
+      {"the max started from std::numeric_limits<float>::min() (the smallest positive normal "
+       "float, 1.2e-38), not 0: FLT_MIN / 127 where every |x| is smaller",
+       "numeric_limits<float>::min() is the smallest positive normal value, not the most "
+       "negative one (that is lowest()): start a max of magnitudes at 0.",
+       scale(or_one(std::max(largest, std::numeric_limits<float>::min()) /
+                    static_cast<float>(kQuantMax)))},
       {"the max started from x[0], not |x[0]|",
        "a negative x[0] never counts: start the running max at 0 (or at |x[0]|), so that every "
        "element enters it as its magnitude.",

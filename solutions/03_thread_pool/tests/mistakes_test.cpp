@@ -247,6 +247,17 @@ TEST(PerfEvidence, ChunksThatStoreOrdinarilyAreToldToChooseOnceForTheWholeOutput
   ASSERT_EQ(hints.size(), 1u);
   EXPECT_TRUE(says(hints, "your chunks store ordinarily")) << hints[0].text;
   EXPECT_TRUE(says(hints, "stores_for(y.size_bytes())"));
+  // Far slower than either (tiny chunks, say): told where the time goes, not about its stores.
+  const auto slow = lab03::evidence::hints({.workers = 2,
+                                            .at_once = 2,
+                                            .seconds = 0.6,
+                                            .one_thread = 0.672,
+                                            .ordinary_one = 0.025,
+                                            .streaming_one = 0.018},
+                                           kRelu);
+  EXPECT_FALSE(says(slow, "store ordinarily"));
+  EXPECT_TRUE(says(slow, "27 times relu_chunk over the whole output")) << slow[0].text;
+  EXPECT_TRUE(says(slow, "chunks far too small"));
   // As fast as streaming: not told.
   EXPECT_FALSE(says(lab03::evidence::hints({.workers = 2,
                                             .at_once = 2,
