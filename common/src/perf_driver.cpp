@@ -320,17 +320,17 @@ class Worker {
   // else the peer's, else the peer's whole set-up, which made one call at least); an extra's
   // (another function the case times) by its own calls only.
   json receive_batch(int count, int extra) {
-    double per_call = extra < 0 ? per_call_ : extra_per_call_[extra], peer_took = 0;
+    double per_call = extra < 0 ? per_call_ : extra_per_call_[extra];
     std::string expected;
     if (per_call > 0) {
       expected = "its calls so far took " + format_seconds(per_call) + " each";
-    } else if (extra < 0 && peer_ && (peer_->per_call_ > 0 || peer_->ready_seconds_ > 0)) {
-      peer_took = peer_->per_call_ > 0 ? peer_->per_call_ : peer_->ready_seconds_;
-      expected = peer_->per_call_ > 0
-                     ? "a call of the reference's takes " + format_seconds(peer_took)
-                     : "the reference's whole set-up, a checked call included, took " +
-                           format_seconds(peer_took);
-      per_call = peer_took;
+    } else if (extra < 0 && peer_ && peer_->per_call_ > 0) {
+      per_call = peer_->per_call_;
+      expected = "a call of the reference's takes " + format_seconds(per_call);
+    } else if (extra < 0 && peer_ && peer_->ready_seconds_ > 0) {
+      per_call = peer_->ready_seconds_;
+      expected =
+          "the reference's whole set-up, a checked call included, took " + format_seconds(per_call);
     }
     const std::string doing = count == 1 ? std::string("a timed call")
                                          : "a batch of " + std::to_string(count) + " timed calls";
