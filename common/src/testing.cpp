@@ -180,7 +180,7 @@ void Cases::resolve() {
   }
 }
 
-const Cases::Failure* Cases::most_telling() const {
+Cases::Telling Cases::most_telling() const {
   // A catalogue mistake that only one case names, while at least two other cases say something
   // else that is telling, is a coincidence of that case's size (a loop that stops one batch early
   // looks, at n = 32 alone, like one that steps by 32): it counts as a pattern, no more. A
@@ -232,7 +232,7 @@ const Cases::Failure* Cases::most_telling() const {
       best_demoted = demoted;
     }
   }
-  return best;
+  return {best, best_weight};
 }
 
 std::string Cases::summary() const {
@@ -342,7 +342,7 @@ std::string Cases::threshold_of_failures() const {
 
 std::string Cases::report() const {
   reported_ = true;
-  const Failure* best = most_telling();
+  const Failure* best = most_telling().failure;
   if (!best) return "";
   std::string text = best->result.report();
   // The case, right under the result's first line (its summary).
@@ -367,7 +367,7 @@ std::string Cases::report() const {
 
 void Cases::publish() const {
   std::string earlier;
-  const Failure* best = most_telling();
+  const auto [best, weight] = most_telling();
   if (best) {
     std::size_t failed = 0;
     for (const Case& c : cases_) failed += c.failed;
@@ -377,7 +377,7 @@ void Cases::publish() const {
   }
   internal::set_crash_case(where_.function.c_str(), where_.file.c_str(),
                            cases_.empty() ? "" : cases_.back().context.c_str(), earlier.c_str(),
-                           best && rank(best->result) >= Specificity::pattern);
+                           best && weight >= Specificity::pattern);
 }
 
 // --- The crash report ----------------------------------------------------------------------------

@@ -87,12 +87,18 @@ class Cases {
     CheckResult result;  // as reported: the check's, or with another of its matches (resolve())
     CheckResult as_checked;
   };
+  // The failure to report, and how much it tells once weighed against the other cases (a
+  // catalogue match that other cases rule out tells only what was observed).
+  struct Telling {
+    const Failure* failure = nullptr;
+    Specificity weight = Specificity::none;
+  };
   /// \endcond
   // Gives each failure, of the catalogue mistakes its output matches, the one that the most
   // failing cases match (broad ones aside): one number (a reduction's) may fit a coincidence as
   // well as the mistake.
   void resolve();
-  const Failure* most_telling() const;
+  Telling most_telling() const;
   std::string summary() const;
   // " Every shape with k > 256 failed, ...": a "name = number" of the cases' contexts that
   // separates the failing cases from the passing ones; "" when none does.
