@@ -378,22 +378,7 @@ class Worker {
     const double cpu = std::max(0.0, after.cpu - before.cpu) / span;
     const double switches =
         static_cast<double>(std::max(0L, after.switches - before.switches)) / span;
-    std::string reading;
-    if (cpu < 0.05) {
-      reading =
-          "it was asleep, waiting for something that never came: a lost wake-up, a deadlock, or "
-          "a thread joined that never ends";
-    } else if (switches > 2000) {
-      reading =
-          "it was working, but its threads handed the CPU to each other thousands of times a "
-          "second: tasks far too small for what each costs (a lock, a wake-up, a queue entry), "
-          "or threads taking turns at one lock. Give each task thousands of elements, and "
-          "hold no lock while working";
-    } else {
-      reading =
-          "it was running flat out: a loop that never ends, or far more work than the case "
-          "needs (a loop over the wrong bounds, an algorithm of a higher order)";
-    }
+    const std::string reading = stalled_reading(cpu, switches);
     return WorkerFailure(Reason::timeout,
                          who_ + " had not finished " + doing + " after " + format_fixed(waited, 0) +
                              " s" + (expected.empty() ? "" : " (" + expected + ")") +
@@ -1207,6 +1192,19 @@ Verdict judge(const DriverOptions& o, std::ostream& out) {
   return finish(Outcome::fail, Reason::too_slow,
                 "your " + v.function + " takes " + format_ratio(judged) +
                     " the reference's time; within " + format_fixed(o.max_ratio, 2) + "x passes.");
+}
+
+std::string stalled_reading(double cpu_per_second, double switches_per_second) {
+  if (cpu_per_second < 0.05)
+    return "it was asleep, waiting for something that never came: a lost wake-up, a deadlock, or "
+           "a thread joined that never ends";
+  if (switches_per_second > 2000)
+    return "it was working, but its threads handed the CPU to each other thousands of times a "
+           "second: tasks far too small for what each costs (a lock, a wake-up, a queue entry), "
+           "or threads taking turns at one lock. Give each task thousands of elements, and hold "
+           "no lock while working";
+  return "it was running flat out: a loop that never ends, or far more work than the case needs "
+         "(a loop over the wrong bounds, an algorithm of a higher order)";
 }
 
 Verdict drive(const DriverOptions& o, std::ostream& out) {

@@ -124,6 +124,11 @@ struct Evidence {
 /// reference's are (the thresholds and their margins are explained where they are defined).
 Graded grade(const Evidence& evidence);
 
+/// What a stalled worker's process was doing, from one second of it: its CPU seconds and its
+/// threads' context switches per second (asleep, handing the CPU back and forth, or running flat
+/// out), as the stopped worker's message says it.
+std::string stalled_reading(double cpu_per_second, double switches_per_second);
+
 /// Runs the perf test and returns its verdict; prints to `out` only what it does while it measures
 /// (the test's name, the ceilings, a second attempt). Writes no file: the reporters of
 /// perf_verdict.hpp show the verdict.
