@@ -48,6 +48,14 @@ function(workbook_target_defaults target)
                                            "$<$<COMPILE_LANGUAGE:CUDA>:${WORKBOOK_CUDA_FLAGS}>")
 endfunction()
 
+# A lab's own code (the student's, a reference, a mistake) carries line tables even in Release:
+# the crash report and an exception's report name the line they came from (code_location.hpp).
+# -g1 adds no code and leaves the optimised build as it is.
+function(workbook_line_tables target)
+  target_compile_options(${target} PRIVATE
+    "$<$<AND:$<COMPILE_LANGUAGE:CXX>,$<OR:$<CONFIG:Release>,$<CONFIG:MinSizeRel>>>:-g1>")
+endfunction()
+
 # Every test gets these: the build fixture (so `ctest` builds first), and where to write results.
 set(WORKBOOK_RESULTS_DIR "${PROJECT_BINARY_DIR}/results")
 set(WORKBOOK_CEILINGS_FILE "${PROJECT_BINARY_DIR}/workbook-ceilings.json")
@@ -397,6 +405,7 @@ function(workbook_add_mistakes)
     target_link_libraries(${exe} PRIVATE ${lab}_test_objects ${lab}_impl ${test_main})
     target_link_options(${exe} PRIVATE "LINKER:--allow-multiple-definition")
     workbook_target_defaults(${exe})
+    workbook_line_tables(${exe})
     if(arg_GPU)
       target_link_libraries(${exe} PRIVATE workbook::cuda)
     endif()
@@ -427,6 +436,7 @@ function(_workbook_lab_library target impl_dir header_dir sources libraries)
   target_include_directories(${target} PUBLIC "${header_dir}")
   target_link_libraries(${target} PUBLIC workbook::workbook ${libraries})
   workbook_target_defaults(${target})
+  workbook_line_tables(${target})
 endfunction()
 
 # Perf cases: one worker executable per implementation (same case objects, different kernels), and

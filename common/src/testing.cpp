@@ -1,4 +1,6 @@
+#include <workbook/internal/code_location.hpp>
 #include <workbook/internal/crash_report.hpp>
+#include <workbook/internal/signal_safe_text.hpp>
 #include <workbook/testing.hpp>
 
 #include <algorithm>
@@ -385,46 +387,6 @@ void Cases::publish() const {
 namespace internal {
 namespace {
 
-// Appends text to a fixed buffer, cut at its capacity: what a signal handler may do.
-class Text {
- public:
-  Text(char* out, std::size_t capacity) : out_(out), capacity_(capacity) {}
-  Text& operator<<(const char* s) {
-    while (*s && length_ + 1 < capacity_) out_[length_++] = *s++;
-    return *this;
-  }
-  Text& operator<<(std::size_t v) {
-    char digits[24];
-    int k = 0;
-    do {
-      digits[k++] = static_cast<char>('0' + v % 10);
-      v /= 10;
-    } while (v);
-    while (k > 0 && length_ + 1 < capacity_) out_[length_++] = digits[--k];
-    return *this;
-  }
-  Text& hex(std::uintptr_t v) {
-    *this << "0x";
-    char digits[20];
-    int k = 0;
-    do {
-      digits[k++] = "0123456789abcdef"[v % 16];
-      v /= 16;
-    } while (v);
-    while (k > 0 && length_ + 1 < capacity_) out_[length_++] = digits[--k];
-    return *this;
-  }
-  std::size_t finish() {
-    if (capacity_ > 0) out_[length_] = '\0';
-    return length_;
-  }
-
- private:
-  char* out_;
-  std::size_t capacity_;
-  std::size_t length_ = 0;
-};
-
 const char* signal_name(int signal) {
   switch (signal) {
     case SIGSEGV:
@@ -619,6 +581,7 @@ std::size_t format_crash_report(const CrashFacts& f, char* out, std::size_t capa
   } else if (*f.case_context) {
     t << "  In the case: " << f.case_context << "\n";
   }
+  t << f.location;
   if (*f.earlier && f.earlier_names_a_cause) {
     t << "  Before the crash, " << f.earlier << "\n";
     t << "  What the crash itself shows:\n";
@@ -633,10 +596,15 @@ std::size_t format_crash_report(const CrashFacts& f, char* out, std::size_t capa
   else if (*f.lab_folder)
     t << "edit your code in " << f.lab_folder << "/ (the function this test calls). ";
   const char* lab = *f.lab ? f.lab : "labNN";
-  t << "To find the line, build your code with AddressSanitizer (and UndefinedBehaviorSanitizer, "
-       "which names a misaligned access) and run this test there; the first frame of the stack in "
-       "your file is the line:\n"
-    << "    cmake --preset " << lab << " -B build/" << lab
+  if (*f.location)
+    t << "Start from the line above. Where it does not show why, AddressSanitizer (and "
+         "UndefinedBehaviorSanitizer, which names a misaligned access) names the access and the "
+         "buffer it missed; build your code with them and run this test there:\n";
+  else
+    t << "To find the line, build your code with AddressSanitizer (and UndefinedBehaviorSanitizer, "
+         "which names a misaligned access) and run this test there; the first frame of the stack "
+         "in your file is the line:\n";
+  t << "    cmake --preset " << lab << " -B build/" << lab
     << "-asan -DWORKBOOK_SANITIZER=address -DCMAKE_BUILD_TYPE=RelWithDebInfo\n"
     << "    cmake --build build/" << lab << "-asan\n"
     << "    UBSAN_OPTIONS=print_stacktrace=1 ctest --test-dir build/" << lab << "-asan -R '" << lab
@@ -657,6 +625,7 @@ struct CrashState {
   char lab[16] = "";
   char lab_folder[256] = "";
   char report[16384] = "";
+  char location[1024] = "";
   LiveBuffer buffers[detail::kLiveSlots];
 };
 CrashState crash_state;
@@ -690,12 +659,17 @@ void on_crash(int signal, siginfo_t* info, void* context) {
   f.code = info ? info->si_code : 0;
   f.address = info ? reinterpret_cast<std::uintptr_t>(info->si_addr) : 0;
 #if defined(__x86_64__)
-  if (context)
-    f.stack =
-        static_cast<std::uintptr_t>(static_cast<ucontext_t*>(context)->uc_mcontext.gregs[REG_RSP]);
+  if (context) {
+    const mcontext_t& registers = static_cast<ucontext_t*>(context)->uc_mcontext;
+    f.stack = static_cast<std::uintptr_t>(registers.gregs[REG_RSP]);
+    describe_code_location(stack_at_fault(static_cast<std::uintptr_t>(registers.gregs[REG_RIP])),
+                           signal == SIGABRT ? "was stopped" : "crashed", s.location,
+                           sizeof s.location);
+  }
 #else
   (void)context;
 #endif
+  f.location = s.location;
   f.test = s.test;
   f.function = s.function;
   f.file = s.file;
@@ -766,11 +740,17 @@ bool crash_report_installed() {
           "still be joined: join every thread before it goes (a pool's destructor included), or "
           "use std::jthread, which joins in its destructor.";
     }
-    char running[3072], edit[512];
+    // Where: the line that threw the exception, or the one that ended the program without one
+    // (a joinable std::thread's destructor).
+    char running[3072], edit[512], location[1024] = "";
     format_running(running, sizeof running);
     format_edit(edit, sizeof edit);
-    std::fprintf(stderr, "\n*** TERMINATE: std::terminate was called (%s).\n%s  %s\n  Next: %s\n",
-                 what.c_str(), running, advice.c_str(), edit);
+    if (std::current_exception())
+      describe_code_location(last_throw(), "threw", location, sizeof location);
+    else
+      describe_code_location(capture_stack(0), "ended", location, sizeof location);
+    std::fprintf(stderr, "\n*** TERMINATE: std::terminate was called (%s).\n%s%s  %s\n  Next: %s\n",
+                 what.c_str(), running, location, advice.c_str(), edit);
     std::fflush(stderr);
   }
   std::_Exit(kCrashExitCode);  // as the crash report does: a failure with its report
@@ -780,6 +760,7 @@ void install_crash_report(const char* argv0) {
   installed = true;
   std::set_terminate(on_terminate);
   find_lab(argv0);
+  prepare_code_location();
   stack_t stack{};
   stack.ss_sp = alternate_stack;
   stack.ss_size = sizeof alternate_stack;
@@ -838,6 +819,7 @@ namespace {
 class PrintSeedOnFailure : public ::testing::EmptyTestEventListener {
   void OnTestStart(const ::testing::TestInfo& test) override {
     internal::set_crash_test((std::string(test.test_suite_name()) + "." + test.name()).c_str());
+    internal::clear_last_throw();
   }
   // An exception that left the test body: GoogleTest says only that it was thrown.
   void OnTestPartResult(const ::testing::TestPartResult& result) override {
@@ -846,25 +828,48 @@ class PrintSeedOnFailure : public ::testing::EmptyTestEventListener {
     if (!result.failed() || message.find("thrown in the test body") == std::string_view::npos ||
         message.find("not implemented yet") != std::string_view::npos)
       return;
+    // Where it was thrown: the student's own line, or a library function that line called.
+    char location[1024];
+    const internal::Stack thrown = internal::last_throw();
+    bool own_line = false;
+    const bool located =
+        internal::describe_code_location(thrown, "threw", location, sizeof location, &own_line) > 0;
+    if (located) std::cout << location;
+    const std::string in_case = exception_case.empty() ? "" : ", in " + exception_case;
     // An index checked by .at() (libstdc++'s text: "vector::_M_range_check: __n (which is 3206)
     // >= this->size() (which is 3093)"): the code indexed past the end; the text has both.
     if (message.find("_M_range_check") != std::string_view::npos ||
         message.find("out of range") != std::string_view::npos) {
       std::cout << "  Diagnosis: the code under test indexed past the end of an array that checks "
                    "its index (.at(): the exception's text above gives the index and the size)"
-                << (exception_case.empty() ? "" : ", in " + exception_case)
+                << in_case
                 << ". The inputs are valid, so an index or a loop bound of yours runs past the "
                    "end: check where each loop stops, and what its last pass reads.\n";
       return;
     }
+    if (located && own_line) {
+      std::cout << "  Diagnosis: your code threw this exception itself (the line above), on inputs "
+                   "this test expects it to accept"
+                << in_case
+                << ". Either its condition is stricter than the handout's (compare it with what "
+                   "the handout says must be rejected: these inputs are allowed, and the handout "
+                   "defines their result), or it holds on values your code read or computed wrong "
+                   "(an index past the end reads whatever lies there): check the indices that line "
+                   "and the loop around it use.\n";
+      return;
+    }
     std::cout << "  Diagnosis: the code under test threw an exception (its text is above) on "
                  "inputs this test expects it to accept"
-              << (exception_case.empty() ? "" : ", in " + exception_case)
-              << ". If it is your own input check, compare "
-                 "it with what the handout says must be rejected (a value this test passes is "
-                 "allowed, and must give the result the handout defines for it); if not, it came "
-                 "from something your code calls (std::vector::at, a std::stoi, a bad_alloc from "
-                 "a size computed wrong).\n";
+              << in_case
+              << (located ? ", from a library function your line calls (above): check the "
+                            "arguments it passes (a size or an index computed wrong; a bad_alloc "
+                            "comes from a size far too large)"
+                          : ". If it is your own input check, compare it with what the handout "
+                            "says must be rejected (a value this test passes is allowed, and must "
+                            "give the result the handout defines for it); if not, it came from "
+                            "something your code calls (std::vector::at, a std::stoi, a bad_alloc "
+                            "from a size computed wrong)")
+              << ".\n";
   }
   void OnTestEnd(const ::testing::TestInfo& test) override {
     internal::set_crash_test("");

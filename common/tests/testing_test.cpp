@@ -2,6 +2,7 @@
 // of many cases reporting its most telling failure and which cases failed, the registry of live
 // buffers, and the crash report, on made-up facts and on real crashes in a child process.
 #include <workbook/check.hpp>
+#include <workbook/internal/code_location.hpp>
 #include <workbook/internal/crash_report.hpp>
 #include <workbook/live_buffers.hpp>
 #include <workbook/testing.hpp>
@@ -13,6 +14,8 @@
 #include <csignal>
 #include <cstdint>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <future>
 #include <stdexcept>
 #include <string>
@@ -20,6 +23,7 @@
 #include <vector>
 
 #include <immintrin.h>
+#include <unistd.h>
 
 namespace {
 
@@ -549,6 +553,88 @@ TEST(CrashReport, IsCutAtTheBuffersEnd) {
       facts(SIGSEGV, SI_KERNEL, 0, &y), small, sizeof small);
   EXPECT_EQ(length, sizeof small - 1);
   EXPECT_EQ(std::string(small).size(), length);
+}
+
+// --- Where in the lab's code, on made-up addr2line output
+// -----------------------------------------
+
+// A lab's source file under a fresh folder, and the addr2line lines of a stack through it.
+class CodeLocation : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = std::filesystem::temp_directory_path() /
+            ("workbook-code-location-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(root_ / "labs/02_matmul");
+    std::ofstream(root_ / "labs/02_matmul/matmul.cpp")
+        << "// packing\n"
+           "void pack_b(float* b, std::size_t count) {\n"
+           "    std::fill(b, b + count, 0.0f);\n"
+           "}\n";
+  }
+  void TearDown() override { std::filesystem::remove_all(root_); }
+  std::string file() const { return (root_ / "labs/02_matmul/matmul.cpp").string(); }
+  std::string describe(const std::string& symbols, const char* verb, bool* innermost = nullptr) {
+    char text[2048];
+    const std::size_t length = workbook::testing::internal::describe_symbolized(
+        symbols.c_str(), verb, text, sizeof text, innermost);
+    EXPECT_EQ(length, std::string(text).size());
+    return text;
+  }
+  std::filesystem::path root_;
+};
+
+TEST_F(CodeLocation, NamesTheLabsLineAndTheLibraryFunctionItCalled) {
+  bool innermost = true;
+  const std::string text = describe(
+      "[library] memset\n"
+      "void std::__fill_a1<float*, float>(float*, float*, float const&) at "
+      "/usr/include/c++/12/bits/stl_algobase.h:922\n"
+      " (inlined by) void std::fill<float*, float>(float*, float*, float const&) at "
+      "/usr/include/c++/12/bits/stl_algobase.h:998\n"
+      " (inlined by) workbook::lab02::(anonymous namespace)::pack_b(float*, unsigned long) at " +
+          file() +
+          ":3 (discriminator 2)\n"
+          " (inlined by) lab02::matmul(std::span<float const, 18446744073709551615ul>) at " +
+          file() +
+          ":40\n"
+          "Matmul_TinyShapes_Test::TestBody() at "
+          "/home/s/wb/labs/02_matmul/tests/matmul_test.cpp:5\n"
+          "?? ??:0\n",
+      "crashed", &innermost);
+  EXPECT_EQ(text,
+            "  It crashed at labs/02_matmul/matmul.cpp:3, in pack_b (inside std::fill, which this "
+            "line calls):\n"
+            "      3 | std::fill(b, b + count, 0.0f);\n");
+  EXPECT_FALSE(innermost);
+}
+
+TEST_F(CodeLocation, TheLabsOwnThrowAndALambdasName) {
+  bool innermost = false;
+  const std::string thrown = describe(
+      "lab04::quantize_rows(std::span<float const, 18446744073709551615ul>, unsigned "
+      "long) at " +
+          file() + ":2\n",
+      "threw", &innermost);
+  EXPECT_THAT(thrown, StartsWith("  It threw at labs/02_matmul/matmul.cpp:2, in quantize_rows:\n"
+                                 "      2 | void pack_b("));
+  EXPECT_TRUE(innermost);
+  EXPECT_THAT(
+      describe("workbook::lab03::ThreadPool::parallel_for(unsigned long, std::function<void "
+               "(unsigned long, unsigned long)> const&)::{lambda()#1}::operator()() const "
+               "at " +
+                   file() + ":9\n",
+               "crashed"),
+      StartsWith("  It crashed at labs/02_matmul/matmul.cpp:9, in ThreadPool::parallel_for "
+                 "(a lambda in it):\n"));  // no line 9: no source line follows
+}
+
+TEST_F(CodeLocation, NothingWhenNoFrameIsInALabsSource) {
+  EXPECT_EQ(describe("[library] memcpy\n"
+                     "main at /home/s/wb/labs/02_matmul/tests/matmul_test.cpp:5\n"
+                     "workbook::check(float) at /home/s/wb/common/src/check.cpp:7\n"
+                     "?? ??:0\n",
+                     "crashed"),
+            "");
 }
 
 // --- The crash report, on real crashes (in a child process) --------------------------------------

@@ -4,6 +4,7 @@
 // Each TEST below is its own ctest test: `ctest --preset lab02 -R Matmul.Prime` runs one.
 #include "matmul.hpp"
 #include "matmul_oracle.hpp"
+#include "matmul_probe.hpp"
 
 #include <workbook/testing.hpp>
 
@@ -31,7 +32,16 @@ workbook::CheckResult multiply_and_check(const MatmulShape& s, workbook::Rng& rn
   const std::span<const float> bs = std::span<const float>(b).subspan(offset);
   workbook::GuardedBuffer<float> c = lab02::oracle::output_for(s, offset);
   lab02::matmul(as, bs, c.span(), s);
-  return lab02::oracle::check(lab02::oracle::multiply(as, bs, s), c, s);
+  workbook::CheckResult r = lab02::oracle::check(lab02::oracle::multiply(as, bs, s), c, s);
+  // No mistake of the catalogue matched: what two probes of this shape show of the indexing leads.
+  if (!r.ok && r.specificity < workbook::Specificity::mistake) {
+    const std::string reads = lab02::probe::what_matmul_reads(s);
+    if (!reads.empty()) {
+      r.diagnosis = reads + " (What the check saw on random inputs: " + r.diagnosis + ")";
+      r.specificity = workbook::Specificity::pattern;
+    }
+  }
+  return r;
 }
 
 // Every shape is checked, then the most telling failure is reported (workbook::testing::Cases):

@@ -4,6 +4,7 @@
 // Checked by: Add.UnalignedAndInPlace
 // Expect: *** CRASH: SIGSEGV (segmentation fault) in test Add.UnalignedAndInPlace
 // Expect: While running add, case: offsets from a 64-byte boundary, in floats: a 1, b 15, out 1
+// Expect: crashed at solutions/01_vectorized_relu/mistakes/add_aligned_store_unaligned_output.cpp
 // Expect: an aligned load or store
 // Expect: the output (999 floats) starts 4 bytes past a
 // Expect: Next: edit labs/01_vectorized_relu/vector_ops.cpp: add.

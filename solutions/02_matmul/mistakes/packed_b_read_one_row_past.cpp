@@ -2,6 +2,7 @@
 // .at() throws std::out_of_range on the row past the end.
 // Checked by: Matmul.TinyShapes
 // Expect: indexed past the end of an array that checks its index
+// Expect: in matmul (inside std::vector::at, which this line calls):
 #include "matmul.hpp"
 
 #include <vector>

@@ -1,7 +1,8 @@
 // Mistake: quantize rejects infinite values as it rejects NaN, although +-inf must saturate to
-// +-127: the exception leaves the test, which expects none.
+// +-127: the exception leaves the test, which expects none. The report shows the line that threw.
 // Checked by: Quantize.SaturatesInsteadOfWrapping
-// Expect: the code under test threw an exception (its text is above) on inputs this test expects
+// Expect: It threw at solutions/04_int8_quantization/mistakes/quantize_rejects_infinity.cpp:
+// Expect: your code threw this exception itself (the line above), on inputs this test expects
 // Expect: quantize: x[
 #include "quantize.hpp"
 

@@ -20,7 +20,10 @@ struct CrashFacts {
   const char* function = "";      ///< the function under test, from testing::Cases
   const char* file = "";          ///< the file to edit, from testing::Cases
   const char* case_context = "";  ///< the case running: "n = 17"
-  const char* earlier = "";       ///< the most telling failure of the cases before it
+  /// Where in the lab's code it crashed, with the line's text (describe_code_location); "" when
+  /// no frame of the stack lies in a lab's source.
+  const char* location = "";
+  const char* earlier = "";  ///< the most telling failure of the cases before it
   /// That failure's diagnosis names a mistake or a pattern: the report leads with it, since it
   /// shows more than the crash's own explanation of what faults like it usually are.
   bool earlier_names_a_cause = false;
