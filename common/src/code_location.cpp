@@ -1,9 +1,11 @@
 #include <workbook/internal/code_location.hpp>
 #include <workbook/internal/signal_safe_text.hpp>
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <thread>
 #include <typeinfo>
 
 #include <dlfcn.h>
@@ -12,6 +14,7 @@
 #include <link.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -277,8 +280,8 @@ std::size_t run_addr2line(const std::uintptr_t* addresses, int count, char* out,
   return length;
 }
 
-// A library function's plain name from dladdr ("__memset_avx512_unaligned_erms" reads "memset");
-// "" for a C++ name or none.
+// A library function's plain name from dladdr ("__memset_avx512_unaligned_erms" reads "memset",
+// "pthread_cond_wait" itself); "" for a C++ name (mangled) or none.
 void library_name(std::uintptr_t address, char* out, std::size_t capacity) {
   out[0] = '\0';
   Dl_info info{};
@@ -287,11 +290,28 @@ void library_name(std::uintptr_t address, char* out, std::size_t capacity) {
   if (std::strncmp(name, "_Z", 2) == 0) return;
   while (*name == '_') ++name;
   std::size_t n = 0;
-  while (name[n] && name[n] != '_' && n + 1 < capacity) {
+  while (name[n] && n + 1 < capacity) {
+    // The C library's variants for one instruction set: the function is the part before.
+    bool variant = false;
+    for (const char* suffix : {"_avx", "_sse", "_evex", "_erms", "_unaligned"})
+      variant = variant || std::strncmp(name + n, suffix, std::strlen(suffix)) == 0;
+    if (variant) break;
     out[n] = name[n];
     ++n;
   }
   out[n] = '\0';
+}
+
+// --- Another thread's stack, on request -------------------------------------------------------
+
+std::atomic<pid_t> stack_asked_of{0};
+std::atomic<bool> stack_answered{false};
+Stack stack_answer;
+
+void on_stack_request(int) {
+  if (static_cast<pid_t>(syscall(SYS_gettid)) != stack_asked_of.load()) return;
+  stack_answer = capture_stack(1);  // less this handler
+  stack_answered.store(true, std::memory_order_release);
 }
 
 }  // namespace
@@ -327,6 +347,32 @@ Stack capture_stack(int skip) {
   const int count = backtrace(frames, Stack::kCapacity + 8);
   for (int i = skip + 1; i < count && s.count < Stack::kCapacity; ++i)  // +1: this function
     s.frames[s.count++] = frames[i];
+  return s;
+}
+
+Stack stack_of_thread(pid_t tid, std::chrono::milliseconds patience) {
+  static std::mutex one_at_a_time;
+  const std::lock_guard lock(one_at_a_time);
+  static const int request = [] {
+    const int signal = SIGRTMIN + 4;  // glibc keeps the first two for itself
+    struct sigaction action {};
+    action.sa_handler = on_stack_request;
+    action.sa_flags = SA_RESTART;
+    sigemptyset(&action.sa_mask);
+    sigaction(signal, &action, nullptr);
+    return signal;
+  }();
+  stack_answered.store(false);
+  stack_asked_of.store(tid);
+  Stack s;
+  if (syscall(SYS_tgkill, getpid(), tid, request) == 0) {
+    const auto deadline = std::chrono::steady_clock::now() + patience;
+    while (!stack_answered.load(std::memory_order_acquire) &&
+           std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    if (stack_answered.load(std::memory_order_acquire)) s = stack_answer;
+  }
+  stack_asked_of.store(0);
   return s;
 }
 
@@ -406,11 +452,39 @@ std::size_t describe_symbolized(const char* symbols, const char* verb, char* out
   write_path(t, e.file);
   t << ":" << e.line << ", in ";
   write_name(t, e.function);
-  // What that line called, where the fault itself lies in a library (std::fill, memset).
-  if (yours > 0 && from_library(entries[yours - 1]) && entries[yours - 1].function.length > 0) {
+  // What that line called, where the fault or the wait lies in a library: the function the line
+  // calls (std::fill, std::vector::clear) and, when another, the innermost one named (memset,
+  // std::jthread::join). A header's code inlined without its own name carries the caller's.
+  auto named_library = [&](std::size_t i) {
+    const Entry& c = entries[i];
+    return from_library(c) && c.function.length > 0 &&
+           !(c.function.length == e.function.length &&
+             std::strncmp(c.function.at, e.function.at, c.function.length) == 0);
+  };
+  // (An implementation's own helper, std::vector::_M_range_check or std::__fill_a1, is no name
+  // a student knows: the innermost named is the innermost public one.)
+  auto implementation_detail = [&](std::size_t i) {
+    const Piece& f = entries[i].function;
+    for (std::size_t k = 0; k + 3 <= f.length && f.at[k] != '('; ++k)
+      if (std::strncmp(f.at + k, "::_", 3) == 0) return true;
+    return false;
+  };
+  std::size_t outer = yours, inner = yours;
+  for (std::size_t i = yours; i-- > 0;)
+    if (named_library(i)) {
+      if (outer == yours) outer = i;
+      if (!implementation_detail(i)) inner = i;
+    }
+  if (inner == yours) inner = outer;
+  if (outer != yours) {
     t << " (inside ";
-    write_name(t, entries[yours - 1].function);
-    t << ", which this line calls)";
+    write_name(t, entries[outer].function);
+    t << ", which this line calls";
+    if (inner != outer) {
+      t << ": in ";
+      write_name(t, entries[inner].function);
+    }
+    t << ")";
   }
   t << ":\n";
   write_source_lines(t, e.file, e.line);

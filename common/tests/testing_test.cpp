@@ -603,7 +603,7 @@ TEST_F(CodeLocation, NamesTheLabsLineAndTheLibraryFunctionItCalled) {
       "crashed", &innermost);
   EXPECT_EQ(text,
             "  It crashed at labs/02_matmul/matmul.cpp:3, in pack_b (inside std::fill, which this "
-            "line calls):\n"
+            "line calls: in memset):\n"
             "      3 | std::fill(b, b + count, 0.0f);\n");
   EXPECT_FALSE(innermost);
 }
@@ -626,6 +626,18 @@ TEST_F(CodeLocation, TheLabsOwnThrowAndALambdasName) {
                "crashed"),
       StartsWith("  It crashed at labs/02_matmul/matmul.cpp:9, in ThreadPool::parallel_for "
                  "(a lambda in it):\n"));  // no line 9: no source line follows
+}
+
+TEST_F(CodeLocation, AHeadersLinesInlinedUnderTheCallersNameAreNotACallee) {
+  // -g1 may leave an inlined header function without its own name: the caller's name stands at
+  // the header's line. The callee named is the library's own function further in.
+  EXPECT_THAT(describe("[library] pthread_cond_wait\n"
+                       "lab03::ThreadPool::work() at /usr/include/c++/12/condition_variable:102\n"
+                       " (inlined by) lab03::ThreadPool::work() at " +
+                           file() + ":3\n",
+                       "waits"),
+              StartsWith("  It waits at labs/02_matmul/matmul.cpp:3, in ThreadPool::work (inside "
+                         "pthread_cond_wait, which this line calls):\n"));
 }
 
 TEST_F(CodeLocation, NothingWhenNoFrameIsInALabsSource) {

@@ -18,6 +18,7 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+#include <workbook/internal/code_location.hpp>
 
 #include <algorithm>
 #include <atomic>
@@ -444,6 +445,20 @@ class Watchdog {
     report(waited);
   }
 
+  // Where in the lab's code thread `tid` waits (its line, and the statement's source), indented
+  // under the thread's own line; "" when no frame of its stack is in the lab's code.
+  static std::string waits_at(pid_t tid) {
+    namespace code = workbook::testing::internal;
+    char text[1536];
+    if (code::describe_code_location(code::stack_of_thread(tid, std::chrono::milliseconds(300)),
+                                     "waits", text, sizeof text) == 0)
+      return "";
+    std::string indented;
+    std::istringstream lines(text);
+    for (std::string line; std::getline(lines, line);) indented += "    " + line + "\n";
+    return indented;
+  }
+
   void report(double waited) {
     std::vector<ThreadState> all;
     for (pid_t tid : thread_ids())
@@ -464,12 +479,13 @@ class Watchdog {
                  " finished (parallel_for's and process_batch's tasks go to the pool directly: "
                  "not counted here)\n";
         for (const ThreadState& w : workers)
-          state += "    worker " + std::to_string(w.tid) + " " + detail::describe(w, p) + "\n";
+          state += "    worker " + std::to_string(w.tid) + " " + detail::describe(w, p) + "\n" +
+                   (w.ended() ? "" : waits_at(w.tid));
       }
       const WatchedPool* first =
           detail::registry().pools.empty() ? nullptr : detail::registry().pools.front();
       state += "  the test's thread " + std::to_string(caller.tid) + " " +
-               detail::describe(caller, first) + "\n";
+               detail::describe(caller, first) + "\n" + waits_at(caller.tid);
       for (const ThreadState& s : all) {
         bool known = s.tid == caller.tid;
         for (const WatchedPool* p : detail::registry().pools)
@@ -477,7 +493,7 @@ class Watchdog {
                   std::find(p->workers().begin(), p->workers().end(), s.tid) != p->workers().end();
         if (!known)
           state += "  thread " + std::to_string(s.tid) + " (not a worker of the pool) " +
-                   detail::describe(s, first) + "\n";
+                   detail::describe(s, first) + "\n" + (s.ended() ? "" : waits_at(s.tid));
       }
     }
     const bool spinning =
@@ -505,12 +521,14 @@ class Watchdog {
       cause =
           "every thread is blocked and none of the states this test knows matches; where each "
           "one waits is listed below";
+    const bool lines_shown = state.find(" waits at ") != std::string::npos;
     std::fprintf(stderr,
                  "\nFAIL %s: stuck after %.1f s: %s.\n%s\nWhat each thread was doing:\n%s"
-                 "Edit labs/03_thread_pool/thread_pool.cpp. To see the line each thread waits on, "
+                 "Edit labs/03_thread_pool/thread_pool.cpp%s. To see each thread's whole stack, "
                  "run this test under gdb (`gdb --args <test program> --gtest_filter=%s`, `run`, "
                  "then Ctrl-C and `thread apply all bt` once it hangs).\n",
-                 test_.c_str(), waited, what_.c_str(), cause.c_str(), state.c_str(), test_.c_str());
+                 test_.c_str(), waited, what_.c_str(), cause.c_str(), state.c_str(),
+                 lines_shown ? ", from the lines each thread waits at (above)" : "", test_.c_str());
     const int left = ::testing::UnitTest::GetInstance()->test_to_run_count() -
                      ::testing::UnitTest::GetInstance()->successful_test_count() -
                      ::testing::UnitTest::GetInstance()->failed_test_count() -

@@ -8,6 +8,9 @@
 /// with line tables, `-g1`). Everything from capture to the text is async-signal-safe, so that the
 /// crash handler can use it: fixed buffers, `vfork` and `execve`, `poll` and `read`.
 
+#include <sys/types.h>
+
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 
@@ -33,6 +36,11 @@ Stack capture_stack(int skip);
 /// In a signal handler: the stack from the faulting instruction `fault_pc` outwards (the handler's
 /// own frames dropped).
 Stack stack_at_fault(std::uintptr_t fault_pc);
+
+/// The stack of thread `tid` of this process, for a hang's report: the thread is sent a signal
+/// whose handler takes its stack (a thread blocked in a wait runs the handler, then waits again).
+/// Empty when it does not answer within `patience` (it ended, or blocks that signal).
+Stack stack_of_thread(pid_t tid, std::chrono::milliseconds patience);
 
 /// The stack where the last exception of this process was thrown (by any thread), recorded by a
 /// wrapper of the C++ runtime's __cxa_throw; empty when none was thrown since clear_last_throw()
