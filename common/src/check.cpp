@@ -1,10 +1,12 @@
 #include <workbook/check.hpp>
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <ostream>
 #include <sstream>
 #include <stdexcept>
@@ -634,6 +636,166 @@ std::string unwritten_by_sign(const Outcome& o, const std::vector<Column>& input
   return "";
 }
 
+// --- A formula of the inputs that the wrong elements follow ------------------------------------
+
+// A polynomial of degree 2 or less in one or two inputs: coefficients of 1, x, y, x^2, xy, y^2.
+struct Quadratic {
+  std::array<double, 6> c{};
+  static std::array<double, 6> terms(double x, double y) { return {1, x, y, x * x, x * y, y * y}; }
+  double at(double x, double y) const {
+    const auto t = terms(x, y);
+    double v = 0;
+    for (std::size_t k = 0; k < 6; ++k) v += c[k] * t[k];
+    return v;
+  }
+  // What the rounding of computing it in float allows: a few float epsilons of its terms' sizes.
+  double slack(double x, double y) const {
+    const auto t = terms(x, y);
+    double size = 0;
+    for (std::size_t k = 0; k < 6; ++k) size += std::fabs(c[k] * t[k]);
+    return 1e-5 * size + 1e-30;
+  }
+  bool operator==(const Quadratic& other) const { return c == other.c; }
+  // "a*a - b*b", in the inputs' names.
+  std::string text(const std::string& x, const std::string& y) const {
+    const std::string names[6] = {"", x, y, x + "*" + x, x + "*" + y, y + "*" + y};
+    std::string out;
+    for (std::size_t k = 0; k < 6; ++k) {
+      if (c[k] == 0) continue;
+      const double m = std::fabs(c[k]);
+      out += out.empty() ? (c[k] < 0 ? "-" : "") : (c[k] < 0 ? " - " : " + ");
+      char number[32];
+      std::snprintf(number, sizeof number, "%.3g", m);
+      if (k == 0)
+        out += number;
+      else
+        out += (m == 1 ? std::string() : std::string(number) + "*") + names[k];
+    }
+    return out.empty() ? "0" : out;
+  }
+};
+
+// The least-squares quadratic through (x, y, v) of `points`, its coefficients rounded to 3
+// significant digits (a student's constants are short: 0.5, 2, 0.01), and kept only when every
+// point lies on it within rounding. `two` says whether y is an input (else terms in y are left
+// out).
+std::optional<Quadratic> fit_quadratic(const std::vector<std::array<double, 3>>& points, bool two) {
+  const std::vector<std::size_t> used =
+      two ? std::vector<std::size_t>{0, 1, 2, 3, 4, 5} : std::vector<std::size_t>{0, 1, 3};
+  const std::size_t u = used.size();
+  if (points.size() < 3 * u) return std::nullopt;
+  // Normal equations, solved by Gaussian elimination with partial pivoting.
+  std::vector<std::vector<double>> m(u, std::vector<double>(u + 1, 0.0));
+  for (const auto& p : points) {
+    const auto t = Quadratic::terms(p[0], p[1]);
+    for (std::size_t r = 0; r < u; ++r) {
+      for (std::size_t k = 0; k < u; ++k) m[r][k] += t[used[r]] * t[used[k]];
+      m[r][u] += t[used[r]] * p[2];
+    }
+  }
+  for (std::size_t col = 0; col < u; ++col) {
+    std::size_t pivot = col;
+    for (std::size_t r = col + 1; r < u; ++r)
+      if (std::fabs(m[r][col]) > std::fabs(m[pivot][col])) pivot = r;
+    if (std::fabs(m[pivot][col]) < 1e-12) return std::nullopt;
+    std::swap(m[col], m[pivot]);
+    for (std::size_t r = 0; r < u; ++r) {
+      if (r == col) continue;
+      const double f = m[r][col] / m[col][col];
+      for (std::size_t k = col; k <= u; ++k) m[r][k] -= f * m[col][k];
+    }
+  }
+  Quadratic q;
+  for (std::size_t r = 0; r < u; ++r) {
+    double v = m[r][u] / m[r][r];
+    if (std::fabs(v) < 1e-6) v = 0;
+    if (v != 0) {
+      const double magnitude = std::pow(10.0, std::floor(std::log10(std::fabs(v))) - 2);
+      v = std::round(v / magnitude) * magnitude;
+    }
+    q.c[used[r]] = v;
+  }
+  for (const auto& p : points)
+    if (std::fabs(q.at(p[0], p[1]) - p[2]) > q.slack(p[0], p[1])) return std::nullopt;
+  return q;
+}
+
+// The wrong elements of a float output that follow one simple formula of the inputs (degree 2 or
+// less in one or two of them; with one input, each sign of it apart, as a ReLU's branches): that
+// formula, beside the right one. Found by fitting, whatever code produced it. "" when they do not.
+std::string wrong_formula(const Outcome& o, const std::vector<Column>& inputs) {
+  if (inputs.empty() || inputs.size() > 2) return "";
+  const bool two = inputs.size() == 2;
+  const std::string x = inputs[0].name, y = two ? inputs[1].name : "";
+  // Ordinary values only: overflow, NaN and denormals follow no polynomial.
+  auto usable = [](double v) { return std::isfinite(v) && std::fabs(v) < 1e15; };
+  struct Region {
+    const char* text;  // "" for the whole input range
+    bool (*holds)(double);
+  };
+  const std::vector<Region> regions =
+      two ? std::vector<Region>{{"", [](double) { return true; }}}
+          : std::vector<Region>{{" < 0", [](double v) { return v < 0; }},
+                                {" >= 0", [](double v) { return v >= 0; }}};
+  // The right formula, computed in an order that loses precision where its terms cancel.
+  auto lost_precision = [&](const Quadratic& right) {
+    return "the output follows the right formula, " + right.text(x, y) +
+           ", within the rounding of its terms, but the " + count(o.bad_count, "element") +
+           " wrong are where those terms nearly cancel: the order of your operations subtracts "
+           "large products and loses the digits that remain (as a*a - 2*a*b + b*b does for "
+           "(a - b)^2 where a is close to b). Compute it the way the handout writes it.";
+  };
+  std::string found;
+  std::size_t explained = 0, usable_bad = 0;
+  for (std::size_t i = 0; i < o.n; ++i)
+    if (o.bad[i] && !o.unwritten[i] && usable(o.got(i))) ++usable_bad;
+  for (const Region& region : regions) {
+    std::vector<std::array<double, 3>> got, want;
+    for (std::size_t i = 0; i < o.n; ++i) {
+      if (!o.bad[i] || o.unwritten[i]) continue;
+      const double a = inputs[0].at(i), b = two ? inputs[1].at(i) : 0.0;
+      if (!usable(a) || !usable(b) || !usable(o.got(i)) || !usable(o.want(i)) ||
+          std::fabs(a) > 1e6 || std::fabs(b) > 1e6 || !region.holds(a))
+        continue;
+      got.push_back({a, b, o.got(i)});
+      want.push_back({a, b, o.want(i)});
+    }
+    const std::optional<Quadratic> theirs = fit_quadratic(got, two);
+    if (!theirs) continue;
+    const std::optional<Quadratic> right = fit_quadratic(want, two);
+    explained += got.size();
+    const std::string where = *region.text ? "where " + x + region.text + ", " : "";
+    if (right && *right == *theirs)
+      return lost_precision(*right);
+    else
+      found += (found.empty() ? "" : "; ") + where + "your output is " + theirs->text(x, y) +
+               (right ? ", where the answer is " + right->text(x, y) : std::string());
+  }
+  // Wrong elements that follow no formula may be the few where a formula computed in float loses
+  // its precision: every element, right or wrong, then follows the right formula within rounding.
+  if (found.empty() && two) {
+    std::vector<std::array<double, 3>> got, want;
+    for (std::size_t i = 0; i < o.n; ++i) {
+      const double a = inputs[0].at(i), b = inputs[1].at(i);
+      if (o.unwritten[i] || !usable(a) || !usable(b) || !usable(o.got(i)) || !usable(o.want(i)) ||
+          std::fabs(a) > 1e6 || std::fabs(b) > 1e6)
+        continue;
+      got.push_back({a, b, o.got(i)});
+      want.push_back({a, b, o.want(i)});
+    }
+    const std::optional<Quadratic> theirs = fit_quadratic(got, two);
+    const std::optional<Quadratic> right = fit_quadratic(want, two);
+    if (theirs && right && *theirs == *right && got.size() >= o.n / 2)
+      return lost_precision(*right);
+  }
+  // Most of the wrong elements must be explained, or the formula is chance.
+  if (found.empty() || 10 * explained < 9 * usable_bad) return "";
+  return "the " + count(explained, "wrong element") + " follow one formula of " +
+         (two ? x + " and " + y : x) + ": " + found +
+         ". Find the line of your code that computes this (the SIMD loop and the scalar tail loop "
+         "each have one).";
+}
+
 // The rows of a 2-D output that hold a wrong element: "rows 3, 7 and 9" or "12 of 64 rows".
 std::string wrong_rows(const Outcome& o, std::size_t& wrong) {
   std::vector<std::size_t> rows;
@@ -1243,6 +1405,14 @@ CheckResult check_elementwise(const GuardedBuffer<T>& buffer,
     r.specificity = Specificity::pattern;
   } else {
     r.diagnosis = diagnose<T>(o, how.tolerance, how.where, how.lanes, r.specificity);
+    if constexpr (is_float_output<T>) {
+      if (r.specificity <= Specificity::observed)
+        if (std::string formula = wrong_formula(o, how.inputs); !formula.empty()) {
+          r.diagnosis = std::move(formula);
+          r.diagnosis_key = "the wrong elements follow a formula of the inputs";
+          r.specificity = Specificity::pattern;
+        }
+    }
   }
 
   std::ostringstream d;

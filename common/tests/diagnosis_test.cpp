@@ -7,7 +7,9 @@
 #include <gmock/gmock.h>
 
 #include <cmath>
+#include <functional>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -225,3 +227,68 @@ TEST(Races, APassingCheckRunsOnce) {
 }
 
 }  // namespace
+
+// --- A formula of the inputs that the wrong elements follow --------------------------------------
+
+// Inputs of a made-up binary kernel, and its output computed by `f` in float.
+struct TwoInputs {
+  std::vector<float> a, b;
+  explicit TwoInputs(std::size_t n) : a(n), b(n) {
+    for (std::size_t i = 0; i < n; ++i) {
+      a[i] = static_cast<float>(std::sin(0.7 * double(i)) * 3);
+      b[i] = static_cast<float>(std::cos(1.3 * double(i)) * 2);
+    }
+  }
+  CheckResult check(const std::function<float(float, float)>& f,
+                    const std::function<double(double, double)>& right) const {
+    GuardedBuffer<float> y(a.size());
+    for (std::size_t i = 0; i < a.size(); ++i) y[i] = f(a[i], b[i]);
+    return workbook::check_elementwise(
+        y, [&](std::size_t i) { return right(a[i], b[i]); },
+        {.where = where(Model::simd),
+         .tolerance = workbook::Tolerance::roundings(3),
+         .inputs = {workbook::column("a", a), workbook::column("b", b)}});
+  }
+};
+
+TEST(Formula, WrongElementsThatFollowAFormulaOfTheInputsAreGivenIt) {
+  const TwoInputs in(1000);
+  const CheckResult r = in.check([](float a, float b) { return a * a - b * b; },
+                                 [](double a, double b) { return (a - b) * (a - b); });
+  EXPECT_EQ(r.specificity, workbook::Specificity::pattern);
+  EXPECT_THAT(r.diagnosis, HasSubstr("your output is a*a - b*b, where the answer is a*a - "
+                                     "2*a*b + b*b"));
+}
+
+TEST(Formula, OneInputIsFittedOnEachSignApart) {
+  std::vector<float> x(999);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(std::sin(0.37 * i) * 5);
+  GuardedBuffer<float> y(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) y[i] = x[i] > 0 ? x[i] : 0.01f * x[i];  // leaky
+  const CheckResult r =
+      workbook::check_elementwise(y, [&](std::size_t i) { return x[i] > 0 ? double(x[i]) : 0.0; },
+                                  {.where = where(Model::simd),
+                                   .tolerance = workbook::Tolerance::exact(),
+                                   .inputs = {workbook::column("x", x)}});
+  EXPECT_THAT(r.diagnosis, HasSubstr("where x < 0, your output is 0.01*x, where the answer is 0"));
+  EXPECT_THAT(r.diagnosis, Not(HasSubstr(">= 0")));  // right there: not a wrong element
+}
+
+TEST(Formula, TheRightFormulaComputedWithLessPrecisionIsSaidSo) {
+  // (a - b)^2 expanded in float, a*a - 2*a*b + b*b: where b is close to a, the products cancel.
+  TwoInputs in(1000);
+  for (std::size_t i = 0; i < in.a.size(); i += 50) in.b[i] = in.a[i] * (1 + 1e-4f);
+  const CheckResult r = in.check([](float a, float b) { return a * a - 2 * a * b + b * b; },
+                                 [](double a, double b) { return (a - b) * (a - b); });
+  EXPECT_FALSE(r.ok);
+  EXPECT_THAT(r.diagnosis, HasSubstr("the output follows the right formula, a*a - 2*a*b + b*b, "
+                                     "within the rounding of its terms"));
+}
+
+TEST(Formula, NoFormulaForValuesThatFollowNone) {
+  const TwoInputs in(1000);
+  const CheckResult r = in.check(
+      [](float a, float b) { return (a - b) * (a - b) + (a > b ? 1.0f : 0.0f) * std::sin(a * 10); },
+      [](double a, double b) { return (a - b) * (a - b); });
+  EXPECT_THAT(r.diagnosis, HasSubstr("no simple pattern"));
+}
