@@ -254,29 +254,73 @@ std::string Cases::summary() const {
   if (all_sizes) {
     text += "n = " + ranges(failing);
     if (!passing.empty()) text += "; passed at n = " + ranges(passing);
-    if (const std::size_t p = common_multiple(passing, failing))
-      text += " (every size that passed is a multiple of " + std::to_string(p) +
-              ", and none that failed)";
-    else if (const std::size_t q = common_multiple(failing, passing))
-      text += " (every size that failed is a multiple of " + std::to_string(q) +
-              ", and none that passed)";
-    else if (const std::size_t from =
-                 failing.empty() ? 0 : *std::min_element(failing.begin(), failing.end());
-             passing.size() >= 2 && failing.size() >= 2 &&
-             *std::max_element(passing.begin(), passing.end()) < from)
-      text += ". Every size from " + std::to_string(from) +
-              " on failed, and every smaller one passed: look at what your code does first at "
-              "n = " +
-              std::to_string(from) +
-              " (a loop that starts to run at that size: a step of several batches at a time, a "
-              "second block)";
     return text + ".";
   }
   for (std::size_t i = 0; i < failing_contexts.size() && i < 4; ++i)
     text += (i ? "; " : "") + failing_contexts[i];
   if (failing_contexts.size() > 4)
     text += "; and " + std::to_string(failing_contexts.size() - 4) + " more";
-  return text + "." + threshold_of_failures();
+  return text + ".";
+}
+
+std::string Cases::separation() const {
+  bool all_sizes = true;
+  std::vector<std::size_t> failing, passing;
+  for (const Case& c : cases_) {
+    all_sizes = all_sizes && c.size.has_value();
+    if (c.size) (c.failed ? failing : passing).push_back(*c.size);
+  }
+  if (!all_sizes) {
+    const std::string threshold = threshold_of_failures();
+    return threshold.empty() ? phrase_of_failures() : threshold;
+  }
+  if (const std::size_t p = common_multiple(passing, failing))
+    return "Every size that passed is a multiple of " + std::to_string(p) +
+           ", and none that failed.";
+  if (const std::size_t q = common_multiple(failing, passing))
+    return "Every size that failed is a multiple of " + std::to_string(q) +
+           ", and none that passed.";
+  if (const std::size_t from =
+          failing.empty() ? 0 : *std::min_element(failing.begin(), failing.end());
+      passing.size() >= 2 && failing.size() >= 2 &&
+      *std::max_element(passing.begin(), passing.end()) < from)
+    return "Every size from " + std::to_string(from) +
+           " on failed, and every smaller one passed: look at what your code does first at n = " +
+           std::to_string(from) +
+           " (a loop that starts to run at that size: a step of several batches at a time, a "
+           "second block).";
+  return "";
+}
+
+std::string Cases::phrase_of_failures() const {
+  // The contexts' phrases ("64 x 48 x 100, A per row, B per tensor" has three), those without a
+  // number: where exactly one is in every failing case and in no passing one, it names what the
+  // failing cases have in common ("B per tensor", "after a second call on the same C").
+  static const std::regex separators(R"((, |; |: ))");
+  std::map<std::string, std::pair<std::size_t, std::size_t>> in;  // phrase: failing, passing cases
+  std::size_t failed = 0;
+  for (const Case& c : cases_) {
+    failed += c.failed;
+    std::set<std::string> phrases;
+    for (auto it = std::sregex_token_iterator(c.context.begin(), c.context.end(), separators, -1);
+         it != std::sregex_token_iterator(); ++it) {
+      const std::string phrase = *it;
+      if (!phrase.empty() && std::none_of(phrase.begin(), phrase.end(), [](char ch) {
+            return std::isdigit(static_cast<unsigned char>(ch));
+          }))
+        phrases.insert(phrase);
+    }
+    for (const std::string& phrase : phrases) (c.failed ? in[phrase].first : in[phrase].second)++;
+  }
+  if (failed < 2 || cases_.size() - failed < 2) return "";
+  std::vector<std::string> found;
+  for (const auto& [phrase, counts] : in)
+    if (counts.first == failed && counts.second == 0) found.push_back(phrase);
+  if (found.size() != 1) return "";
+  return "Every " + noun_ + " with \"" + found.front() + "\" failed (" + std::to_string(failed) +
+         " of " + std::to_string(cases_.size()) +
+         "), and every one without it passed: look at "
+         "what your code does differently there.";
 }
 
 std::string Cases::threshold_of_failures() const {
@@ -308,14 +352,14 @@ std::string Cases::threshold_of_failures() const {
         max_pass = std::max(max_pass, v), min_pass = std::min(min_pass, v);
     }
     if (max_pass < min_fail)
-      found.push_back(" Every " + noun_ + " with " + name + " > " + std::to_string(max_pass) +
+      found.push_back("Every " + noun_ + " with " + name + " > " + std::to_string(max_pass) +
                       " failed, and every one with " + name + " <= " + std::to_string(max_pass) +
                       " passed: look at what your code does differently once " + name + " passes " +
                       std::to_string(max_pass) +
                       " (a second block of it, a loop "
                       "bound, a tail).");
     else if (max_fail < min_pass)
-      found.push_back(" Every " + noun_ + " with " + name + " < " + std::to_string(min_pass) +
+      found.push_back("Every " + noun_ + " with " + name + " < " + std::to_string(min_pass) +
                       " failed, and every one with " + name + " >= " + std::to_string(min_pass) +
                       " passed: look at what your code does when " + name + " is that small.");
   }
@@ -334,7 +378,7 @@ std::string Cases::threshold_of_failures() const {
       even_passes += !f && v % 2 == 0;
     }
     if (odd_fails == fails && even_passes >= 2)
-      parity.push_back(" Every " + noun_ + " that failed has an odd " + name + ", and " + noun_ +
+      parity.push_back("Every " + noun_ + " that failed has an odd " + name + ", and " + noun_ +
                        "s with an even " + name + " passed: look at a loop over " + name +
                        " that takes two steps at a time (unrolled by 2, or pairs of elements), "
                        "at its last, odd, step.");
@@ -356,6 +400,10 @@ std::string Cases::report() const {
       the_case += " (of the " + std::to_string(failed) + " " + noun_ +
                   "s that failed, the one whose diagnosis says most; all are listed below)";
   }
+  // What separates the failing cases from the passing ones, when one thing does: the first fact
+  // to read after the case, whatever the case's own diagnosis says.
+  if (const std::string apart = separation(); !apart.empty())
+    the_case += "\n  Across the " + noun_ + "s: " + apart;
   const std::size_t eol = text.find('\n');
   text.insert(eol == std::string::npos ? text.size() : eol + 1, the_case + "\n");
   if (cases_.size() > 1) text += "  " + summary() + "\n";

@@ -126,9 +126,12 @@ TEST(Cases, ReportsTheMostTellingFailureNotTheFirst) {
   EXPECT_THAT(report, HasSubstr("  Case: n = 67 (of the 63 sizes that failed, the one whose"));
   EXPECT_THAT(report, HasSubstr("the last 3 elements were never written"));
   EXPECT_THAT(report, Not(HasSubstr("never written, and n =")));
+  // What separates the sizes comes right under the case, the list of sizes at the end.
+  EXPECT_THAT(report, HasSubstr("the one whose diagnosis says most; all are listed below)\n"
+                                "  Across the sizes: Every size that passed is a multiple of 16, "
+                                "and none that failed.\n  Diagnosis:"));
   EXPECT_THAT(report, HasSubstr("Failed at 63 of 68 sizes: n = 1..15, 17..31, 33..47, 49..63, "
-                                "65..67; passed at n = 0, 16, 32, 48, 64 (every size that passed "
-                                "is a multiple of 16, and none that failed)."));
+                                "65..67; passed at n = 0, 16, 32, 48, 64.\n"));
   EXPECT_FALSE(cases.verdict());
 }
 
@@ -181,6 +184,27 @@ TEST(Cases, SayWhichValueOfTheirParametersSeparatesTheFailuresFromThePasses) {
   }
   EXPECT_THAT(odd.report(), HasSubstr("Every shape that failed has an odd k, and shapes with an "
                                       "even k passed: look at a loop over k that takes two steps"));
+}
+
+TEST(Cases, SayWhichPhraseOfTheirDescriptionsTheFailuresShare) {
+  // Failing exactly where B has one scale for the whole tensor: named, whatever the sizes do.
+  Cases cases(where());
+  for (const char* shape : {"7 x 17 x 33", "64 x 48 x 100"})
+    for (const char* a : {"A per tensor", "A per row"})
+      for (const char* b : {"B per tensor", "B per column"}) {
+        cases.next(std::string(shape) + ", " + a + ", " + b);
+        const bool wrong = std::string(b) == "B per tensor";
+        cases.check(check(wrong ? written_up_to(100, 90) : written_up_to(10, 10)));
+      }
+  EXPECT_THAT(cases.report(), HasSubstr("  Across the cases: Every case with \"B per tensor\" "
+                                        "failed (4 of 8), and every one without it passed"));
+  // Two phrases that go together in every case (each failing case has both): neither is named.
+  Cases together(where());
+  for (int i = 0; i < 6; ++i) {
+    together.next(i % 2 ? "A per row, B per tensor" : "A per tensor, B per column");
+    together.check(check(i % 2 ? written_up_to(100, 90) : written_up_to(10, 10)));
+  }
+  EXPECT_THAT(together.report(), Not(HasSubstr("Across the cases")));
 }
 
 TEST(Cases, AMistakeOnlyOneCaseNamesWhileOthersSaySomethingElseIsACoincidence) {

@@ -100,9 +100,15 @@ class Cases {
   void resolve();
   Telling most_telling() const;
   std::string summary() const;
-  // " Every shape with k > 256 failed, ...": a "name = number" of the cases' contexts that
+  // What separates the failing cases from the passing ones, the first of: a size multiple or
+  // threshold (cases of next_size), a "name = number" threshold or parity, a phrase; "" for none.
+  std::string separation() const;
+  // "Every shape with k > 256 failed, ...": a "name = number" of the cases' contexts that
   // separates the failing cases from the passing ones; "" when none does.
   std::string threshold_of_failures() const;
+  // "Every case with "B per tensor" failed, ...": a phrase of the contexts (one without a number)
+  // in every failing case and in no passing one; "" when not exactly one is.
+  std::string phrase_of_failures() const;
   void publish() const;  // for the crash handler: the case running, and the failures so far
 
   Where where_;

@@ -3,7 +3,7 @@
 // batch nothing is written at all, which alone says nothing; the larger sizes show the pattern.
 // Checked by: Relu.MatchesOracleAtEverySize
 // Expect: your SIMD loop stops one batch early
-// Expect: every size that failed is a multiple of
+// Expect: Every size that failed is a multiple of
 #include "vector_ops.hpp"
 
 #include <xsimd/xsimd.hpp>
