@@ -208,6 +208,9 @@ function(workbook_add_lab)
   endif()
   gtest_add_tests(TARGET ${lab}_tests SOURCES ${arg_TESTS} TEST_PREFIX "${lab}." TEST_LIST tests)
   workbook_test_properties(TESTS ${tests} LABELS "${lab};correctness${gpu_label}" ${gpu})
+  # Where the compiler's warnings about the implementation are kept: a failing test shows them.
+  set_property(TEST ${tests} APPEND PROPERTY ENVIRONMENT
+    "WORKBOOK_WARNINGS_DIR=${CMAKE_CURRENT_BINARY_DIR}/CMakeFiles/${lab}_impl.dir")
   _workbook_run_serial("${tests}" ${lab} "${arg_SERIAL}")
 
   # With the solutions, also prove the stub fails every test it should with "not implemented".
@@ -437,6 +440,12 @@ function(_workbook_lab_library target impl_dir header_dir sources libraries)
   target_link_libraries(${target} PUBLIC workbook::workbook ${libraries})
   workbook_target_defaults(${target})
   workbook_line_tables(${target})
+  # The compiler's warnings about the lab's code are kept for the tests to show (keep_warnings.sh).
+  set_target_properties(${target} PROPERTIES CXX_COMPILER_LAUNCHER
+    "${PROJECT_SOURCE_DIR}/cmake/keep_warnings.sh;${CMAKE_CXX_COMPILER_LAUNCHER}")
+  if(NOT CMAKE_CXX_COMPILER_LAUNCHER)
+    set_target_properties(${target} PROPERTIES CXX_COMPILER_LAUNCHER "${PROJECT_SOURCE_DIR}/cmake/keep_warnings.sh")
+  endif()
 endfunction()
 
 # Perf cases: one worker executable per implementation (same case objects, different kernels), and

@@ -1,4 +1,5 @@
 #include <workbook/internal/code_location.hpp>
+#include <workbook/internal/compiler_warnings.hpp>
 #include <workbook/internal/crash_report.hpp>
 #include <workbook/internal/signal_safe_text.hpp>
 #include <workbook/testing.hpp>
@@ -638,6 +639,7 @@ std::size_t format_crash_report(const CrashFacts& f, char* out, std::size_t capa
     explain(t, f);
     if (*f.earlier) t << "  Before the crash, " << f.earlier << "\n";
   }
+  t << f.warnings;
   t << "  Next: ";
   if (*f.file)
     t << "edit " << f.file << (*f.function ? ": " : "") << f.function << ". ";
@@ -674,6 +676,7 @@ struct CrashState {
   char lab_folder[256] = "";
   char report[16384] = "";
   char location[1024] = "";
+  char warnings[2048] = "";
   LiveBuffer buffers[detail::kLiveSlots];
 };
 CrashState crash_state;
@@ -718,6 +721,7 @@ void on_crash(int signal, siginfo_t* info, void* context) {
   (void)context;
 #endif
   f.location = s.location;
+  f.warnings = s.warnings;
   f.test = s.test;
   f.function = s.function;
   f.file = s.file;
@@ -797,8 +801,9 @@ bool crash_report_installed() {
       describe_code_location(last_throw(), "threw", location, sizeof location);
     else
       describe_code_location(capture_stack(0), "ended", location, sizeof location);
-    std::fprintf(stderr, "\n*** TERMINATE: std::terminate was called (%s).\n%s%s  %s\n  Next: %s\n",
-                 what.c_str(), running, location, advice.c_str(), edit);
+    std::fprintf(stderr,
+                 "\n*** TERMINATE: std::terminate was called (%s).\n%s%s  %s\n%s  Next: %s\n",
+                 what.c_str(), running, location, advice.c_str(), crash_state.warnings, edit);
     std::fflush(stderr);
   }
   std::_Exit(kCrashExitCode);  // as the crash report does: a failure with its report
@@ -809,6 +814,7 @@ void install_crash_report(const char* argv0) {
   std::set_terminate(on_terminate);
   find_lab(argv0);
   prepare_code_location();
+  copy(crash_state.warnings, sizeof crash_state.warnings, compiler_warnings_report().c_str());
   stack_t stack{};
   stack.ss_sp = alternate_stack;
   stack.ss_size = sizeof alternate_stack;
@@ -923,6 +929,7 @@ class PrintSeedOnFailure : public ::testing::EmptyTestEventListener {
     internal::set_crash_test("");
     exception_case.clear();
     if (!test.result()->Failed()) return;
+    std::cout << internal::compiler_warnings_report();
     std::cout << "  Inputs came from WORKBOOK_SEED=" << base_seed()
               << "; replay them with: WORKBOOK_SEED=" << base_seed() << " ctest -R '"
               << test.test_suite_name() << "." << test.name() << "'\n";

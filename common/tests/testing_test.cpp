@@ -3,6 +3,7 @@
 // buffers, and the crash report, on made-up facts and on real crashes in a child process.
 #include <workbook/check.hpp>
 #include <workbook/internal/code_location.hpp>
+#include <workbook/internal/compiler_warnings.hpp>
 #include <workbook/internal/crash_report.hpp>
 #include <workbook/live_buffers.hpp>
 #include <workbook/testing.hpp>
@@ -671,6 +672,33 @@ TEST_F(CodeLocation, NothingWhenNoFrameIsInALabsSource) {
                      "?? ??:0\n",
                      "crashed"),
             "");
+}
+
+// --- The compiler's warnings about the lab's code ------------------------------------------------
+
+TEST_F(CodeLocation, CompilerWarningsKeptByTheLauncherAreShownFromTheLabFolderOn) {
+  // As cmake/keep_warnings.sh leaves them: one file per object, GCC's layout.
+  const auto dir = root_ / "CMakeFiles/lab03_impl.dir";
+  std::filesystem::create_directories(dir / "sub");
+  std::ofstream(dir / "thread_pool.cpp.o.warnings")
+      << "/home/s/wb/labs/03_thread_pool/thread_pool.cpp: In function 'void parallel_for()':\n"
+         "/home/s/wb/labs/03_thread_pool/thread_pool.cpp:64:20: warning: comparison of unsigned "
+         "expression in '< 0' is always false [-Wtype-limits]\n"
+         "   64 |   if (range.begin < 0) throw std::invalid_argument(\"reversed\");\n"
+         "      |       ~~~~~~~~~~~~^~~\n";
+  std::ofstream(dir / "sub/other.cpp.o.warnings")  // the same header's warning, seen again
+      << "/home/s/wb/labs/03_thread_pool/thread_pool.cpp:64:20: warning: comparison of unsigned "
+         "expression in '< 0' is always false [-Wtype-limits]\n";
+  ::setenv("WORKBOOK_WARNINGS_DIR", dir.c_str(), 1);
+  const std::string report = workbook::testing::internal::compiler_warnings_report();
+  ::unsetenv("WORKBOOK_WARNINGS_DIR");
+  EXPECT_EQ(report,
+            "  Your compiler warned about your code when it built it (a warning is often the "
+            "mistake itself):\n"
+            "    labs/03_thread_pool/thread_pool.cpp:64:20: warning: comparison of unsigned "
+            "expression in '< 0' is always false [-Wtype-limits]\n"
+            "       64 |   if (range.begin < 0) throw std::invalid_argument(\"reversed\");\n");
+  EXPECT_EQ(workbook::testing::internal::compiler_warnings_report(), "") << "no folder named";
 }
 
 // --- The crash report, on real crashes (in a child process) --------------------------------------

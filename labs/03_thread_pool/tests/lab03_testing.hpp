@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <workbook/internal/code_location.hpp>
+#include <workbook/internal/compiler_warnings.hpp>
 
 #include <algorithm>
 #include <atomic>
@@ -522,6 +523,7 @@ class Watchdog {
           "every thread is blocked and none of the states this test knows matches; where each "
           "one waits is listed below";
     const bool lines_shown = state.find(" waits at ") != std::string::npos;
+    state += workbook::testing::internal::compiler_warnings_report();
     std::fprintf(stderr,
                  "\nFAIL %s: stuck after %.1f s: %s.\n%s\nWhat each thread was doing:\n%s"
                  "Edit labs/03_thread_pool/thread_pool.cpp%s. To see each thread's whole stack, "

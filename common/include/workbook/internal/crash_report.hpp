@@ -23,6 +23,8 @@ struct CrashFacts {
   /// Where in the lab's code it crashed, with the line's text (describe_code_location); "" when
   /// no frame of the stack lies in a lab's source.
   const char* location = "";
+  /// The compiler's warnings about the lab's code, with their heading (compiler_warnings.hpp).
+  const char* warnings = "";
   const char* earlier = "";  ///< the most telling failure of the cases before it
   /// That failure's diagnosis names a mistake or a pattern: the report leads with it, since it
   /// shows more than the crash's own explanation of what faults like it usually are.

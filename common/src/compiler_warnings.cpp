@@ -1,0 +1,79 @@
+#include <workbook/internal/compiler_warnings.hpp>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <vector>
+
+namespace workbook::testing::internal {
+
+namespace {
+
+// "/home/s/wb/labs/03_thread_pool/thread_pool.cpp:64:20: warning: ..." reads from labs/ on.
+std::string from_lab_folder(const std::string& line) {
+  for (const char* folder : {"/labs/", "/solutions/"}) {
+    const std::size_t at = line.rfind(folder, line.find(": warning: "));
+    if (at != std::string::npos) return line.substr(at + 1);
+  }
+  return line;
+}
+
+}  // namespace
+
+std::string compiler_warnings(std::size_t most) {
+  const char* dir = std::getenv("WORKBOOK_WARNINGS_DIR");
+  if (!dir || !*dir) return "";
+  std::error_code error;
+  std::vector<std::filesystem::path> files;
+  for (auto it = std::filesystem::recursive_directory_iterator(dir, error);
+       !error && it != std::filesystem::recursive_directory_iterator(); it.increment(error))
+    if (it->path().extension() == ".warnings") files.push_back(it->path());
+  std::sort(files.begin(), files.end());
+  // GCC's and Clang's layout: the warning, then the source line ("   64 |   if (...)") and a caret.
+  static const std::regex source_line(R"(^ *[0-9]+ \| .*)");
+  // A header's warning comes once per file that includes it: each is shown once, with its source
+  // line from whichever file has it.
+  std::vector<std::pair<std::string, std::string>> warnings;  // the warning, its source line
+  for (const auto& file : files) {
+    std::ifstream in(file);
+    std::size_t last = warnings.size();  // the warning a source line belongs to, if any
+    for (std::string line; std::getline(in, line);) {
+      if (line.find(": warning: ") != std::string::npos) {
+        const std::string shown = from_lab_folder(line);
+        last = std::find_if(warnings.begin(), warnings.end(),
+                            [&](const auto& w) { return w.first == shown; }) -
+               warnings.begin();
+        if (last == warnings.size()) {
+          if (warnings.size() >= most) continue;
+          warnings.push_back({shown, ""});
+        }
+      } else if (last < warnings.size() && std::regex_match(line, source_line)) {
+        if (warnings[last].second.empty()) warnings[last].second = line;
+        last = warnings.size();
+      }
+    }
+  }
+  std::string text;
+  for (const auto& [warning, source] : warnings)
+    text += warning + "\n" + (source.empty() ? "" : source + "\n");
+  return text;
+}
+
+std::string compiler_warnings_report() {
+  const std::string warnings = compiler_warnings();
+  if (warnings.empty()) return "";
+  std::string text =
+      "  Your compiler warned about your code when it built it (a warning is often the mistake "
+      "itself):\n";
+  std::size_t from = 0;
+  while (from < warnings.size()) {
+    const std::size_t end = warnings.find('\n', from);
+    text += "    " + warnings.substr(from, end - from) + "\n";
+    from = end + 1;
+  }
+  return text;
+}
+
+}  // namespace workbook::testing::internal
