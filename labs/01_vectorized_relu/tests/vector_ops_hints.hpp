@@ -4,7 +4,8 @@
 // never what it is assumed to do. A streaming kernel no faster than a scalar loop in L1 is told
 // to vectorise; a vectorised one no faster from memory than ordinary stores, to stream its stores
 // (and, when it is also slow in L1, that it streams there instead: the choice the wrong way round);
-// one a little faster, that not all its stores stream; one faster than that is not told either. A
+// one a little faster, that not all its stores stream; one faster than that is not told either;
+// one far slower, that something waits at every store. A
 // reduction no faster than a scalar sum is told to vectorise; one as fast as a single accumulator,
 // to keep several; one faster, neither.
 #include <cstddef>
@@ -56,6 +57,15 @@ inline std::string streaming(const std::string& function, std::size_t n_l1, doub
            "choice "
            "between streaming and ordinary stores is the wrong way round: stream only an output "
            "larger than the last-level cache, and store ordinarily below that.";
+  // Far slower than ordinary stores (not "no faster", which is within the noise of a loaded
+  // machine): something each store waits for.
+  if (gbs < 0.5 * ordinary_gbs)
+    return from_memory + ": " + num(ordinary_gbs / gbs) +
+           "x slower than ordinary stores, where streaming stores would be faster and a missing "
+           "one would be as fast. Something in your loop makes each store (or batch) wait: a "
+           "fence after every streaming store (workbook::stream_fence belongs once, after the "
+           "loop), an atomic or a call per batch, or a loop that streams to one line over and "
+           "over. Find what runs once per batch in your loop that a copy would not need.";
   if (gbs < 1.1 * ordinary_gbs)
     return from_memory +
            ": no faster, so each store still reads its cache line from memory first "

@@ -52,6 +52,15 @@ TEST(Lab01Hints, StreamingChosenTheWrongWayRoundIsNamed) {
   EXPECT_FALSE(says(hint, "one element at a time")) << hint;
 }
 
+// A fence after every streaming store: fast in L1, 23 times slower than ordinary stores from
+// memory. Not "no faster": something waits at every store.
+TEST(Lab01Hints, AKernelFarSlowerThanOrdinaryStoresIsToldSomethingWaitsAtEachStore) {
+  const std::string hint = lab01::hints::streaming("relu", 4096, 19, 3.55, 1.00, 23);
+  EXPECT_TRUE(says(hint, "23x slower than ordinary stores")) << hint;
+  EXPECT_TRUE(says(hint, "a fence after every streaming store")) << hint;
+  EXPECT_FALSE(says(hint, "no faster")) << hint;
+}
+
 TEST(Lab01Hints, Reductions) {
   const std::string scalar = lab01::hints::reduction("dot", 4096, 0.9, 0.9, 11);
   EXPECT_TRUE(says(scalar, "Use xsimd::fma")) << scalar;
