@@ -119,6 +119,15 @@ class WatchedPool {
   /// pool.submit(task), counted: started when a worker begins it, finished when it ends.
   std::future<void> submit(std::function<void()> task) {
     if (!task) return pool_.submit(std::move(task));  // the pool must reject it itself
+    // The sleeping workers' context switches before the first submits (reading them costs a
+    // little: a hang comes at the first tasks): a worker that switched since was woken by it.
+    if (submitted_ < 64) {
+      std::vector<long> asleep;
+      for (pid_t tid : workers_)
+        asleep.push_back(thread_state(tid).in_futex() ? threads::thread_switches(tid) : -1);
+      const std::lock_guard lock(switches_mutex_);
+      switches_before_submit_ = std::move(asleep);
+    }
     ++submitted_;
     return pool_.submit([this, task = std::move(task)] {
       ++started_;
@@ -152,6 +161,12 @@ class WatchedPool {
   /// Once destroying(): worker k's context switches when the destruction began, -1 where it was not
   /// asleep then (running a task: its later switches say nothing).
   const std::vector<long>& switches_at_destruction() const { return switches_at_destruction_; }
+  /// Worker k's context switches just before the last of the first 64 submits, -1 where it was
+  /// not asleep then; empty when there were more submits (or none).
+  std::vector<long> switches_before_submit() const {
+    const std::lock_guard lock(switches_mutex_);
+    return submitted_ <= 64 ? switches_before_submit_ : std::vector<long>{};
+  }
 
  private:
   // Declared first, so it is the last to go: registered before the pool exists, until it is gone.
@@ -173,6 +188,8 @@ class WatchedPool {
   unsigned size_ = 0;
   std::atomic<long> submitted_{0}, started_{0}, finished_{0};
   std::vector<long> switches_at_destruction_;  // written before destroying_ is set
+  mutable std::mutex switches_mutex_;
+  std::vector<long> switches_before_submit_;
   std::atomic<bool> destroying_{false};
   ThreadPool pool_;
 
@@ -297,14 +314,39 @@ inline std::string cause(const WatchedPool& p, const std::vector<ThreadState>& w
                           "predicate sent them back to sleep. ") +
            wake_all + ".";
   }
-  if (pending > 0 && on_condition > 0)
-    return plural(pending, "task was", "tasks were") + " submitted and never started, yet " +
-           plural(on_condition, "worker", "workers") + " of " + std::to_string(n) +
-           (on_condition == 1 ? " sleeps" : " sleep") +
-           " on the condition variable: a lost wake-up. submit() must wake a worker "
-           "(work_available_.notify_one()) after pushing the task onto the queue with the mutex "
-           "held, and a worker must check the queue under the mutex before it sleeps (wait with "
-           "a predicate).";
+  if (pending > 0 && on_condition > 0) {
+    // Woken since the last submit (a sleeper's switches grew) and asleep again with the task
+    // queued: the wait's predicate; not woken at all: the notify.
+    long woken = 0, unwoken = 0;
+    const std::vector<long> before = p.switches_before_submit();
+    for (std::size_t k = 0; k < workers.size() && k < before.size(); ++k) {
+      if (workers[k].ended() || before[k] < 0 || !workers[k].futex_is_condition_wait()) continue;
+      (threads::thread_switches(workers[k].tid) > before[k] ? woken : unwoken) += 1;
+    }
+    const std::string asleep =
+        plural(pending, "task was", "tasks were") + " submitted and never started, yet " +
+        plural(on_condition, "worker", "workers") + " of " + std::to_string(n) +
+        (on_condition == 1 ? " sleeps" : " sleep") + " on the condition variable";
+    const std::string predicate =
+        "A worker must wait until there is a task or the pool stops: work_available_.wait(lock, "
+        "[this] { return stopping_ || !queue_.empty(); })";
+    if (woken > 0 && unwoken == 0)
+      return asleep + ". " + (woken == 1 ? std::string("It was") : "They were") +
+             " woken after the task was submitted, and went back to sleep with the task still "
+             "queued: the wait's predicate is false while the queue holds a task. " +
+             predicate + ".";
+    if (unwoken > 0 && woken == 0)
+      return asleep +
+             ", and none has run since the task was submitted: a lost wake-up. submit() must "
+             "wake a worker (work_available_.notify_one()) after pushing the task onto the queue "
+             "with the mutex held, and a worker must check the queue under the mutex before it "
+             "sleeps (wait with a predicate).";
+    return asleep +
+           ": either submit() did not wake one (it must notify_one() after pushing the task, "
+           "with the mutex held), or a woken worker went back to sleep with the task queued (the "
+           "wait's predicate). " +
+           predicate + ".";
+  }
   if (p.size() < p.requested())
     return "the pool was asked for " + plural(p.requested(), "thread", "threads") +
            " and its size() is " + std::to_string(p.size()) +
