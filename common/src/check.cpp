@@ -1030,17 +1030,32 @@ std::string diagnose(const Outcome& o, const Tolerance& tol, const Where& where,
   // A remainder is smaller than the full blocks before it: with half the rows or columns (or
   // more) wrong, "the last rows" is not a remainder.
   std::size_t kr = 0, kc = 0;
+  // The wrong part is the last, partial block, or every block after the first (a block's start
+  // or its offset wrong) where there is one full block before it: one shape cannot tell them
+  // apart, so both are said.
   if (o.rows > 1 && bad_in_tails(o, kr, kc) && 2 * kr < o.rows && 2 * kc < o.cols &&
-      model != Model::cuda)
-    return "only " + last_rows_and_columns(kr, kc) + (kr + kc == 1 ? " is" : " are") +
-           " wrong: the remainder after your last full block (M = " + std::to_string(o.rows) +
-           ", N = " + std::to_string(o.cols) + ") is computed incorrectly" +
+      model != Model::cuda) {
+    const std::string columns =
+        "columns " + std::to_string(o.cols - kc) + " to " + std::to_string(o.cols - 1);
+    const std::string rows =
+        "rows " + std::to_string(o.rows - kr) + " to " + std::to_string(o.rows - 1);
+    const std::string region = kc > 0 && kr > 0 ? columns + " and " + rows
+                               : kc > 0         ? columns
+                                                : rows;
+    return "only " + last_rows_and_columns(kr, kc) + (kr + kc == 1 ? " is" : " are") + " wrong (" +
+           region + "; M = " + std::to_string(o.rows) + ", N = " + std::to_string(o.cols) +
+           "), the ones before are right. What computes them is wrong: the last, partial block "
+           "(or tile) of " +
+           (kc > 0 ? "columns" : "rows") +
+           ", or every block after the first (its start, its offset into a packed buffer), "
+           "which in this shape may be the same one" +
            (bad_ones_doubled(o, tol)
                 ? ". Each of them holds exactly twice its answer: they are computed twice (a pass "
                   "over the leftover columns for every row and one over the leftover rows for "
                   "every column both cover the corner where they meet; or a sum added into C "
                   "twice)."
                 : ".");
+  }
   // Some elements computed twice: which ones says which loop ran over them twice.
   if (o.bad_count >= 2 && bad_ones_doubled(o, tol)) {
     std::string where_bad = count(o.bad_count, "element") + " (the first at index " +

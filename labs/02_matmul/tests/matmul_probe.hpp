@@ -33,6 +33,8 @@ struct Read {
 /// column), fitted exactly on every wrong element.
 struct Formula {
   std::int64_t rows = 0, cols = 0, shift = 0;
+  /// Whether the wrong elements span several rows (columns): else `rows` (`cols`) is unknown, 0.
+  bool rows_known = false, cols_known = false;
 };
 
 /// Fits a Formula through every element read wrong, or nothing when they do not lie on one.
@@ -55,6 +57,7 @@ inline std::optional<Formula> fit(const std::vector<Read>& reads, std::size_t n)
     if (q.i == p0.i && q.j != p0.j) {
       if ((q.f - p0.f) % (q.j - p0.j) != 0) return std::nullopt;
       f.cols = (q.f - p0.f) / (q.j - p0.j);
+      f.cols_known = true;
       break;
     }
   for (const Point& q : points)
@@ -62,6 +65,7 @@ inline std::optional<Formula> fit(const std::vector<Read>& reads, std::size_t n)
       const std::int64_t rest = q.f - p0.f - f.cols * (q.j - p0.j);
       if (rest % (q.i - p0.i) != 0) return std::nullopt;
       f.rows = rest / (q.i - p0.i);
+      f.rows_known = true;
       break;
     }
   f.shift = p0.f - f.rows * p0.i - f.cols * p0.j;
@@ -167,14 +171,16 @@ inline std::string describe(const std::vector<Read>& reads, const MatmulShape& s
   if (const auto f = fit(reads, s.n)) {
     out << wrong << " of " << reads.size() << " elements of C took element " << formula(*f, s, ld)
         << " of " << buffer << " instead";
-    const bool swapped = f->rows == 1 && f->cols != 1;
+    // What the strides say, where the wrong elements span rows and columns to show them.
+    const bool both_known = f->rows_known && f->cols_known;
+    const bool swapped = both_known && f->rows == 1 && f->cols != 1;
     if (swapped)
       out << ": " << name << " is read down its columns, as if stored transposed ("
           << (of_a ? "k x m" : "n x k") << ", rows " << named(f->cols, s, ld) << " apart)";
-    else if (f->cols == 1 && f->rows != static_cast<std::int64_t>(ld_value))
+    else if (both_known && f->cols == 1 && f->rows != static_cast<std::int64_t>(ld_value))
       out << ": the rows of " << name << " are taken " << named(f->rows, s, ld)
           << " apart, where they lie " << ld << " = " << ld_value << " apart";
-    else if (f->cols == 1 && f->shift != 0)
+    else if (both_known && f->cols == 1 && f->shift != 0)
       out << ": every read of " << name << " is shifted by " << f->shift << " elements";
   } else {
     const Read& r = reads[first];
@@ -207,20 +213,24 @@ inline std::string what_matmul_reads(const MatmulShape& s) {
   if (s.m * s.lda >= kExact || s.k * s.ldb >= kExact || s.k == 0 || s.m == 0 || s.n == 0) return "";
   const std::vector<Read> of_a = run(s, true), of_b = run(s, false);
   const std::string a = describe(of_a, s, true), b = describe(of_b, s, false);
-  // Only a formula tells more than the check's own reading of random inputs; where one probe shows
-  // one and the other does not, the formula leads: a wrong read of one operand spoils the other's
-  // probe too (its identity is read the same wrong way).
-  const bool a_fits = fit(of_a, s.n).has_value(), b_fits = fit(of_b, s.n).has_value();
-  if (!a_fits && !b_fits) return "";
-  std::string text = "Two probes of this shape show how your code indexes A and B: ";
-  if (b_fits && !a_fits && !a.empty())
-    return text + b + " (with B the identity, C is wrong too, as a wrong read of B also makes it).";
-  if (a_fits && !b_fits && !b.empty())
-    return text + a + " (with A the identity, C is wrong too, as a wrong read of A also makes it).";
-  text += a.empty() ? "with B the identity, C copied A right" : a;
-  text += "; ";
-  text += b.empty() ? "with A the identity, C copied B right" : b;
-  return text + ".";
+  // Only a formula tells more than the check's own reading of random inputs. Where both probes
+  // come out wrong, a wrong read of either operand spoils both (the identity is read the same
+  // wrong way): one is named only when its formula moves with both i and j and the other probe
+  // follows none.
+  const auto a_fit = fit(of_a, s.n), b_fit = fit(of_b, s.n);
+  auto moves = [](const std::optional<Formula>& f) {
+    return f && f->rows_known && f->cols_known && f->rows != 0 && f->cols != 0;
+  };
+  const std::string lead = "Two probes of this shape show how your code indexes A and B: ";
+  if (!a.empty() && b.empty() && a_fit)
+    return lead + a + "; with A the identity, C copied B right.";
+  if (a.empty() && !b.empty() && b_fit)
+    return lead + "with B the identity, C copied A right; " + b + ".";
+  if (!a.empty() && !b.empty() && moves(b_fit) && !a_fit)
+    return lead + b + " (with B the identity, C is wrong too, as a wrong read of B also makes it).";
+  if (!a.empty() && !b.empty() && moves(a_fit) && !b_fit)
+    return lead + a + " (with A the identity, C is wrong too, as a wrong read of A also makes it).";
+  return "";
 }
 
 }  // namespace lab02::probe
