@@ -772,9 +772,26 @@ bool crash_report_installed() {
             "future's get() once.";
       } catch (const std::system_error& x) {
         what = std::string("std::system_error: ") + x.what();
-        advice =
-            "A thread or mutex was used wrongly: a std::thread joined twice (or never started), "
-            "a mutex unlocked by a thread that does not hold it, or locked twice by one thread.";
+        if (x.code() == std::errc::operation_not_permitted)
+          advice =
+              "A lock was used while it does not hold its mutex: a std::unique_lock unlocked "
+              "twice, or unlocked (to run a task outside it) and not locked again before the "
+              "next wait or unlock; a condition_variable's wait needs its lock held. Lock it "
+              "again after the task (or make the lock a local of each pass of the loop).";
+        else if (x.code() == std::errc::resource_deadlock_would_occur)
+          advice =
+              "A thread would wait for itself: a std::thread joined from its own thread (a pool "
+              "destroyed by one of its own workers, in a task), or a lock locked twice by one "
+              "thread.";
+        else if (x.code() == std::errc::invalid_argument)
+          advice =
+              "A std::thread joined (or detached) that cannot be: never started, moved from, or "
+              "joined already.";
+        else
+          advice =
+              "A thread or mutex was used wrongly: a std::thread joined twice (or never "
+              "started), a mutex unlocked by a thread that does not hold it, or locked twice by "
+              "one thread.";
       } catch (const std::exception& x) {
         what = std::string("an exception: ") + x.what();
         advice =

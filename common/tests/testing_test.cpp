@@ -18,6 +18,7 @@
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -768,6 +769,16 @@ TEST(CrashReportDeathTest, AnExceptionThatLeavesAThreadIsNamedWithTheCase) {
     }).join();
   };
   EXPECT_DEATH(twice(), "std::future_error(.|\n)*run it once");
+  // A lock unlocked when it no longer holds its mutex (unlocked for a task, never locked again).
+  auto unlocked_twice = [] {
+    std::thread([] {
+      std::mutex m;
+      std::unique_lock lock(m);
+      lock.unlock();
+      lock.unlock();
+    }).join();
+  };
+  EXPECT_DEATH(unlocked_twice(), "Operation not permitted(.|\n)*does not hold its mutex");
   // A thread destroyed while it can still be joined.
   EXPECT_DEATH({ std::thread forgotten([] {}); },
                "\\(no exception\\)(.|\n)*join every thread before it goes");
