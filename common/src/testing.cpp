@@ -82,6 +82,26 @@ std::size_t common_multiple(const std::vector<std::size_t>& all,
   return 0;
 }
 
+// The batch width w and the d of an unrolled loop over batches, when every failing size's count of
+// whole batches (n / w) is not a multiple of d and every passing size's is: the batch left over
+// from the unrolled loop (its own loop, or its own accumulator) is the wrong one. {0, 0} when none.
+std::pair<std::size_t, std::size_t> leftover_batches(const std::vector<std::size_t>& failing,
+                                                     const std::vector<std::size_t>& passing) {
+  if (failing.size() < 2 || passing.size() < 2) return {0, 0};
+  std::vector<std::size_t> widths{simd_lanes<float>()};
+  for (std::size_t w : {std::size_t{8}, std::size_t{4}})
+    if (w < widths.front()) widths.push_back(w);
+  for (std::size_t w : widths)
+    for (std::size_t d : {std::size_t{2}, std::size_t{4}}) {
+      const bool failing_left_over = std::all_of(failing.begin(), failing.end(),
+                                                 [&](std::size_t n) { return (n / w) % d != 0; });
+      const bool passing_even = std::all_of(passing.begin(), passing.end(),
+                                            [&](std::size_t n) { return (n / w) % d == 0; });
+      if (failing_left_over && passing_even) return {w, d};
+    }
+  return {0, 0};
+}
+
 }  // namespace
 
 Cases::Cases(Where where, std::string noun) : where_(std::move(where)), noun_(std::move(noun)) {
@@ -281,6 +301,12 @@ std::string Cases::separation() const {
   if (const std::size_t q = common_multiple(failing, passing))
     return "Every size that failed is a multiple of " + std::to_string(q) +
            ", and none that passed.";
+  if (const auto [w, d] = leftover_batches(failing, passing); w > 0)
+    return "Every size that failed has a number of whole batches of " + std::to_string(w) +
+           " (n / " + std::to_string(w) + ") that is not a multiple of " + std::to_string(d) +
+           ", and every size that passed has one that is: a loop that takes " + std::to_string(d) +
+           " batches at a time is right, and what handles the batches left " +
+           "over after it (their own loop, or the accumulator they go into) is wrong.";
   if (const std::size_t from =
           failing.empty() ? 0 : *std::min_element(failing.begin(), failing.end());
       passing.size() >= 2 && failing.size() >= 2 &&

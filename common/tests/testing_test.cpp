@@ -188,6 +188,23 @@ TEST(Cases, SayWhichValueOfTheirParametersSeparatesTheFailuresFromThePasses) {
                                       "even k passed: look at a loop over k that takes two steps"));
 }
 
+TEST(Cases, SayWhenTheFailingSizesAreThoseWithABatchLeftOverFromAnUnrolledLoop) {
+  // A loop two batches at a time is right, the batch left over is not: the sizes with an odd
+  // number of whole batches fail, whatever their tail.
+  const std::size_t w = workbook::simd_lanes<float>();
+  Cases cases(where(), "size");
+  for (std::size_t n = 0; n <= 8 * w + 3; ++n) {
+    cases.next_size(n);
+    cases.check(check((n / w) % 2 == 1 ? written_up_to(n + 10, n) : written_up_to(10, 10)));
+  }
+  EXPECT_THAT(cases.report(),
+              HasSubstr("Across the sizes: Every size that failed has a number of whole batches "
+                        "of " +
+                        std::to_string(w) + " (n / " + std::to_string(w) +
+                        ") that is not a multiple of 2, and every size that passed has one that "
+                        "is"));
+}
+
 TEST(Cases, SayWhichPhraseOfTheirDescriptionsTheFailuresShare) {
   // Failing exactly where B has one scale for the whole tensor: named, whatever the sizes do.
   Cases cases(where());
