@@ -666,6 +666,9 @@ std::size_t format_crash_report(const CrashFacts& f, char* out, std::size_t capa
     if (*f.earlier) t << "  Before the crash, " << f.earlier << "\n";
   }
   t << f.warnings;
+  if (*f.race_command)
+    t << "  In a lab of threads a data race crashes this way too: `" << f.race_command
+      << "` runs these tests under ThreadSanitizer, which names the two lines that race.\n";
   t << "  Next: ";
   if (*f.file)
     t << "edit " << f.file << (*f.function ? ": " : "") << f.function << ". ";
@@ -703,6 +706,7 @@ struct CrashState {
   char report[16384] = "";
   char location[1024] = "";
   char warnings[2048] = "";
+  char race_command[256] = "";
   LiveBuffer buffers[detail::kLiveSlots];
 };
 CrashState crash_state;
@@ -748,6 +752,7 @@ void on_crash(int signal, siginfo_t* info, void* context) {
 #endif
   f.location = s.location;
   f.warnings = s.warnings;
+  f.race_command = s.race_command;
   f.test = s.test;
   f.function = s.function;
   f.file = s.file;
@@ -794,8 +799,9 @@ bool crash_report_installed() {
         what = x.what();  // "std::future_error: No associated state"
         advice =
             "A future, promise or packaged_task was used twice, or after it was moved from: take "
-            "each task from the queue once (pop it as you take it), run it once, and call each "
-            "future's get() once.";
+            "each task from the queue once (pop it as you take it, under the same lock: a task "
+            "moved out under the lock and popped after it lets another worker take the same, "
+            "empty, task), run it once, and call each future's get() once.";
       } catch (const std::system_error& x) {
         what = std::string("std::system_error: ") + x.what();
         if (x.code() == std::errc::operation_not_permitted)
@@ -844,9 +850,16 @@ bool crash_report_installed() {
       describe_code_location(last_throw(), "threw", location, sizeof location);
     else
       describe_code_location(capture_stack(0), "ended", location, sizeof location);
-    std::fprintf(stderr,
-                 "\n*** TERMINATE: std::terminate was called (%s).\n%s%s  %s\n%s  Next: %s\n",
-                 what.c_str(), running, location, advice.c_str(), crash_state.warnings, edit);
+    std::string race;
+    if (*crash_state.race_command)
+      race = std::string(
+                 "  A data race on the pool's state (a queue changed outside its mutex, a "
+                 "task taken by two workers) ends this way too: `") +
+             crash_state.race_command +
+             "` runs these tests under ThreadSanitizer, which names the two lines that race.\n";
+    std::fprintf(
+        stderr, "\n*** TERMINATE: std::terminate was called (%s).\n%s%s  %s\n%s%s  Next: %s\n",
+        what.c_str(), running, location, advice.c_str(), race.c_str(), crash_state.warnings, edit);
     std::fflush(stderr);
   }
   std::_Exit(kCrashExitCode);  // as the crash report does: a failure with its report
@@ -896,6 +909,10 @@ std::size_t format_edit(char* out, std::size_t capacity) {
 
 void set_crash_test(const char* test) {
   copy(crash_state.test, sizeof crash_state.test, test);
+}
+
+void set_race_command(const char* command) {
+  copy(crash_state.race_command, sizeof crash_state.race_command, command);
 }
 
 void set_crash_case(const char* function, const char* file, const char* case_context,

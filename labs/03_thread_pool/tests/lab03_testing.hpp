@@ -20,6 +20,7 @@
 #include <unistd.h>
 #include <workbook/internal/code_location.hpp>
 #include <workbook/internal/compiler_warnings.hpp>
+#include <workbook/internal/crash_report.hpp>
 
 #include <algorithm>
 #include <atomic>
@@ -61,6 +62,9 @@ inline constexpr unsigned kPoolSizes[] = {1, 2, 3, 8};
 /// The one command that builds *your* thread_pool.cpp with ThreadSanitizer and runs these tests
 /// under it (CMakePresets.json, lab03-tsan). Named by every message about a race.
 inline constexpr const char* kTsanCommand = "cmake --workflow --preset lab03-tsan";
+// The crash and std::terminate reports of these tests name it too.
+inline const bool kRaceCommandSet =
+    (workbook::testing::internal::set_race_command(kTsanCommand), true);
 
 // --- A pool the tests can see into
 // ----------------------------------------------------------------

@@ -2,7 +2,7 @@
 // takes the same, now empty, task and runs it again.
 // Checked by: ThreadPool.DestructorFinishesTasksSubmittedByTasks
 // Expect: std::terminate was called (std::future_error: No associated state)
-// Expect: take each task from the queue once (pop it as you take it)
+// Expect: take each task from the queue once (pop it as you take it, under the same lock
 // Lab 03: my implementation.
 #include "thread_pool.hpp"
 

@@ -25,6 +25,8 @@ struct CrashFacts {
   const char* location = "";
   /// The compiler's warnings about the lab's code, with their heading (compiler_warnings.hpp).
   const char* warnings = "";
+  /// The lab's ThreadSanitizer command (set_race_command), "" for a lab without threads.
+  const char* race_command = "";
   const char* earlier = "";  ///< the most telling failure of the cases before it
   /// That failure's diagnosis names a mistake or a pattern: the report leads with it, since it
   /// shows more than the crash's own explanation of what faults like it usually are.
@@ -64,5 +66,9 @@ void set_crash_test(const char* test);
 /// See set_crash_test.
 void set_crash_case(const char* function, const char* file, const char* case_context,
                     const char* earlier, bool earlier_names_a_cause = false);
+
+/// The command that runs the lab's tests under ThreadSanitizer, for a lab of threads: a crash or a
+/// std::terminate there may come from a data race, and the reports then name the command.
+void set_race_command(const char* command);
 
 }  // namespace workbook::testing::internal
