@@ -6,7 +6,6 @@
 #include <cstring>
 #include <mutex>
 #include <thread>
-#include <typeinfo>
 
 #include <dlfcn.h>
 #include <execinfo.h>
@@ -316,7 +315,11 @@ void on_stack_request(int) {
 
 }  // namespace
 
+extern const bool kThrowSiteLinked;  // throw_site.cpp
+
 void prepare_code_location() {
+  // (Names throw_site.cpp's flag, so that its wrapper of __cxa_throw is linked too.)
+  [[maybe_unused]] volatile bool wrapped = kThrowSiteLinked;
   const ssize_t length = readlink("/proc/self/exe", executable.path, sizeof executable.path - 1);
   executable.path[length > 0 ? length : 0] = '\0';
   dl_iterate_phdr(note_main_program, nullptr);
@@ -341,7 +344,8 @@ void prepare_code_location() {
   backtrace(warm, 2);  // loads libgcc's unwinder now, not in a handler
 }
 
-Stack capture_stack(int skip) {
+// Never inlined: `skip` counts frames, this one among them.
+[[gnu::noinline]] Stack capture_stack(int skip) {
   Stack s;
   void* frames[Stack::kCapacity + 8];
   const int count = backtrace(frames, Stack::kCapacity + 8);
@@ -496,6 +500,12 @@ std::mutex throw_mutex;
 Stack thrown_at;
 }  // namespace
 
+void record_throw_site() {
+  Stack stack = capture_stack(2);  // less this function and the __cxa_throw that calls it
+  const std::lock_guard lock(throw_mutex);
+  thrown_at = stack;
+}
+
 Stack last_throw() {
   const std::lock_guard lock(throw_mutex);
   return thrown_at;
@@ -507,28 +517,3 @@ void clear_last_throw() {
 }
 
 }  // namespace workbook::testing::internal
-
-// Every throw passes here first, so that a test ended by an exception can say which line threw it.
-// AddressSanitizer and ThreadSanitizer wrap __cxa_throw themselves: there, this one stays out.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define WORKBOOK_SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define WORKBOOK_SANITIZED 1
-#endif
-#endif
-#ifndef WORKBOOK_SANITIZED
-extern "C" [[noreturn]] void __cxa_throw(void* object, std::type_info* type,
-                                         void (*destroy)(void*)) {
-  using Throw = void (*)(void*, std::type_info*, void (*)(void*));
-  static const auto runtime = reinterpret_cast<Throw>(dlsym(RTLD_NEXT, "__cxa_throw"));
-  if (!runtime) std::abort();  // a C++ runtime linked statically: nothing to pass the throw to
-  {
-    workbook::testing::internal::Stack stack = workbook::testing::internal::capture_stack(1);
-    const std::lock_guard lock(workbook::testing::internal::throw_mutex);
-    workbook::testing::internal::thrown_at = stack;
-  }
-  runtime(object, type, destroy);
-  __builtin_unreachable();
-}
-#endif

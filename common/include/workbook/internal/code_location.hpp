@@ -47,6 +47,9 @@ Stack stack_of_thread(pid_t tid, std::chrono::milliseconds patience);
 /// (and always under a sanitizer, which wraps __cxa_throw itself).
 Stack last_throw();
 void clear_last_throw();
+/// Records the calling thread's stack as the last throw's: called by the wrapper of __cxa_throw
+/// (throw_site.cpp), less its own frame and the wrapper's.
+void record_throw_site();
 
 /// Writes where `stack` lies in a lab's code ("  At labs/02_x/matmul.cpp:87, in pack_b (inside
 /// std::fill):" and the source line) into `out`; returns the length, 0 when no frame of the stack
