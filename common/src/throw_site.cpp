@@ -21,11 +21,23 @@ const bool kThrowSiteLinked = true;
 #endif
 #endif
 
-#ifndef WORKBOOK_SANITIZED
+#if defined(WORKBOOK_SANITIZED)
+#elif defined(WORKBOOK_WRAP_CXA_THROW)
+// The C++ runtime linked statically (a toolchain with only libstdc++.a): a second __cxa_throw would
+// not link, so the linker's --wrap=__cxa_throw (common/CMakeLists.txt) sends every throw, the
+// runtime's own included, here first.
+extern "C" [[noreturn]] void __real___cxa_throw(void* object, void* type, void (*destroy)(void*));
+extern "C" [[noreturn]] void __wrap___cxa_throw(void* object, void* type, void (*destroy)(void*)) {
+  workbook::testing::internal::record_throw_site();
+  __real___cxa_throw(object, type, destroy);
+}
+#else
+// The C++ runtime a shared library: this definition in the executable comes first for every
+// caller, the runtime's own throws (std::vector::at's) included; it passes the throw on.
 extern "C" [[noreturn]] void __cxa_throw(void* object, void* type, void (*destroy)(void*)) {
   using Throw = void (*)(void*, void*, void (*)(void*));
   static const auto runtime = reinterpret_cast<Throw>(dlsym(RTLD_NEXT, "__cxa_throw"));
-  if (!runtime) __builtin_trap();  // a C++ runtime linked statically: nothing to pass it to
+  if (!runtime) __builtin_trap();  // no runtime after this one: see WORKBOOK_WRAP_CXA_THROW
   workbook::testing::internal::record_throw_site();
   runtime(object, type, destroy);
   __builtin_unreachable();
