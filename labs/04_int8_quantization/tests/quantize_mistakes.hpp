@@ -313,6 +313,14 @@ inline std::vector<Mistake> quantize(std::span<const float> x,
        [=](std::size_t i) {
          return mistakes::clamped(std::nearbyint(quotient(i)), -kQuantMax - 1);
        }},
+      {"x / scale clamped to [-127.5, 127.5], then rounded: +-127.5 rounds to +-128",
+       "127.5 is a tie, and ties go to the even neighbour, 128, which is not in [-127, 127]: its "
+       "conversion to int8 wraps (to -128). Clamp to [-127, 127]: the rounded value, or the "
+       "quotient itself (anything in [126.5, 127.5] rounds to 127 or 128, not only to 127).",
+       [=](std::size_t i) {
+         const double r = std::nearbyint(std::clamp(quotient(i), -127.5, 127.5));
+         return int8_answer(static_cast<std::int8_t>(static_cast<std::int32_t>(r)));
+       }},
       {"round(clamp(x, -127, 127) / scale): x clamped before dividing, not the quotient",
        "the range [-127, 127] is that of q = x / scale, not of x: clamp x / scale, after the "
        "division (and before converting), so that an x beyond 127 * scale saturates.",

@@ -233,10 +233,13 @@ TEST(Quantize, MatchesOracleAtEverySize) {
 
 TEST(Quantize, RoundsHalfToEven) {
   // Every tie k + 1/2 from -127.5 to 127.5. With a power-of-two scale, x / scale is exact, so each
-  // quotient is exactly a tie: 0.5 -> 0, 1.5 -> 2, 2.5 -> 2, -2.5 -> -2, 127.5 -> 128 -> 127.
+  // quotient is exactly a tie: 0.5 -> 0, 1.5 -> 2, 2.5 -> 2, -2.5 -> -2, 127.5 -> 128 -> 127. Two
+  // ties far past the range, +-200.5 -> +-127, tell a missing clamp (200 wraps to -56) from a
+  // clamp at +-127.5 (right there, wrong only at +-127.5).
   const float scale = 0.125f;
   std::vector<float> x;
   for (int k = -128; k <= 127; ++k) x.push_back((static_cast<float>(k) + 0.5f) * scale);
+  for (float far : {-200.5f, 200.5f}) x.push_back(far * scale);
   GuardedBuffer<std::int8_t> q(x.size());
   lab04::quantize(x, scale, q.span());
   EXPECT_CORRECT(lab04::oracle::check_quantize(x, scale, q));
