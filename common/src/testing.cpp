@@ -84,22 +84,31 @@ std::size_t common_multiple(const std::vector<std::size_t>& all,
 
 // The batch width w and the d of an unrolled loop over batches, when every failing size's count of
 // whole batches (n / w) is not a multiple of d and every passing size's is: the batch left over
-// from the unrolled loop (its own loop, or its own accumulator) is the wrong one. {0, 0} when none.
-std::pair<std::size_t, std::size_t> leftover_batches(const std::vector<std::size_t>& failing,
-                                                     const std::vector<std::size_t>& passing) {
-  if (failing.size() < 2 || passing.size() < 2) return {0, 0};
+// from the unrolled loop (its own loop, or its own accumulator) is the wrong one. `after_a_pass`:
+// only where the unrolled loop ran at least once (n / w > d) do the sizes with batches left over
+// fail, the smaller ones pass. {0, 0} when none of these holds.
+struct LeftOver {
+  std::size_t w = 0, d = 0;
+  bool after_a_pass = false;
+};
+LeftOver leftover_batches(const std::vector<std::size_t>& failing,
+                          const std::vector<std::size_t>& passing) {
+  if (failing.size() < 2 || passing.size() < 2) return {};
   std::vector<std::size_t> widths{simd_lanes<float>()};
   for (std::size_t w : {std::size_t{8}, std::size_t{4}})
     if (w < widths.front()) widths.push_back(w);
-  for (std::size_t w : widths)
-    for (std::size_t d : {std::size_t{2}, std::size_t{4}}) {
-      const bool failing_left_over = std::all_of(failing.begin(), failing.end(),
-                                                 [&](std::size_t n) { return (n / w) % d != 0; });
-      const bool passing_even = std::all_of(passing.begin(), passing.end(),
-                                            [&](std::size_t n) { return (n / w) % d == 0; });
-      if (failing_left_over && passing_even) return {w, d};
-    }
-  return {0, 0};
+  for (bool after_a_pass : {false, true})
+    for (std::size_t w : widths)
+      for (std::size_t d : {std::size_t{2}, std::size_t{4}}) {
+        const bool failing_left_over = std::all_of(
+            failing.begin(), failing.end(),
+            [&](std::size_t n) { return (n / w) % d != 0 && (!after_a_pass || n / w > d); });
+        const bool passing_none = std::all_of(passing.begin(), passing.end(), [&](std::size_t n) {
+          return (n / w) % d == 0 || (after_a_pass && n / w < d);
+        });
+        if (failing_left_over && passing_none) return {w, d, after_a_pass};
+      }
+  return {};
 }
 
 }  // namespace
@@ -301,12 +310,17 @@ std::string Cases::separation() const {
   if (const std::size_t q = common_multiple(failing, passing))
     return "Every size that failed is a multiple of " + std::to_string(q) +
            ", and none that passed.";
-  if (const auto [w, d] = leftover_batches(failing, passing); w > 0)
-    return "Every size that failed has a number of whole batches of " + std::to_string(w) +
-           " (n / " + std::to_string(w) + ") that is not a multiple of " + std::to_string(d) +
-           ", and every size that passed has one that is: a loop that takes " + std::to_string(d) +
-           " batches at a time is right, and what handles the batches left " +
-           "over after it (their own loop, or the accumulator they go into) is wrong.";
+  if (const LeftOver l = leftover_batches(failing, passing); l.w > 0) {
+    const std::string w = std::to_string(l.w), d = std::to_string(l.d);
+    return "Every size that failed has a number of whole batches of " + w + " (n / " + w +
+           ") that is not a multiple of " + d +
+           (l.after_a_pass ? " and is more than " + d : std::string()) +
+           ", and every size that passed has " +
+           (l.after_a_pass ? "a multiple of " + d + ", or fewer than " + d : "a multiple of " + d) +
+           ": a loop that takes " + d +
+           " batches at a time is right, and what handles the batches left over after it (their "
+           "own loop, or the accumulator they go into) is wrong.";
+  }
   if (const std::size_t from =
           failing.empty() ? 0 : *std::min_element(failing.begin(), failing.end());
       passing.size() >= 2 && failing.size() >= 2 &&
@@ -339,7 +353,9 @@ std::string Cases::phrase_of_failures() const {
     }
     for (const std::string& phrase : phrases) (c.failed ? in[phrase].first : in[phrase].second)++;
   }
-  if (failed < 2 || cases_.size() - failed < 2) return "";
+  // One failing case and one passing one are enough: a phrase is what the case is ("per tensor"
+  // against "per row"), not a value that may separate them by chance.
+  if (failed < 1 || cases_.size() - failed < 1) return "";
   std::vector<std::string> found;
   for (const auto& [phrase, counts] : in)
     if (counts.first == failed && counts.second == 0) found.push_back(phrase);

@@ -201,8 +201,23 @@ TEST(Cases, SayWhenTheFailingSizesAreThoseWithABatchLeftOverFromAnUnrolledLoop) 
               HasSubstr("Across the sizes: Every size that failed has a number of whole batches "
                         "of " +
                         std::to_string(w) + " (n / " + std::to_string(w) +
-                        ") that is not a multiple of 2, and every size that passed has one that "
-                        "is"));
+                        ") that is not a multiple of 2, and every size that passed has a multiple "
+                        "of 2"));
+}
+
+TEST(Cases, SayWhenTheBatchesLeftOverFailOnlyAfterAPassOfTheUnrolledLoop) {
+  // The leftover batch goes into the wrong accumulator, which matters only once the loop two
+  // batches at a time has run: n / w = 3, 5, 7 fail, 1 passes.
+  const std::size_t w = workbook::simd_lanes<float>();
+  Cases cases(where(), "size");
+  for (std::size_t n = 0; n <= 8 * w + 3; ++n) {
+    cases.next_size(n);
+    const bool wrong = (n / w) % 2 == 1 && n / w > 2;
+    cases.check(check(wrong ? written_up_to(n + 10, n) : written_up_to(10, 10)));
+  }
+  EXPECT_THAT(cases.report(), HasSubstr(") that is not a multiple of 2 and is more than 2, and "
+                                        "every size that passed has a multiple of 2, or fewer "
+                                        "than 2"));
 }
 
 TEST(Cases, SayWhichPhraseOfTheirDescriptionsTheFailuresShare) {
@@ -224,6 +239,15 @@ TEST(Cases, SayWhichPhraseOfTheirDescriptionsTheFailuresShare) {
     together.check(check(i % 2 ? written_up_to(100, 90) : written_up_to(10, 10)));
   }
   EXPECT_THAT(together.report(), Not(HasSubstr("Across the cases")));
+  // One case of each: the phrase is said.
+  Cases two(where());
+  for (const char* scales : {"per tensor", "per row"}) {
+    two.next(scales);
+    two.check(check(std::string(scales) == "per tensor" ? written_up_to(100, 90)
+                                                        : written_up_to(10, 10)));
+  }
+  EXPECT_THAT(two.report(), HasSubstr("Across the cases: Every case with \"per tensor\" failed "
+                                      "(1 of 2), and every one without it passed"));
 }
 
 TEST(Cases, AMistakeOnlyOneCaseNamesWhileOthersSaySomethingElseIsACoincidence) {
