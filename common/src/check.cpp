@@ -813,6 +813,42 @@ std::string wrong_rows(const Outcome& o, std::size_t& wrong) {
   return text;
 }
 
+// Where the wrong elements of a 2-D output lie, when a leading block of columns (or rows) is right
+// in every row and the wrong ones all come after it: "columns 0 to 63 are right in every row, and
+// every wrong element lies in columns 64 to 126". A fact about the output, which loop or block it
+// points to, without a guess at the cause. "" when the first column (row) already holds one.
+std::string right_leading_block(const Outcome& o) {
+  std::size_t first_col = o.cols, first_row = o.rows;
+  for (std::size_t i = 0; i < o.n; ++i)
+    if (o.bad[i]) {
+      first_col = std::min(first_col, i % o.cols);
+      first_row = std::min(first_row, i / o.cols);
+    }
+  auto share = [&](bool by_column, std::size_t from) {  // wrong among the elements past `from`
+    std::size_t all = 0, wrong = 0;
+    for (std::size_t i = 0; i < o.n; ++i)
+      if ((by_column ? i % o.cols : i / o.cols) >= from) ++all, wrong += o.bad[i];
+    return all == 0 ? 0.0 : static_cast<double>(wrong) / static_cast<double>(all);
+  };
+  // Most of what lies past the block is wrong: a boundary, not a few scattered errors.
+  if (first_col > 0 && first_col < o.cols && share(true, first_col) >= 0.5)
+    return "columns 0 to " + std::to_string(first_col - 1) +
+           " are right in every row, and every wrong element lies in columns " +
+           std::to_string(first_col) + " to " + std::to_string(o.cols - 1) + " (" +
+           count(o.bad_count, "element") + " of " + std::to_string(o.n) +
+           "): what computes the columns from " + std::to_string(first_col) +
+           " on is wrong (a block or tile of columns after the first: its start, its offset into "
+           "a buffer, its width). Start from the first mismatch below.";
+  if (first_row > 0 && first_row < o.rows && share(false, first_row) >= 0.5)
+    return "rows 0 to " + std::to_string(first_row - 1) +
+           " are right, and every wrong element lies in rows " + std::to_string(first_row) +
+           " to " + std::to_string(o.rows - 1) + " (" + count(o.bad_count, "element") + " of " +
+           std::to_string(o.n) + "): what computes the rows from " + std::to_string(first_row) +
+           " on is wrong (a block or tile of rows after the first: its start, its offset into a "
+           "buffer, its height). Start from the first mismatch below.";
+  return "";
+}
+
 // A CUDA kernel's wrong values with no simpler pattern: where they are, and the usual causes.
 std::string diagnose_cuda(const Outcome& o) {
   std::string where = count(o.bad_count, "element") + " of " + std::to_string(o.n) + " are wrong";
@@ -1112,6 +1148,9 @@ std::string diagnose(const Outcome& o, const Tolerance& tol, const Where& where,
       return "only lane " + std::to_string(lane) + " of each " + std::to_string(w) +
              "-wide batch is wrong (indices " + std::to_string(lane) + ", " +
              std::to_string(lane + w) + ", ...): check how you address lanes inside a batch.";
+  }
+  if (o.rows > 1) {
+    if (std::string region = right_leading_block(o); !region.empty()) return region;
   }
   return observed(count(o.bad_count, "element") + " of " + std::to_string(n) +
                   " are wrong, with no simple pattern; start from the first mismatch below.");

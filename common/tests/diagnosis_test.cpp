@@ -292,3 +292,16 @@ TEST(Formula, NoFormulaForValuesThatFollowNone) {
       [](double a, double b) { return (a - b) * (a - b); });
   EXPECT_THAT(r.diagnosis, HasSubstr("no simple pattern"));
 }
+
+// --- Where the wrong elements of a matrix lie ----------------------------------------------------
+
+TEST(Region, ARightLeadingBlockOfColumnsIsSaidWithTheColumnsAfterIt) {
+  // 10 rows of 200: columns 0 to 63 right, the rest (more than half) wrong with no pattern.
+  auto y = filled(2000, answer);
+  for (std::size_t i = 0; i < 2000; ++i)
+    if (i % 200 >= 64) y[i] = static_cast<float>(answer(i) + 1 + (i * 7919) % 13);
+  const CheckResult r = check(y, Model::simd, {}, {}, {.rows = 10, .cols = 200});
+  EXPECT_EQ(r.specificity, workbook::Specificity::pattern);
+  EXPECT_THAT(r.diagnosis, HasSubstr("columns 0 to 63 are right in every row, and every wrong "
+                                     "element lies in columns 64 to 199"));
+}
