@@ -833,17 +833,22 @@ std::string right_leading_block(const Outcome& o) {
   // Most of what lies past the block is wrong: a boundary, not a few scattered errors.
   if (first_col > 0 && first_col < o.cols && share(true, first_col) >= 0.5)
     return "columns 0 to " + std::to_string(first_col - 1) +
-           " are right in every row, and every wrong element lies in columns " +
-           std::to_string(first_col) + " to " + std::to_string(o.cols - 1) + " (" +
-           count(o.bad_count, "element") + " of " + std::to_string(o.n) +
+           " are right in every row, and every wrong element lies in " +
+           (first_col + 1 == o.cols
+                ? "column " + std::to_string(first_col)
+                : "columns " + std::to_string(first_col) + " to " + std::to_string(o.cols - 1)) +
+           " (" + count(o.bad_count, "element") + " of " + std::to_string(o.n) +
            "): what computes the columns from " + std::to_string(first_col) +
            " on is wrong (a block or tile of columns after the first: its start, its offset into "
            "a buffer, its width). Start from the first mismatch below.";
   if (first_row > 0 && first_row < o.rows && share(false, first_row) >= 0.5)
     return "rows 0 to " + std::to_string(first_row - 1) +
-           " are right, and every wrong element lies in rows " + std::to_string(first_row) +
-           " to " + std::to_string(o.rows - 1) + " (" + count(o.bad_count, "element") + " of " +
-           std::to_string(o.n) + "): what computes the rows from " + std::to_string(first_row) +
+           " are right, and every wrong element lies in " +
+           (first_row + 1 == o.rows
+                ? "row " + std::to_string(first_row)
+                : "rows " + std::to_string(first_row) + " to " + std::to_string(o.rows - 1)) +
+           " (" + count(o.bad_count, "element") + " of " + std::to_string(o.n) +
+           "): what computes the rows from " + std::to_string(first_row) +
            " on is wrong (a block or tile of rows after the first: its start, its offset into a "
            "buffer, its height). Start from the first mismatch below.";
   return "";
@@ -1150,7 +1155,8 @@ std::string diagnose(const Outcome& o, const Tolerance& tol, const Where& where,
              std::to_string(lane + w) + ", ...): check how you address lanes inside a batch.";
   }
   if (o.rows > 1) {
-    if (std::string region = right_leading_block(o); !region.empty()) return region;
+    // An observation, not a pattern: a named pattern of another case says more.
+    if (std::string region = right_leading_block(o); !region.empty()) return observed(region);
   }
   return observed(count(o.bad_count, "element") + " of " + std::to_string(n) +
                   " are wrong, with no simple pattern; start from the first mismatch below.");
