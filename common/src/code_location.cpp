@@ -140,7 +140,9 @@ void write_name(Text& t, Piece name) {
     if (*p == ' ') start = p + 1;  // the return type
   for (const char* prefix : {"workbook::", "__cxx11::"})
     if (std::strncmp(start, prefix, std::strlen(prefix)) == 0) start += std::strlen(prefix);
-  if (std::strncmp(start, "lab", 3) == 0 && start[3] >= '0' && start[3] <= '9' && start[5] == ':')
+  auto digit = [](char c) { return c >= '0' && c <= '9'; };
+  if (std::strncmp(start, "lab", 3) == 0 && digit(start[3]) && digit(start[4]) &&
+      std::strncmp(start + 5, "::", 2) == 0)
     start += 7;  // "lab02::"
   t << start;
   if (lambda) t << " (a lambda in it)";
@@ -167,7 +169,7 @@ void write_source_lines(Text& t, Piece file, std::size_t number) {
   const int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) return;
   constexpr std::size_t kBefore = 3, kWidth = 200;
-  static char lines[kBefore + 1][kWidth];  // lines number - 3 .. number, indentation dropped
+  static char lines[kBefore + 1][kWidth];  // lines number - 3 .. number
   std::size_t lengths[kBefore + 1] = {};
   static char chunk[1 << 16];
   const std::size_t first = number > kBefore ? number - kBefore : 1;
