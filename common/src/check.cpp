@@ -1876,6 +1876,36 @@ CheckResult check_reduction(double got, const ReductionOracle& oracle, const Whe
       }
     }
   }
+  // A sum kept in an int (`int sum = 0`, or std::accumulate / std::inner_product given the int 0
+  // as their start: each step converts back to int, toward zero): over every term, or over the
+  // scalar tail's after the whole batches. Only where the truncation changes something: a tail
+  // that truncates to 0 reads as a tail left out, below.
+  if (r.diagnosis.empty()) {
+    auto through_int = [&](std::size_t from) {
+      double v = 0;
+      for (std::size_t i = from; i < n; ++i) v = std::trunc(v + oracle.term(i));
+      return v;
+    };
+    const std::size_t tail = n % lanes, body_end = n - tail;
+    const double whole = through_int(0);
+    const double tail_sum = partial([&](std::size_t i) { return i >= body_end; });
+    const double tail_int = tail > 0 ? through_int(body_end) : 0.0;
+    const std::string int_start =
+        " (an int accumulator, or std::accumulate or std::inner_product started from the int 0 "
+        "rather than 0.0f: each step converts the sum back to an int, toward zero). Sum in float.";
+    if (!near(s) && whole != s && near(whole)) {
+      r.diagnosis_key = "the sum kept in an int";
+      r.diagnosis =
+          "your result is the sum kept in an int, truncated toward zero at every step" + int_start;
+    } else if (tail > 0 && tail_int != 0 && tail_int != tail_sum && near(s - tail_sum + tail_int)) {
+      r.diagnosis_key = "the tail's sum kept in an int";
+      r.diagnosis = "the last " + count(tail, "element") + " (the tail after the whole batches, " +
+                    batches_of(n, lanes) +
+                    ") were summed in an int, truncated toward zero at "
+                    "every step: their sum, " +
+                    fmt(tail_sum) + ", came in as " + fmt(tail_int) + int_start;
+    }
+  }
   // Elements left out at the end or the start.
   AccurateSum dropped;
   for (std::size_t k = 1; r.diagnosis.empty() && k <= std::min<std::size_t>(n, 64); ++k) {

@@ -394,6 +394,25 @@ TEST(CheckReduction, PassesWithinGammaNAndFailsBeyond) {
   EXPECT_THAT(r.tolerance, HasSubstr("gamma_1001"));
 }
 
+// `int sum = 0`, or std::inner_product(..., 0): every step truncates toward zero.
+double through_int(std::size_t from, std::size_t n) {
+  double v = 0;
+  for (std::size_t i = from; i < n; ++i) v = std::trunc(v + term(i));
+  return v;
+}
+
+TEST(CheckReduction, DiagnosesASumKeptInAnInt) {
+  const std::size_t n = 1000;
+  EXPECT_THAT(reduce_check(through_int(0, n), n).diagnosis,
+              HasSubstr("your result is the sum kept in an int, truncated toward zero"));
+  // Only the scalar tail's sum through an int: the whole batches summed right.
+  const std::size_t lanes = workbook::simd_lanes<float>(), m = 4 * lanes + 3;
+  const double body = sum_if(m, [&](std::size_t i) { return i < 4 * lanes; });
+  const CheckResult tail = reduce_check(body + through_int(4 * lanes, m), m);
+  EXPECT_THAT(tail.diagnosis, HasSubstr("the last 3 elements (the tail after the whole batches"));
+  EXPECT_THAT(tail.diagnosis, HasSubstr("were summed in an int"));
+}
+
 TEST(CheckReduction, DiagnosesTailLeftOut) {
   const std::size_t n = 67;
   const CheckResult r = reduce_check(sum_if(n, [](std::size_t i) { return i < 64; }), n);
