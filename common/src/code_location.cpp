@@ -71,10 +71,15 @@ struct Entry {
 };
 
 // A lab's source: the student's (labs/NN_x/) or a reference or mistake (solutions/NN_x/), but not
-// the lab's tests, which call it.
+// the lab's tests, which call it. Judged on the path from the last labs/ or solutions/ on, so that
+// a checkout under a folder named tests/ still counts.
 bool in_lab_source(const Entry& e) {
-  return (e.file.contains("/labs/") || e.file.contains("/solutions/")) &&
-         !e.file.contains("/tests/");
+  std::size_t from = e.file.length;
+  for (std::size_t i = 0; i + 1 < e.file.length; ++i)
+    if (std::strncmp(e.file.at + i, "/labs/", 6) == 0 ||
+        std::strncmp(e.file.at + i, "/solutions/", 11) == 0)
+      from = i;
+  return from < e.file.length && !Piece{e.file.at + from, e.file.length - from}.contains("/tests/");
 }
 
 // "func at /path/file.cpp:87 (discriminator 2)", after an optional " (inlined by) ".

@@ -16,12 +16,14 @@ namespace {
 // does not edit).
 std::string from_lab_folder(const std::string& line) {
   const std::string file = line.substr(0, line.find(": warning: "));
-  if (file.find("/tests/") != std::string::npos) return "";
-  for (const char* folder : {"/labs/", "/solutions/"}) {
-    const std::size_t at = file.rfind(folder);
-    if (at != std::string::npos) return line.substr(at + 1);
-  }
-  return "";
+  std::size_t at = std::string::npos;
+  for (const char* folder : {"/labs/", "/solutions/"})
+    if (const std::size_t i = file.rfind(folder);
+        i != std::string::npos && (at == std::string::npos || i > at))
+      at = i;
+  // (Judged from there on: a checkout under a folder named tests/ is still the student's.)
+  if (at == std::string::npos || file.find("/tests/", at) != std::string::npos) return "";
+  return line.substr(at + 1);
 }
 
 }  // namespace

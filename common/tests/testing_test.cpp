@@ -707,6 +707,13 @@ TEST_F(CodeLocation, AHeadersLinesInlinedUnderTheCallersNameAreNotACallee) {
                          "pthread_cond_wait, which this line calls):\n"));
 }
 
+TEST_F(CodeLocation, ACheckoutUnderAFolderNamedTestsIsStillTheLabs) {
+  EXPECT_THAT(describe("lab02::matmul() at /home/s/tests/wb/labs/02_matmul/matmul.cpp:3\n"
+                       "TestBody() at /home/s/tests/wb/labs/02_matmul/tests/matmul_test.cpp:5\n",
+                       "crashed"),
+              StartsWith("  It crashed at labs/02_matmul/matmul.cpp:3, in matmul"));
+}
+
 TEST_F(CodeLocation, NothingWhenNoFrameIsInALabsSource) {
   EXPECT_EQ(describe("[library] memcpy\n"
                      "main at /home/s/wb/labs/02_matmul/tests/matmul_test.cpp:5\n"
