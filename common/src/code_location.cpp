@@ -219,6 +219,55 @@ void write_source_lines(Text& t, Piece file, std::size_t number) {
   }
 }
 
+// The line of `file` nearest `near` that holds a piece of the exception's text `thrown` (its
+// longest run of 10 or more characters without a digit: a number in it was formatted at run
+// time), 0 when none does.
+std::size_t throw_with_text(Piece file, std::size_t near, const char* thrown) {
+  std::size_t best_from = 0, best_length = 0;
+  for (std::size_t i = 0, from = 0;; ++i) {
+    const char c = thrown[i];
+    if (c == '\0' || (c >= '0' && c <= '9') || c == '"') {
+      if (i - from > best_length) best_from = from, best_length = i - from;
+      from = i + 1;
+    }
+    if (c == '\0') break;
+  }
+  if (best_length < 10 || best_length > 200) return 0;
+  const char* piece = thrown + best_from;
+  char path[4096];
+  if (file.length + 1 > sizeof path) return 0;
+  std::memcpy(path, file.at, file.length);
+  path[file.length] = '\0';
+  const int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  static char chunk[1 << 16];
+  static char line[1024];
+  std::size_t length = 0, number = 1, found = 0;
+  auto consider = [&] {
+    line[length] = '\0';
+    for (std::size_t i = 0; i + best_length <= length; ++i)
+      if (std::strncmp(line + i, piece, best_length) == 0) {
+        const std::size_t distance = number > near ? number - near : near - number;
+        const std::size_t best = found > near ? found - near : near - found;
+        if (found == 0 || distance < best) found = number;
+        break;
+      }
+  };
+  for (ssize_t got; (got = read(fd, chunk, sizeof chunk)) > 0;)
+    for (ssize_t i = 0; i < got; ++i) {
+      if (chunk[i] == '\n') {
+        consider();
+        ++number;
+        length = 0;
+      } else if (length + 1 < sizeof line) {
+        line[length++] = chunk[i];
+      }
+    }
+  consider();
+  close(fd);
+  return found;
+}
+
 bool from_library(const Entry& e) {
   return e.file.length == 0 || e.file.contains("/usr/") || e.file.contains("/include/c++/");
 }
@@ -403,7 +452,7 @@ Stack stack_at_fault(std::uintptr_t fault_pc) {
 }
 
 std::size_t describe_code_location(const Stack& stack, const char* verb, char* out,
-                                   std::size_t capacity, bool* innermost) {
+                                   std::size_t capacity, bool* innermost, const char* thrown) {
   if (capacity == 0) return 0;
   out[0] = '\0';
   std::uintptr_t addresses[Stack::kCapacity];
@@ -439,11 +488,11 @@ std::size_t describe_code_location(const Stack& stack, const char* verb, char* o
     }
   }
   merged.finish();
-  return describe_symbolized(symbols, verb, out, capacity, innermost);
+  return describe_symbolized(symbols, verb, out, capacity, innermost, thrown);
 }
 
 std::size_t describe_symbolized(const char* symbols, const char* verb, char* out,
-                                std::size_t capacity, bool* innermost) {
+                                std::size_t capacity, bool* innermost, const char* thrown) {
   static Entry entries[4 * Stack::kCapacity];
   std::size_t count = 0;
   for (const char* cursor = symbols; *cursor && count < sizeof entries / sizeof entries[0];) {
@@ -459,9 +508,14 @@ std::size_t describe_symbolized(const char* symbols, const char* verb, char* out
   if (yours == count) return t.finish();
   if (innermost) *innermost = yours == 0;
   const Entry& e = entries[yours];
+  // The lab's own throw: the one whose text the exception carries, where the line tables point at
+  // another of the function's throws (merged into one call by the optimiser).
+  std::size_t line = e.line;
+  if (thrown && yours == 0)
+    if (const std::size_t matching = throw_with_text(e.file, e.line, thrown)) line = matching;
   t << "  It " << verb << " at ";
   write_path(t, e.file);
-  t << ":" << e.line << ", in ";
+  t << ":" << line << ", in ";
   write_name(t, e.function);
   // What that line called, where the fault or the wait lies in a library: the function the line
   // calls (std::fill, std::vector::clear) and, when another, the innermost one named (memset,
@@ -498,7 +552,23 @@ std::size_t describe_symbolized(const char* symbols, const char* verb, char* out
     t << ")";
   }
   t << ":\n";
-  write_source_lines(t, e.file, e.line);
+  write_source_lines(t, e.file, line);
+  // The lab's line that called it, where that is another function of the lab (an argument check
+  // that threw: the caller passed the value).
+  for (std::size_t i = yours + 1; i < count; ++i) {
+    const Entry& c = entries[i];
+    if (!in_lab_source(c)) continue;
+    if (c.function.length == e.function.length &&
+        std::strncmp(c.function.at, e.function.at, c.function.length) == 0)
+      continue;
+    t << "  called from ";
+    write_name(t, c.function);
+    t << " at ";
+    write_path(t, c.file);
+    t << ":" << c.line << ":\n";
+    write_source_lines(t, c.file, c.line);
+    break;
+  }
   return t.finish();
 }
 

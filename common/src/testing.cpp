@@ -863,7 +863,8 @@ bool crash_report_installed() {
     format_running(running, sizeof running);
     format_edit(edit, sizeof edit);
     if (std::current_exception())
-      describe_code_location(last_throw(), "threw", location, sizeof location);
+      describe_code_location(last_throw(), "threw", location, sizeof location, nullptr,
+                             what.c_str());
     else
       describe_code_location(capture_stack(0), "ended", location, sizeof location);
     std::string race;
@@ -961,9 +962,14 @@ class PrintSeedOnFailure : public ::testing::EmptyTestEventListener {
     // Where it was thrown: the student's own line, or a library function that line called.
     char location[1024];
     const internal::Stack thrown = internal::last_throw();
+    // (GoogleTest's text: C++ exception with description "..." thrown in the test body.)
+    std::string what;
+    if (const std::size_t from = message.find("description \""); from != std::string_view::npos)
+      what = message.substr(from + 13, message.rfind("\" thrown") - from - 13);
     bool own_line = false;
     const bool located =
-        internal::describe_code_location(thrown, "threw", location, sizeof location, &own_line) > 0;
+        internal::describe_code_location(thrown, "threw", location, sizeof location, &own_line,
+                                         what.c_str()) > 0;
     if (located) std::cout << location;
     const std::string in_case = exception_case.empty() ? "" : ", in " + exception_case;
     // An index checked by .at() (libstdc++'s text: "vector::_M_range_check: __n (which is 3206)
@@ -984,8 +990,9 @@ class PrintSeedOnFailure : public ::testing::EmptyTestEventListener {
                 << ". Either its condition is stricter than the handout's (compare it with what "
                    "the handout says must be rejected: these inputs are allowed, and the handout "
                    "defines their result), or it holds on values your code read or computed wrong "
-                   "(an index past the end reads whatever lies there): check the indices that line "
-                   "and the loop around it use.\n";
+                   "(an index past the end reads whatever lies there; an argument its caller, "
+                   "shown under it, computed wrong, such as a size divided down to 0): check the "
+                   "values that line tests, and where they come from.\n";
       return;
     }
     std::cout << "  Diagnosis: the code under test threw an exception (its text is above) on "

@@ -640,10 +640,11 @@ class CodeLocation : public ::testing::Test {
   }
   void TearDown() override { std::filesystem::remove_all(root_); }
   std::string file() const { return (root_ / "labs/02_matmul/matmul.cpp").string(); }
-  std::string describe(const std::string& symbols, const char* verb, bool* innermost = nullptr) {
+  std::string describe(const std::string& symbols, const char* verb, bool* innermost = nullptr,
+                       const char* thrown = nullptr) {
     char text[2048];
     const std::size_t length = workbook::testing::internal::describe_symbolized(
-        symbols.c_str(), verb, text, sizeof text, innermost);
+        symbols.c_str(), verb, text, sizeof text, innermost, thrown);
     EXPECT_EQ(length, std::string(text).size());
     return text;
   }
@@ -671,7 +672,8 @@ TEST_F(CodeLocation, NamesTheLabsLineAndTheLibraryFunctionItCalled) {
   EXPECT_EQ(text,
             "  It crashed at labs/02_matmul/matmul.cpp:3, in pack_b (inside std::fill, which this "
             "line calls: in memset):\n"
-            "      3 | std::fill(b, b + count, 0.0f);\n");
+            "      3 | std::fill(b, b + count, 0.0f);\n"
+            "  called from matmul at labs/02_matmul/matmul.cpp:40:\n");  // (no line 40 to show)
   EXPECT_FALSE(innermost);
 }
 
@@ -705,6 +707,36 @@ TEST_F(CodeLocation, AHeadersLinesInlinedUnderTheCallersNameAreNotACallee) {
                        "waits"),
               StartsWith("  It waits at labs/02_matmul/matmul.cpp:3, in ThreadPool::work (inside "
                          "pthread_cond_wait, which this line calls):\n"));
+}
+
+TEST_F(CodeLocation, TheThrowShownIsTheOneWhoseTextTheExceptionCarries) {
+  // Two checks that throw; the optimiser merged their calls, and the line tables point at the
+  // second. The exception's text is the first's: that one is shown, and the caller under it.
+  std::ofstream(file()) << "void parallel_for(Range range, std::size_t grain) {\n"
+                           "  if (grain == 0)\n"
+                           "    throw std::invalid_argument(\"parallel_for: grain must be at least "
+                           "1\");\n"
+                           "  if (range.end < range.begin)\n"
+                           "    throw std::invalid_argument(\"parallel_for: the range ends before "
+                           "it begins\");\n"
+                           "}\n"
+                           "void process_batch() {\n"
+                           "  parallel_for({0, n}, n / (4 * workers));\n"
+                           "}\n";
+  bool innermost = false;
+  const std::string text =
+      describe("lab03::parallel_for(lab03::Range, unsigned long) at " + file() +
+                   ":5\n"
+                   "lab03::process_batch() at " +
+                   file() + ":8\n",
+               "threw", &innermost, "parallel_for: grain must be at least 1");
+  EXPECT_EQ(text,
+            "  It threw at labs/02_matmul/matmul.cpp:3, in parallel_for:\n"
+            "      2 | if (grain == 0)\n"
+            "      3 |   throw std::invalid_argument(\"parallel_for: grain must be at least 1\");\n"
+            "  called from process_batch at labs/02_matmul/matmul.cpp:8:\n"
+            "      8 | parallel_for({0, n}, n / (4 * workers));\n");
+  EXPECT_TRUE(innermost);
 }
 
 TEST_F(CodeLocation, ACheckoutUnderAFolderNamedTestsIsStillTheLabs) {

@@ -56,13 +56,18 @@ void record_throw_site();
 /// is in a lab's source (or addr2line is missing). `verb` says what happened there ("crashed").
 /// `innermost`, when given, is set to whether that frame is the stack's innermost one (the lab's
 /// own line threw or faulted, rather than a library function it called).
+/// `thrown`, for an exception, is its what(): where the lab's own line threw it, the line shown is
+/// the throw whose text matches (an optimised build may merge two throws of one function into one
+/// call, whose line is then either's).
 std::size_t describe_code_location(const Stack& stack, const char* verb, char* out,
-                                   std::size_t capacity, bool* innermost = nullptr);
+                                   std::size_t capacity, bool* innermost = nullptr,
+                                   const char* thrown = nullptr);
 
 /// The part of describe_code_location that follows addr2line, split out to be tested on made-up
 /// output: `symbols` is `addr2line -C -f -i -p` output for the stack's frames in the executable,
 /// with a line "[library] <name>" standing for a frame outside it (a library's, named by dladdr).
 std::size_t describe_symbolized(const char* symbols, const char* verb, char* out,
-                                std::size_t capacity, bool* innermost = nullptr);
+                                std::size_t capacity, bool* innermost = nullptr,
+                                const char* thrown = nullptr);
 
 }  // namespace workbook::testing::internal
