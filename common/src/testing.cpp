@@ -241,6 +241,10 @@ Cases::Telling Cases::most_telling() const {
     if (r >= Specificity::pattern && !k.empty() && f.result.checked <= 1 && failures_.size() >= 4 &&
         (alike == 1 || alike * 4 < failures_.size()))
       return Specificity::observed;
+    // The same for a catalogue match on a tiny output (3 x 2) that no other failing case shares:
+    // with so few numbers, another mistake can give the same ones.
+    if (r == Specificity::mistake && f.result.checked <= 9 && alike == 1 && failures_.size() >= 4)
+      return Specificity::observed;
     if (r != Specificity::mistake) return r;
     // Had the student made this mistake, a case where it gives the right answer would have
     // passed, and one where it gives a wrong one would have failed: either rules it out (at n = 1,

@@ -285,6 +285,18 @@ TEST(Cases, AMistakeOnlyOneCaseNamesAmongFailuresThatNameNothingIsACoincidence) 
   cases.next_size(25);
   cases.check(chance);
   EXPECT_THAT(cases.report(), StartsWith("kernel: no simple pattern at 30"));
+  // The same for a match on a tiny output: 6 numbers (a 3 x 2 matrix) that no other shape shares.
+  Cases shapes(where(), "shape");
+  for (std::size_t n : {10, 20, 30}) {
+    shapes.next_size(n);
+    shapes.check(observed(n));
+  }
+  CheckResult tiny = observed(6);
+  tiny.mistake = "the loop over p running to n";
+  tiny.specificity = Specificity::mistake;
+  shapes.next_size(6);
+  shapes.check(tiny);
+  EXPECT_THAT(shapes.report(), StartsWith("kernel: no simple pattern at 30"));
 }
 
 TEST(Cases, AReductionsDiagnosisThatFewFailingSizesAgreeOnIsACoincidence) {

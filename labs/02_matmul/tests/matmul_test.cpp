@@ -8,6 +8,8 @@
 
 #include <workbook/testing.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -32,7 +34,37 @@ workbook::CheckResult multiply_and_check(const MatmulShape& s, workbook::Rng& rn
   const std::span<const float> bs = std::span<const float>(b).subspan(offset);
   workbook::GuardedBuffer<float> c = lab02::oracle::output_for(s, offset);
   lab02::matmul(as, bs, c.span(), s);
-  workbook::CheckResult r = lab02::oracle::check(lab02::oracle::multiply(as, bs, s), c, s);
+  const lab02::oracle::Product want = lab02::oracle::multiply(as, bs, s);
+  workbook::CheckResult r = lab02::oracle::check(want, c, s);
+  // Elements that still hold the poison were never written, or were added to (C += ...): NaN plus
+  // anything stays NaN. Run again on a C of zeros: those right then were added to.
+  std::size_t poisoned = 0, added = 0;
+  if (!r.ok) {
+    workbook::GuardedBuffer<float> zeros = lab02::oracle::output_for(s, offset);
+    for (std::size_t i = 0; i < s.m; ++i) std::fill_n(zeros.data() + i * s.ldc, s.n, 0.0f);
+    lab02::matmul(as, bs, zeros.span(), s);
+    const workbook::Tolerance tolerance = workbook::Tolerance::sum_of(s.k);
+    for (std::size_t i = 0; i < s.m; ++i)
+      for (std::size_t j = 0; j < s.n; ++j)
+        if (c.is_poison(i * s.ldc + j)) {
+          ++poisoned;
+          const double got = zeros[i * s.ldc + j], scale = want.scale[i * s.n + j];
+          added +=
+              std::fabs(got - want.value[i * s.n + j]) <= tolerance.rel * scale + tolerance.abs;
+        }
+  }
+  if (poisoned > 0 && added == poisoned) {
+    r.diagnosis = std::to_string(added) + (added == 1 ? " element" : " elements") +
+                  " of C held the poison after the call, and the right answer when C held zeros "
+                  "before it: your code adds to them (C += ...) instead of writing them. Each "
+                  "element of C must be overwritten by its first sum, whatever C held: in a "
+                  "blocked loop the choice between writing and adding depends on the block of k "
+                  "alone (the first block of k writes, the later ones add), not on a flag that "
+                  "another loop (of rows or of columns) sets or keeps. (What the check saw: " +
+                  r.diagnosis + ")";
+    r.specificity = workbook::Specificity::mistake;
+    return r;
+  }
   // No mistake of the catalogue matched: what two probes of this shape show of the indexing leads.
   if (!r.ok && r.specificity < workbook::Specificity::mistake) {
     const std::string reads = lab02::probe::what_matmul_reads(s);

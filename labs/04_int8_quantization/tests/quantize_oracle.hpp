@@ -186,6 +186,12 @@ inline workbook::CheckResult check_symmetric_scale(std::span<const float> x, flo
     r.diagnosis =
         "the tensor is all zeros (or empty): its scale is defined as 1, so that quantize never "
         "divides by zero.";
+  else if (got == 1.0f && want != 1.0f)
+    r.diagnosis =
+        "your scale is 1, the value defined for an all-zero tensor, but max|x| = " + show(largest) +
+        " is not 0: your max|x| / 127 came out 0 before that special case. Look for a division "
+        "in integers: 1 / 127 is 0 in int (also as the initialiser of a float constant), and so "
+        "is max / 127 where max was stored in an int.";
   else
     r.diagnosis = "not max|x| / 127: check the reduction over every element (tail included).";
   return r;
