@@ -412,6 +412,37 @@ std::string Cases::threshold_of_failures() const {
   }
   if (found.size() == 1) return found.front();
   if (!found.empty()) return "";
+  // Two sizes equal in every passing case and different in every failing one: one is used for the
+  // other (a structured binding in another order, arguments swapped). Names whose values are the
+  // same in every case (n and ldb of packed matrices) count as one, named by the shortest.
+  std::vector<std::pair<std::string, const std::vector<std::pair<std::size_t, bool>>*>> groups;
+  for (const auto& [name, list] : values) {
+    if (list.size() != cases_.size()) continue;
+    auto same = std::find_if(groups.begin(), groups.end(),
+                             [&](const auto& g) { return *g.second == list; });
+    if (same == groups.end())
+      groups.push_back({name, &list});
+    else if (name.size() < same->first.size())
+      same->first = name;
+  }
+  std::vector<std::string> swapped;
+  for (std::size_t x = 0; x < groups.size(); ++x)
+    for (std::size_t y = x + 1; y < groups.size(); ++y) {
+      const auto& a = *groups[x].second;
+      const auto& b = *groups[y].second;
+      bool separates = true;
+      for (std::size_t c = 0; c < a.size() && separates; ++c)
+        separates = (a[c].first == b[c].first) != a[c].second;
+      const std::string& p = groups[x].first;
+      const std::string& q = groups[y].first;
+      if (separates)
+        swapped.push_back("Every " + noun_ + " that passed has " + p + " = " + q +
+                          ", and every one that failed has " + p + " != " + q +
+                          ": your code uses one of them where the other is meant (two names "
+                          "swapped: the order of a structured binding, of a call's arguments, of "
+                          "two loop bounds).");
+    }
+  if (swapped.size() == 1) return swapped.front();
   // Otherwise a parity: every failing case odd in one name, and cases even in it passed (a loop
   // that takes two steps at a time, whose last, odd, step is wrong). Odd passing cases may exist:
   // the odd step may matter only at some sizes.
@@ -471,6 +502,8 @@ void Cases::publish() const {
     earlier = std::to_string(failed) + " of the " + std::to_string(cases_.size()) + " " + noun_ +
               "s run so far failed; the most telling (" + cases_[best->case_index].context +
               "): " + best->result.summary + ". Diagnosis: " + best->result.diagnosis;
+    if (const std::string apart = separation(); !apart.empty())
+      earlier += " Across the " + noun_ + "s so far: " + apart;
   }
   internal::set_crash_case(where_.function.c_str(), where_.file.c_str(),
                            cases_.empty() ? "" : cases_.back().context.c_str(), earlier.c_str(),

@@ -188,6 +188,22 @@ TEST(Cases, SayWhichValueOfTheirParametersSeparatesTheFailuresFromThePasses) {
                                       "even k passed: look at a loop over k that takes two steps"));
 }
 
+TEST(Cases, SayWhenTheShapesThatPassAreThoseWhereTwoSizesAreEqual) {
+  // n and k swapped somewhere: the shapes with n = k pass. ldb = n and lda = k of packed matrices
+  // go with them and are not named apart.
+  Cases cases(where(), "shape");
+  for (std::size_t m : {1, 2, 3})
+    for (std::size_t n : {1, 2, 3})
+      for (std::size_t k : {1, 2, 3}) {
+        cases.next("m = " + std::to_string(m) + ", n = " + std::to_string(n) +
+                   ", k = " + std::to_string(k) + ", lda = " + std::to_string(k) +
+                   ", ldb = " + std::to_string(n));
+        cases.check(check(n != k ? written_up_to(10, 8) : written_up_to(10, 10)));
+      }
+  EXPECT_THAT(cases.report(), HasSubstr("Across the shapes: Every shape that passed has k = n, "
+                                        "and every one that failed has k != n"));
+}
+
 TEST(Cases, SayWhenTheFailingSizesAreThoseWithABatchLeftOverFromAnUnrolledLoop) {
   // A loop two batches at a time is right, the batch left over is not: the sizes with an odd
   // number of whole batches fail, whatever their tail.
