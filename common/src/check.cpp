@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <optional>
 #include <ostream>
 #include <sstream>
@@ -813,6 +814,32 @@ std::string wrong_rows(const Outcome& o, std::size_t& wrong) {
   return text;
 }
 
+// Float results that are integers' bit patterns read as floats: a small positive int is a denormal
+// (17 reads 17 * 2^-149), a negative one a NaN, where the answers are ordinary numbers. A bitwise
+// cast (xsimd::bitwise_cast, reinterpret_cast, memcpy) where a conversion was meant. "" when most
+// wrong elements are not such.
+std::string integer_bit_patterns(const Outcome& o) {
+  std::size_t patterns = 0, wrong = 0;
+  for (std::size_t i = 0; i < o.n; ++i) {
+    if (!o.bad[i] || o.unwritten[i]) continue;
+    ++wrong;
+    const double want = o.want(i);
+    if (!std::isfinite(want) || std::fabs(want) < 1e-30) continue;
+    const float got = static_cast<float>(o.got(i));
+    const auto bits = std::bit_cast<std::int32_t>(got);
+    const bool small_int = got != 0 && std::fabs(got) < std::numeric_limits<float>::min() &&
+                           bits > 0 && bits < (1 << 24);
+    const bool negative_int = std::isnan(got) && bits < 0;
+    patterns += small_int || negative_int;
+  }
+  if (wrong < 4 || 10 * patterns < 9 * wrong) return "";
+  return "the wrong results are integers' bit patterns read as floats: small denormals (the int 17 "
+         "reads as 17 * 2^-149) and NaN (a negative int), where the answers are ordinary numbers. "
+         "Your code reinterprets int32 values as float (xsimd::bitwise_cast, reinterpret_cast, a "
+         "memcpy, a union) where it means to convert them: static_cast<float>, or "
+         "xsimd::batch_cast<float> for a batch.";
+}
+
 // Where the wrong elements of a 2-D output lie, when a leading block of columns (or rows) is right
 // in every row and the wrong ones all come after it: "columns 0 to 63 are right in every row, and
 // every wrong element lies in columns 64 to 126". A fact about the output, which loop or block it
@@ -1154,6 +1181,7 @@ std::string diagnose(const Outcome& o, const Tolerance& tol, const Where& where,
              "-wide batch is wrong (indices " + std::to_string(lane) + ", " +
              std::to_string(lane + w) + ", ...): check how you address lanes inside a batch.";
   }
+  if (std::string bits = integer_bit_patterns(o); !bits.empty()) return bits;
   if (o.rows > 1) {
     // An observation, not a pattern: a named pattern of another case says more.
     if (std::string region = right_leading_block(o); !region.empty()) return observed(region);

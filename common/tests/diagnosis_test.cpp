@@ -6,7 +6,9 @@
 
 #include <gmock/gmock.h>
 
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -304,4 +306,13 @@ TEST(Region, ARightLeadingBlockOfColumnsIsSaidWithTheColumnsAfterIt) {
   EXPECT_EQ(r.specificity, workbook::Specificity::observed);  // where, not why
   EXPECT_THAT(r.diagnosis, HasSubstr("columns 0 to 63 are right in every row, and every wrong "
                                      "element lies in columns 64 to 199"));
+}
+
+TEST(Region, IntegersBitPatternsReadAsFloatsAreSaid) {
+  // Each answer's rounded value, as an int32, reinterpreted as a float.
+  auto y = filled(300, answer);
+  for (std::size_t i = 0; i < 300; ++i)
+    y[i] = std::bit_cast<float>(static_cast<std::int32_t>(std::lround(answer(i) * 4)));
+  const CheckResult r = check(y);
+  EXPECT_THAT(r.diagnosis, HasSubstr("integers' bit patterns read as floats"));
 }
