@@ -724,7 +724,7 @@ std::optional<Quadratic> fit_quadratic(const std::vector<std::array<double, 3>>&
 // The wrong elements of a float output that follow one simple formula of the inputs (degree 2 or
 // less in one or two of them; with one input, each sign of it apart, as a ReLU's branches): that
 // formula, beside the right one. Found by fitting, whatever code produced it. "" when they do not.
-std::string wrong_formula(const Outcome& o, const std::vector<Column>& inputs) {
+std::string wrong_formula(const Outcome& o, const std::vector<Column>& inputs, Model model) {
   if (inputs.empty() || inputs.size() > 2) return "";
   const bool two = inputs.size() == 2;
   const std::string x = inputs[0].name, y = two ? inputs[1].name : "";
@@ -762,7 +762,10 @@ std::string wrong_formula(const Outcome& o, const std::vector<Column>& inputs) {
       want.push_back({a, b, o.want(i)});
     }
     const std::optional<Quadratic> theirs = fit_quadratic(got, two);
-    if (!theirs) continue;
+    // A constant (0 everywhere) is no formula of the inputs: the zeros' own diagnoses say more.
+    if (!theirs ||
+        std::all_of(theirs->c.begin() + 1, theirs->c.end(), [](double c) { return c == 0; }))
+      continue;
     const std::optional<Quadratic> right = fit_quadratic(want, two);
     explained += got.size();
     const std::string where = *region.text ? "where " + x + region.text + ", " : "";
@@ -793,8 +796,8 @@ std::string wrong_formula(const Outcome& o, const std::vector<Column>& inputs) {
   if (found.empty() || 10 * explained < 9 * usable_bad) return "";
   return "the " + count(explained, "wrong element") + " follow one formula of " +
          (two ? x + " and " + y : x) + ": " + found +
-         ". Find the line of your code that computes this (the SIMD loop and the scalar tail loop "
-         "each have one).";
+         ". Find the line of your code that computes this" +
+         (model == Model::simd ? " (the SIMD loop and the scalar tail loop each have one)." : ".");
 }
 
 // The rows of a 2-D output that hold a wrong element: "rows 3, 7 and 9" or "12 of 64 rows".
@@ -818,8 +821,8 @@ std::string wrong_rows(const Outcome& o, std::size_t& wrong) {
 // (17 reads 17 * 2^-149), a negative one a NaN, where the answers are ordinary numbers. A bitwise
 // cast (xsimd::bitwise_cast, reinterpret_cast, memcpy) where a conversion was meant. "" when most
 // wrong elements are not such.
-std::string integer_bit_patterns(const Outcome& o) {
-  std::size_t patterns = 0, wrong = 0;
+std::string integer_bit_patterns(const Outcome& o, Model model) {
+  std::size_t patterns = 0, denormals = 0, wrong = 0;
   for (std::size_t i = 0; i < o.n; ++i) {
     if (!o.bad[i] || o.unwritten[i]) continue;
     ++wrong;
@@ -831,13 +834,18 @@ std::string integer_bit_patterns(const Outcome& o) {
                            bits > 0 && bits < (1 << 24);
     const bool negative_int = std::isnan(got) && bits < 0;
     patterns += small_int || negative_int;
+    denormals += small_int;
   }
-  if (wrong < 4 || 10 * patterns < 9 * wrong) return "";
-  return "the wrong results are integers' bit patterns read as floats: small denormals (the int 17 "
-         "reads as 17 * 2^-149) and NaN (a negative int), where the answers are ordinary numbers. "
-         "Your code reinterprets int32 values as float (xsimd::bitwise_cast, reinterpret_cast, a "
-         "memcpy, a union) where it means to convert them: static_cast<float>, or "
-         "xsimd::batch_cast<float> for a batch.";
+  // NaN alone is what garbage gives too (memory never written, a race): the denormals of small
+  // positive ints are the telling part.
+  if (wrong < 4 || 10 * patterns < 9 * wrong || 4 * denormals < wrong) return "";
+  return std::string(
+             "the wrong results are integers' bit patterns read as floats: small denormals (the "
+             "int 17 reads as 17 * 2^-149) and NaN (a negative int), where the answers are "
+             "ordinary numbers. Your code reinterprets int32 values as float (") +
+         (model == Model::simd ? "xsimd::bitwise_cast, " : "") +
+         "reinterpret_cast, a memcpy, a union) where it means to convert them: static_cast<float>" +
+         (model == Model::simd ? ", or xsimd::batch_cast<float> for a batch." : ".");
 }
 
 // Where the wrong elements of a 2-D output lie, when a leading block of columns (or rows) is right
@@ -1181,7 +1189,7 @@ std::string diagnose(const Outcome& o, const Tolerance& tol, const Where& where,
              "-wide batch is wrong (indices " + std::to_string(lane) + ", " +
              std::to_string(lane + w) + ", ...): check how you address lanes inside a batch.";
   }
-  if (std::string bits = integer_bit_patterns(o); !bits.empty()) return bits;
+  if (std::string bits = integer_bit_patterns(o, model); !bits.empty()) return bits;
   if (o.rows > 1) {
     // An observation, not a pattern: a named pattern of another case says more.
     if (std::string region = right_leading_block(o); !region.empty()) return observed(region);
@@ -1495,7 +1503,7 @@ CheckResult check_elementwise(const GuardedBuffer<T>& buffer,
     r.diagnosis = diagnose<T>(o, how.tolerance, how.where, how.lanes, r.specificity);
     if constexpr (is_float_output<T>) {
       if (r.specificity <= Specificity::observed)
-        if (std::string formula = wrong_formula(o, how.inputs); !formula.empty()) {
+        if (std::string formula = wrong_formula(o, how.inputs, how.where.model); !formula.empty()) {
           r.diagnosis = std::move(formula);
           r.diagnosis_key = "the wrong elements follow a formula of the inputs";
           r.specificity = Specificity::pattern;
@@ -1925,7 +1933,8 @@ CheckResult check_reduction(double got, const ReductionOracle& oracle, const Whe
       r.diagnosis_key = "the sum kept in an int";
       r.diagnosis =
           "your result is the sum kept in an int, truncated toward zero at every step" + int_start;
-    } else if (tail > 0 && tail_int != 0 && tail_int != tail_sum && near(s - tail_sum + tail_int)) {
+    } else if (where.model == Model::simd && tail > 0 && tail_int != 0 && tail_int != tail_sum &&
+               near(s - tail_sum + tail_int)) {
       r.diagnosis_key = "the tail's sum kept in an int";
       r.diagnosis = "the last " + count(tail, "element") + " (the tail after the whole batches, " +
                     batches_of(n, lanes) +

@@ -314,7 +314,9 @@ std::string Cases::separation() const {
   if (const std::size_t q = common_multiple(failing, passing))
     return "Every size that failed is a multiple of " + std::to_string(q) +
            ", and none that passed.";
-  if (const LeftOver l = leftover_batches(failing, passing); l.w > 0) {
+  if (const LeftOver l =
+          where_.model == Model::simd ? leftover_batches(failing, passing) : LeftOver{};
+      l.w > 0) {
     const std::string w = std::to_string(l.w), d = std::to_string(l.d);
     return "Every size that failed has a number of whole batches of " + w + " (n / " + w +
            ") that is not a multiple of " + d +
