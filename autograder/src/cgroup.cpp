@@ -400,16 +400,24 @@ GradeScope::GradeScope(const GradeLimits& limits, const std::string& mounted_wor
     if (null_fd > 2) close(null_fd);
     close_range(3, static_cast<unsigned>(pipe_fds[0]) - 1, 0);
     close_range(static_cast<unsigned>(pipe_fds[0]) + 1, ~0u, 0);
+    // The grader ends the scope by writing one byte, then closing its end. Its end closed with no
+    // byte is a grader killed: a dying process's files close before its children are handed to
+    // another parent, so getppid() alone would still name it for a moment.
+    bool ended_in_order = false;
     for (;;) {
       pollfd p{pipe_fds[0], POLLIN, 0};
       const int ready = poll(&p, 1, 500);
       char c;
-      if (ready > 0 && read(pipe_fds[0], &c, 1) <= 0) break;  // the grader's end closed
-      if (getppid() != grader) break;                         // the grader is gone
+      if (ready > 0) {
+        const ssize_t got = read(pipe_fds[0], &c, 1);
+        if (got == 1) ended_in_order = true;
+        if (got <= 0 || ended_in_order) break;  // the byte, or the grader's end closed
+      }
+      if (getppid() != grader) break;  // the grader is gone
     }
     cgroup_remove(path_);
     // The grader is gone: nobody else will unmount its work folder (a tmpfs holds memory).
-    if (getppid() != grader && !mounted_work.empty()) {
+    if (!ended_in_order && !mounted_work.empty()) {
       umount2(mounted_work.c_str(), MNT_DETACH);
       rmdir(mounted_work.c_str());
     }
@@ -422,7 +430,11 @@ GradeScope::GradeScope(const GradeLimits& limits, const std::string& mounted_wor
 GradeScope::~GradeScope() {
   if (path_.empty()) return;
   cgroup_remove(path_);
-  if (keepalive_ >= 0) close(keepalive_);
+  if (keepalive_ >= 0) {
+    const char done = 'x';  // in order: the grader unmounts its own work folder
+    [[maybe_unused]] const ssize_t wrote = write(keepalive_, &done, 1);
+    close(keepalive_);
+  }
   if (reaper_ > 0) {
     while (waitpid(reaper_, nullptr, 0) < 0 && errno == EINTR) {
     }
