@@ -859,34 +859,29 @@ std::string right_leading_block(const Outcome& o) {
       first_col = std::min(first_col, i % o.cols);
       first_row = std::min(first_row, i / o.cols);
     }
-  auto share = [&](bool by_column, std::size_t from) {  // wrong among the elements past `from`
-    std::size_t all = 0, wrong = 0;
+  // The block of columns (by_column) or rows before `first` is right; most of what lies past it is
+  // wrong: a boundary, not a few scattered errors.
+  auto boundary = [&](bool by_column, std::size_t first) -> std::string {
+    const std::size_t extent = by_column ? o.cols : o.rows;
+    if (first == 0 || first >= extent) return "";
+    std::size_t past = 0, wrong = 0;
     for (std::size_t i = 0; i < o.n; ++i)
-      if ((by_column ? i % o.cols : i / o.cols) >= from) ++all, wrong += o.bad[i];
-    return all == 0 ? 0.0 : static_cast<double>(wrong) / static_cast<double>(all);
+      if ((by_column ? i % o.cols : i / o.cols) >= first) ++past, wrong += o.bad[i];
+    if (2 * wrong < past) return "";
+    const std::string noun = by_column ? "column" : "row";
+    return noun + "s 0 to " + std::to_string(first - 1) + " are right" +
+           (by_column ? " in every row" : "") + ", and every wrong element lies in " +
+           (first + 1 == extent
+                ? noun + " " + std::to_string(first)
+                : noun + "s " + std::to_string(first) + " to " + std::to_string(extent - 1)) +
+           " (" + count(o.bad_count, "element") + " of " + std::to_string(o.n) +
+           "): what computes the " + noun + "s from " + std::to_string(first) +
+           " on is wrong (a block or tile of " + noun +
+           "s after the first: its start, its offset into a buffer, its " +
+           (by_column ? "width" : "height") + "). Start from the first mismatch below.";
   };
-  // Most of what lies past the block is wrong: a boundary, not a few scattered errors.
-  if (first_col > 0 && first_col < o.cols && share(true, first_col) >= 0.5)
-    return "columns 0 to " + std::to_string(first_col - 1) +
-           " are right in every row, and every wrong element lies in " +
-           (first_col + 1 == o.cols
-                ? "column " + std::to_string(first_col)
-                : "columns " + std::to_string(first_col) + " to " + std::to_string(o.cols - 1)) +
-           " (" + count(o.bad_count, "element") + " of " + std::to_string(o.n) +
-           "): what computes the columns from " + std::to_string(first_col) +
-           " on is wrong (a block or tile of columns after the first: its start, its offset into "
-           "a buffer, its width). Start from the first mismatch below.";
-  if (first_row > 0 && first_row < o.rows && share(false, first_row) >= 0.5)
-    return "rows 0 to " + std::to_string(first_row - 1) +
-           " are right, and every wrong element lies in " +
-           (first_row + 1 == o.rows
-                ? "row " + std::to_string(first_row)
-                : "rows " + std::to_string(first_row) + " to " + std::to_string(o.rows - 1)) +
-           " (" + count(o.bad_count, "element") + " of " + std::to_string(o.n) +
-           "): what computes the rows from " + std::to_string(first_row) +
-           " on is wrong (a block or tile of rows after the first: its start, its offset into a "
-           "buffer, its height). Start from the first mismatch below.";
-  return "";
+  if (std::string columns = boundary(true, first_col); !columns.empty()) return columns;
+  return boundary(false, first_row);
 }
 
 // A CUDA kernel's wrong values with no simpler pattern: where they are, and the usual causes.

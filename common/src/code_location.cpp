@@ -70,15 +70,30 @@ struct Entry {
   std::size_t line = 0;
 };
 
+// Where the last "/labs/" or "/solutions/" of `file` starts, or file.length when it has none.
+std::size_t lab_folder_at(Piece file) {
+  std::size_t from = file.length;
+  for (std::size_t i = 0; i + 1 < file.length; ++i)
+    if (std::strncmp(file.at + i, "/labs/", 6) == 0 ||
+        std::strncmp(file.at + i, "/solutions/", 11) == 0)
+      from = i;
+  return from;
+}
+
+// `file` opened for reading (its path is not NUL-ended where it lies), or -1.
+int open_file(Piece file) {
+  char path[4096];
+  if (file.length + 1 > sizeof path) return -1;
+  std::memcpy(path, file.at, file.length);
+  path[file.length] = '\0';
+  return open(path, O_RDONLY | O_CLOEXEC);
+}
+
 // A lab's source: the student's (labs/NN_x/) or a reference or mistake (solutions/NN_x/), but not
 // the lab's tests, which call it. Judged on the path from the last labs/ or solutions/ on, so that
 // a checkout under a folder named tests/ still counts.
 bool in_lab_source(const Entry& e) {
-  std::size_t from = e.file.length;
-  for (std::size_t i = 0; i + 1 < e.file.length; ++i)
-    if (std::strncmp(e.file.at + i, "/labs/", 6) == 0 ||
-        std::strncmp(e.file.at + i, "/solutions/", 11) == 0)
-      from = i;
+  const std::size_t from = lab_folder_at(e.file);
   return from < e.file.length && !Piece{e.file.at + from, e.file.length - from}.contains("/tests/");
 }
 
@@ -155,11 +170,8 @@ void write_name(Text& t, Piece name) {
 
 // A path from its labs/ or solutions/ folder on: "labs/02_cache_blocked_matmul/matmul.cpp".
 void write_path(Text& t, Piece file) {
-  std::size_t from = 0;
-  for (std::size_t i = 0; i + 1 < file.length; ++i)
-    if (std::strncmp(file.at + i, "/labs/", 6) == 0 ||
-        std::strncmp(file.at + i, "/solutions/", 11) == 0)
-      from = i + 1;
+  const std::size_t at = lab_folder_at(file);
+  const std::size_t from = at < file.length ? at + 1 : 0;  // from "labs/" on, or the whole path
   t.write(file.at + from, file.length - from);
 }
 
@@ -167,11 +179,8 @@ void write_path(Text& t, Piece file) {
 // give a call's last line: `throw std::invalid_argument("x[" + ...` may end two lines further);
 // nothing when the file cannot be read.
 void write_source_lines(Text& t, Piece file, std::size_t number) {
-  char path[4096];
-  if (file.length + 1 > sizeof path || number == 0) return;
-  std::memcpy(path, file.at, file.length);
-  path[file.length] = '\0';
-  const int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (number == 0) return;
+  const int fd = open_file(file);
   if (fd < 0) return;
   constexpr std::size_t kBefore = 3, kWidth = 200;
   static char lines[kBefore + 1][kWidth];  // lines number - 3 .. number
@@ -234,11 +243,7 @@ std::size_t throw_with_text(Piece file, std::size_t near, const char* thrown) {
   }
   if (best_length < 10 || best_length > 200) return 0;
   const char* piece = thrown + best_from;
-  char path[4096];
-  if (file.length + 1 > sizeof path) return 0;
-  std::memcpy(path, file.at, file.length);
-  path[file.length] = '\0';
-  const int fd = open(path, O_RDONLY | O_CLOEXEC);
+  const int fd = open_file(file);
   if (fd < 0) return 0;
   static char chunk[1 << 16];
   static char line[1024];

@@ -1,6 +1,7 @@
 #include <workbook/internal/code_location.hpp>
 #include <workbook/internal/compiler_warnings.hpp>
 #include <workbook/internal/crash_report.hpp>
+#include <workbook/internal/sanitized.hpp>
 #include <workbook/internal/signal_safe_text.hpp>
 #include <workbook/testing.hpp>
 
@@ -1059,17 +1060,7 @@ class PrintSeedOnFailure : public ::testing::EmptyTestEventListener {
 };
 
 // AddressSanitizer and ThreadSanitizer report a crash themselves, with its stack and lines.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr bool kSanitizer = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-constexpr bool kSanitizer = true;
-#else
-constexpr bool kSanitizer = false;
-#endif
-#else
-constexpr bool kSanitizer = false;
-#endif
+constexpr bool kSanitizer = WORKBOOK_SANITIZED;
 
 }  // namespace
 

@@ -2,6 +2,8 @@
 // (code_location.hpp). This file includes no C++ library header: compilers declare __cxa_throw
 // themselves with different types (GCC 13's second parameter is void*, libstdc++ 12's cxxabi.h a
 // std::type_info*), and a second declaration that differs does not compile. Only its name links.
+#include <workbook/internal/sanitized.hpp>
+
 #include <dlfcn.h>
 
 namespace workbook::testing::internal {
@@ -13,15 +15,7 @@ const bool kThrowSiteLinked = true;
 }  // namespace workbook::testing::internal
 
 // AddressSanitizer and ThreadSanitizer wrap __cxa_throw themselves: there, this one stays out.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define WORKBOOK_SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define WORKBOOK_SANITIZED 1
-#endif
-#endif
-
-#if defined(WORKBOOK_SANITIZED)
+#if WORKBOOK_SANITIZED
 #elif defined(WORKBOOK_WRAP_CXA_THROW)
 // The C++ runtime linked statically (a toolchain with only libstdc++.a): a second __cxa_throw would
 // not link, so the linker's --wrap=__cxa_throw (common/CMakeLists.txt) sends every throw, the
