@@ -34,6 +34,7 @@
 #include <fstream>
 #include <functional>
 #include <future>
+#include <memory>
 #include <mutex>
 #include <sstream>
 #include <string>
@@ -70,6 +71,7 @@ inline const bool kRaceCommandSet =
 // ----------------------------------------------------------------
 
 class WatchedPool;
+class Watchdog;
 
 namespace detail {
 // Every WatchedPool alive, for the watchdog to look at when it fires.
@@ -100,18 +102,7 @@ class WatchedPool {
                     << "): the constructor must start exactly `threads` workers, each running "
                        "work(). Look at its loop's bounds (for (t = 0; t < threads; ++t)).";
   }
-  ~WatchedPool() {  // then pool_'s destructor runs
-    // Each sleeping worker's context switches as the destructor starts: one that switched again by
-    // the time the destruction hangs was woken and went back to sleep; one that did not was never
-    // woken. (Workers that just finished a task get back to their wait within microseconds: up
-    // to 50 ms are given them.)
-    for (int i = 0; i < 50 && !all_asleep(); ++i)
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    for (pid_t tid : workers_)
-      switches_at_destruction_.push_back(
-          thread_state(tid).in_futex() ? threads::thread_switches(tid) : -1);
-    destroying_ = true;
-  }
+  ~WatchedPool();  // below Watchdog, which it uses; then pool_'s destructor runs
   WatchedPool(const WatchedPool&) = delete;
   WatchedPool& operator=(const WatchedPool&) = delete;
 
@@ -195,6 +186,10 @@ class WatchedPool {
   mutable std::mutex switches_mutex_;
   std::vector<long> switches_before_submit_;
   std::atomic<bool> destroying_{false};
+  // Watches pool_'s destructor where no Watchdog of the test's own still does (a pool declared
+  // before the test's watchdog, or one per loop iteration): a destructor that never wakes its
+  // workers is reported within seconds, not by ctest's timeout.
+  std::unique_ptr<Watchdog> destruction_watchdog_;
   ThreadPool pool_;
 
   std::vector<pid_t> new_threads() const {
@@ -420,6 +415,7 @@ class Watchdog {
   explicit Watchdog(std::string what, Throws throws = Throws::no,
                     std::chrono::seconds limit = std::chrono::seconds(8))
       : what_(std::move(what)), throws_(throws), limit_(limit * (kUnderTsan ? 10 : 1)) {
+    ++alive();
     if (const auto* test = ::testing::UnitTest::GetInstance()->current_test_info())
       test_ = std::string(test->test_suite_name()) + "." + test->name();
     fail_if_an_earlier_test_hung(test_);
@@ -431,9 +427,16 @@ class Watchdog {
       done_ = true;
     }
     finished_.notify_one();
+    --alive();
   }
   Watchdog(const Watchdog&) = delete;
   Watchdog& operator=(const Watchdog&) = delete;
+
+  /// How many Watchdogs guard a scope now (in any thread).
+  static std::atomic<int>& alive() {
+    static std::atomic<int> count{0};
+    return count;
+  }
 
   /// Under ctest: fails the test at once (ends the process) when an earlier test of this ctest
   /// run, in this same test program, hung. Called by every Watchdog.
@@ -655,6 +658,23 @@ class Watchdog {
   bool done_ = false;
   std::jthread thread_;  // last: started once the members it uses exist, joined before they go
 };
+
+inline WatchedPool::~WatchedPool() {
+  // Each sleeping worker's context switches as the destructor starts: one that switched again by
+  // the time the destruction hangs was woken and went back to sleep; one that did not was never
+  // woken. (Workers that just finished a task get back to their wait within microseconds: up
+  // to 50 ms are given them.)
+  for (int i = 0; i < 50 && !all_asleep(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  for (pid_t tid : workers_)
+    switches_at_destruction_.push_back(thread_state(tid).in_futex() ? threads::thread_switches(tid)
+                                                                    : -1);
+  destroying_ = true;
+  if (Watchdog::alive() == 0)
+    destruction_watchdog_ = std::make_unique<Watchdog>(
+        "destroying a pool of " + std::to_string(size_) + (size_ == 1 ? " thread" : " threads") +
+        " once the test's calls returned");
+}
 
 /// CPU time used by the threads of `pool` (its workers) so far, in seconds: with
 /// thread_cpu_seconds, each thread's own clock. Threads that have ended count no more.
