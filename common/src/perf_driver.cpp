@@ -246,6 +246,7 @@ class Worker {
   // from the frozen state before to the frozen state after, so that nothing it does escapes.
   Seen batch(int count, int extra) {
     const double before = apart_ ? cpu_seconds(frozen_pids_) : 0;
+    const long faults_before = extra < 0 ? minor_page_faults(process_->pid()) : 0;
     const auto window = Clock::now();
     if (apart_) freezer_.thaw();
     const auto start = Clock::now();
@@ -253,6 +254,11 @@ class Worker {
     Seen seen{m.at("seconds").get<std::vector<double>>(),
               std::chrono::duration<double>(Clock::now() - start).count()};
     (extra < 0 ? per_call_ : extra_per_call_[extra]) = seen.clock / count;
+    // A checked batch's count would include the copy of its output for the driver: not counted.
+    if (extra < 0 && !checked_now_) {
+      account.page_faults += std::max(0L, minor_page_faults(process_->pid()) - faults_before);
+      account.faulted_calls += count;
+    }
     if (apart_) {
       freezer_.freeze();
       frozen_pids_ = freezer_.pids();
@@ -1185,6 +1191,8 @@ Verdict judge(const DriverOptions& o, std::ostream& out) {
     v.extras.push_back(std::move(x));
   }
   v.next = next_step(mine, hints);
+  if (auto note = fresh_memory_note(v.function, work, session.student_cpu, session.reference_cpu))
+    v.next = std::move(*note);
 
   if (judged <= o.max_ratio) return finish(Outcome::pass, Reason::ok, "");
   if (o.explain_slow && mine.fraction_of_roof < 0.5)
@@ -1192,6 +1200,28 @@ Verdict judge(const DriverOptions& o, std::ostream& out) {
   return finish(Outcome::fail, Reason::too_slow,
                 "your " + v.function + " takes " + format_ratio(judged) +
                     " the reference's time; within " + format_fixed(o.max_ratio, 2) + "x passes.");
+}
+
+std::optional<std::string> fresh_memory_note(const std::string& function, const Work& work,
+                                             const CpuAccount& yours, const CpuAccount& reference) {
+  // A megabyte a call at least, a tenth of the bytes the work moves, and four times the
+  // reference's: a buffer the size of the data, not a few pages of bookkeeping.
+  static const double page = static_cast<double>(sysconf(_SC_PAGESIZE));
+  const double pages = yours.pages_per_call(), theirs = reference.pages_per_call();
+  const double bytes = pages * page;
+  if (yours.faulted_calls == 0 || bytes < (1 << 20) || bytes < 0.1 * work.bytes) return {};
+  if (reference.faulted_calls > 0 && pages < 4 * theirs + 256) return {};
+  const std::string size = bytes >= (1 << 30) ? format_fixed(bytes / (1 << 30), 1) + " GiB"
+                                              : format_fixed(bytes / (1 << 20), 0) + " MiB";
+  std::string text = "Each call of your " + function + " touched " + format_fixed(pages, 0) +
+                     " pages of memory it had not touched before (" + size;
+  if (work.bytes > 0)
+    text += ", " + format_fixed(100 * bytes / work.bytes, 0) + "% of the bytes the work moves";
+  if (reference.faulted_calls > 0) text += "; the reference's call, " + format_fixed(theirs, 0);
+  return text +
+         "): it allocates memory on every call (a std::vector, a copy of an input, a buffer made "
+         "inside the function), and each new page costs a page fault and a pass to fill it. Work "
+         "in the buffers the caller passes, or allocate once, outside the timed call.";
 }
 
 std::string stalled_reading(double cpu_per_second, double switches_per_second) {

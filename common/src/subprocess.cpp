@@ -206,7 +206,8 @@ namespace {
 namespace fs = std::filesystem;
 
 // The fields of /proc/PID/stat after the command's name (which may hold spaces and parentheses):
-// [0] is the state, [1] the parent, [11] utime, [12] stime, [13] cutime, [14] cstime.
+// [0] is the state, [1] the parent, [7] minflt, [8] cminflt, [11] utime, [12] stime, [13] cutime,
+// [14] cstime.
 std::vector<std::string> stat_fields(pid_t pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
   std::string line;
@@ -289,6 +290,12 @@ double cpu_seconds(const std::vector<pid_t>& pids) {
       total += (std::stod(f[11]) + std::stod(f[12])) / tick;
   }
   return total;
+}
+
+long minor_page_faults(pid_t pid) {
+  const std::vector<std::string> f = stat_fields(pid);
+  if (f.size() < 9) return 0;                // gone
+  return std::stol(f[7]) + std::stol(f[8]);  // minflt, cminflt
 }
 
 TreeActivity tree_activity(const std::vector<pid_t>& pids) {

@@ -363,6 +363,40 @@ TEST(StalledReading, AsleepSwitchingOrRunningFromTheSecondMeasured) {
   EXPECT_THAT(stalled_reading(0.04, 60000), HasSubstr("it was asleep"));
 }
 
+TEST(FreshMemoryNote, NamesAnAllocationPerCallOnlyWhereThePagesAreMany) {
+  using workbook::perf::fresh_memory_note;
+  const double page = static_cast<double>(sysconf(_SC_PAGESIZE));
+  const workbook::Work work{.ops = 1e8, .bytes = 256.0 * (1 << 20)};
+  // 128 MiB of fresh pages a call, against none in the reference's: a copy of the input each call.
+  const auto pages = [&](double mib, int calls) {
+    return workbook::perf::CpuAccount{
+        .page_faults = static_cast<long>(mib * (1 << 20) / page * calls), .faulted_calls = calls};
+  };
+  const auto note = fresh_memory_note("quantized_relu", work, pages(128, 10), pages(0, 10));
+  ASSERT_TRUE(note.has_value());
+  EXPECT_THAT(*note, HasSubstr("Each call of your quantized_relu touched"));
+  EXPECT_THAT(*note, HasSubstr("(128 MiB, 50% of the bytes the work moves; the reference's "
+                               "call, 0)"));
+  EXPECT_THAT(*note, HasSubstr("allocates memory on every call"));
+  // Judged alone where the reference counted no call (profile mode).
+  EXPECT_TRUE(fresh_memory_note("f", work, pages(128, 10), {}).has_value());
+  // Nothing to say: a few pages, a small share of the work's bytes, or as many as the reference.
+  EXPECT_FALSE(fresh_memory_note("f", work, pages(0.5, 10), pages(0, 10)).has_value());
+  EXPECT_FALSE(fresh_memory_note("f", work, pages(16, 10), pages(0, 10)).has_value());
+  EXPECT_FALSE(fresh_memory_note("f", work, pages(128, 10), pages(100, 10)).has_value());
+  EXPECT_FALSE(fresh_memory_note("f", work, {}, pages(0, 10)).has_value());
+}
+
+TEST_F(PerfDriver, AKernelThatAllocatesOnEveryCallIsToldSoByItsPages) {
+  // Each call makes a 40 MiB std::vector; the reference makes none.
+  run(options("allocates", WORKBOOK_TEST_WORKER_BAD));
+  ASSERT_TRUE(verdict.graded) << output.str();
+  EXPECT_GT(verdict.graded->yours.pages_per_call(), 0.9 * (40 << 20) / sysconf(_SC_PAGESIZE));
+  EXPECT_LT(verdict.graded->reference.pages_per_call(), 64);
+  EXPECT_THAT(output.str(), HasSubstr("Next: Each call of your scale touched "));
+  EXPECT_THAT(output.str(), HasSubstr("it allocates memory on every call"));
+}
+
 TEST_F(PerfDriver, IgnoresWhatTheKernelPrintsOnStdout) {
   // The bad worker prints fake protocol lines ({"type":"times",...}) to stdout; the channel is
   // elsewhere.

@@ -257,6 +257,7 @@ enum class Shaping {
   under_reported,     // works 2 ms a call, reports a quarter of it
   helper_threads,     // a call of a one-thread case works in two threads, 2 ms each; reports 1 ms
   spinner,            // honest calls, but leaves a thread spinning for ever after the first
+  allocates,          // honest calls, each of which makes a 40 MiB std::vector (fresh pages)
 };
 
 // y = 2 x, plus 1 ms of work per call in the good worker; shaped as `how` in the bad one.
@@ -306,6 +307,13 @@ void shaped(workbook::perf::Case& perf, Shaping how) {
         helper.join();
         return;
       }
+      case Shaping::allocates: {
+        // Larger than glibc's largest mmap threshold (32 MiB): mapped afresh on every call.
+        std::vector<float> scratch(10 << 20);
+        scratch[x.size()] = x[0];
+        compute(1e-3);
+        return;
+      }
       case Shaping::spinner:
         if (!spinning.joinable())
           spinning = std::thread([] {
@@ -345,11 +353,15 @@ void helper_threads(workbook::perf::Case& perf) {
 void spinner(workbook::perf::Case& perf) {
   shaped(perf, Shaping::spinner);
 }
+void allocates(workbook::perf::Case& perf) {
+  shaped(perf, Shaping::allocates);
+}
 WORKBOOK_PERF_CASE(cached_by_content);
 WORKBOOK_PERF_CASE(cached_by_pointer);
 WORKBOOK_PERF_CASE(under_reported);
 WORKBOOK_PERF_CASE(helper_threads);
 WORKBOOK_PERF_CASE(spinner);
+WORKBOOK_PERF_CASE(allocates);
 
 // A case that cannot run on this machine (as a GPU case on a machine without a GPU), in both
 // workers.

@@ -124,6 +124,13 @@ struct Evidence {
 /// reference's are (the thresholds and their margins are explained where they are defined).
 Graded grade(const Evidence& evidence);
 
+/// The next step when each call of the student's kernel touched much fresh memory and the
+/// reference's did not (`reference` counted no call: judged by `yours` alone): memory allocated, or
+/// an input copied, on every call costs a page fault per page and a pass over it, which no advice
+/// about the loop fixes. Empty when the pages say nothing.
+std::optional<std::string> fresh_memory_note(const std::string& function, const Work& work,
+                                             const CpuAccount& yours, const CpuAccount& reference);
+
 /// What a stalled worker's process was doing, from one second of it: its CPU seconds and its
 /// threads' context switches per second (asleep, handing the CPU back and forth, or running flat
 /// out), as the stopped worker's message says it.

@@ -158,11 +158,20 @@ struct CpuAccount {
   double outside_seconds = 0;  ///< CPU time between its windows (frozen: none)
   int calls = 0;               ///< calls made in the windows
   unsigned threads = 1;        ///< the threads the case allows (Work::threads)
+  /// Minor page faults of the worker over its kernel's timed batches, kept apart or not, and the
+  /// calls of those batches: pages touched for the first time, as memory allocated in a call is.
+  long page_faults = 0;
+  int faulted_calls = 0;
   /// Cores busy on average in the windows.
   double cores() const { return window_seconds > 0 ? cpu_seconds / window_seconds : 0; }
+  /// Fresh pages touched per call (0 when no batch was counted).
+  double pages_per_call() const {
+    return faulted_calls > 0 ? static_cast<double>(page_faults) / faulted_calls : 0;
+  }
 };
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(CpuAccount, cpu_seconds, window_seconds,
-                                                outside_seconds, calls, threads)
+                                                outside_seconds, calls, threads, page_faults,
+                                                faulted_calls)
 
 /// The first call on inputs no call has seen (the case set up again from a new seed in both
 /// workers), against the calls after it on the same inputs: a kernel that keeps results between

@@ -82,6 +82,10 @@ std::vector<pid_t> process_tree(pid_t root, const std::string& cgroup_procs = {}
 /// `pids`, and of their children that they have reaped: what the tree has consumed so far.
 double cpu_seconds(const std::vector<pid_t>& pids);
 
+/// The minor page faults so far of process `pid` (all its threads, and the children it reaped):
+/// each is a page of memory touched for the first time since it was mapped. 0 once it is gone.
+long minor_page_faults(pid_t pid);
+
 /// What a process tree is doing, summed over its processes' threads at one moment: compare two
 /// samples to tell a tree asleep (no CPU) from one working (CPU) and from one whose threads keep
 /// handing the CPU to each other (CPU, and many context switches).
