@@ -17,6 +17,7 @@
 #include <limits>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace lab01::mistakes {
@@ -443,6 +444,75 @@ inline std::vector<Mistake> unrolled_factor_from_another_batch(
   return list;
 }
 
+/// A reduction whose accumulator update is wrong, tried for the usual numbers of accumulators u
+/// (1, 2, 4, 8) and fed as an unrolled loop feeds them: steps of u batches, then the whole batches
+/// left over into the first accumulator, then the scalar tail (right). Lane l of an accumulator
+/// becomes update(acc, x, y) with (x, y) = factors(i) of its element i; `term` is the tail's
+/// element, `finish` what the function makes of the sum.
+inline std::vector<Mistake> unrolled_update(
+    std::size_t n, std::function<std::pair<float, float>(std::size_t)> factors,
+    std::function<float(float, float, float)> update, std::function<double(std::size_t)> term,
+    std::function<double(double)> finish, const std::string& what, const std::string& advice) {
+  std::vector<Mistake> list;
+  if (n < kLanes) return list;
+  for (const std::size_t u : {std::size_t{1}, std::size_t{2}, std::size_t{4}, std::size_t{8}})
+    list.push_back({what, advice, [=](std::size_t) {
+                      std::vector<float> acc(u * kLanes, 0.0f);
+                      const auto add = [&](std::size_t k, std::size_t at) {
+                        for (std::size_t l = 0; l < kLanes; ++l) {
+                          const auto [x, y] = factors(at + l);
+                          acc[k * kLanes + l] = update(acc[k * kLanes + l], x, y);
+                        }
+                      };
+                      std::size_t i = 0;
+                      for (; i + u * kLanes <= n; i += u * kLanes)
+                        for (std::size_t k = 0; k < u; ++k) add(k, i + k * kLanes);
+                      for (; i + kLanes <= n; i += kLanes) add(0, i);
+                      double s = 0;
+                      for (const float v : acc) s += v;
+                      for (; i < n; ++i) s += term(i);
+                      return finish(s);
+                    }});
+  return list;
+}
+
+/// The other fused operations in place of fma(x, y, acc) = x * y + acc: fms (x * y - acc), fnma
+/// (acc - x * y) and fnms (-(x * y) - acc), each a sign away from the sum. `product` names x * y.
+inline std::vector<Mistake> wrong_fused_update(
+    std::size_t n, std::function<std::pair<float, float>(std::size_t)> factors,
+    std::function<double(std::size_t)> term, std::function<double(double)> finish,
+    const std::string& product) {
+  struct Variant {
+    const char* name;
+    const char* definition;  // what the operation computes of (x, y, z)
+    const char* before;      // the step, around the product: before + product + after
+    const char* after;
+    const char* effect;  // what that does to the sum
+    float (*update)(float, float, float);
+  };
+  static constexpr Variant kVariants[] = {
+      {"fms", "x * y - z", "", " - acc",
+       "each step turns the sign of the running sum: the result is right only while no "
+       "accumulator takes a second batch",
+       [](float acc, float x, float y) { return std::fma(x, y, -acc); }},
+      {"fnma", "-(x * y) + z", "acc - ", "",
+       "each step subtracts its products from the sum: what the batches add comes out negated",
+       [](float acc, float x, float y) { return std::fma(-x, y, acc); }},
+      {"fnms", "-(x * y) - z", "-(", ") - acc",
+       "each step negates both its products and the running sum",
+       [](float acc, float x, float y) { return -std::fma(x, y, acc); }}};
+  std::vector<Mistake> list;
+  for (const Variant& v : kVariants)
+    for (Mistake& m : unrolled_update(
+             n, factors, v.update, term, finish,
+             std::string("each batch's step made with xsimd::") + v.name + ", " + v.before +
+                 product + v.after + ", where the sum needs " + product + " + acc",
+             std::string("xsimd::") + v.name + "(x, y, z) computes " + v.definition + ", so " +
+                 v.effect + ". Sum with xsimd::fma(x, y, acc), which is x * y + acc."))
+      list.push_back(std::move(m));
+  return list;
+}
+
 inline std::vector<Mistake> dot(std::span<const float> a, std::span<const float> b) {
   std::vector<Mistake> list = sum_loop(
       a.size(), [a, b](std::size_t i) { return double(a[i]) * double(b[i]); },
@@ -464,38 +534,30 @@ inline std::vector<Mistake> dot(std::span<const float> a, std::span<const float>
            [](double s) { return s; }, "a", "b", false))
     list.push_back(std::move(m));
   // The FMA's operands in the wrong places: fma(acc, x, y) is acc * x + y, so each batch
-  // multiplies the running sum instead of adding its products to it. Tried for the usual numbers
-  // of accumulators u, fed as an unrolled loop feeds them: steps of u batches, then the whole
-  // batches left over into the first accumulator, then the scalar tail (right).
-  const std::size_t n = a.size();
-  for (const bool times_a : {true, false})
-    for (const std::size_t u : {std::size_t{1}, std::size_t{2}, std::size_t{4}, std::size_t{8}}) {
-      if (n < kLanes) break;
-      list.push_back(
-          {std::string("fma(acc, ") + (times_a ? "a, b): acc * a + b" : "b, a): acc * b + a") +
-               " for each batch, not a * b + acc",
-           "xsimd::fma(x, y, z) computes x * y + z: the accumulator is the third operand, "
-           "fma(a_batch, b_batch, acc). With acc first, each batch multiplies the running sum "
-           "instead of adding its products to it.",
-           [a, b, n, u, times_a](std::size_t) {
-             std::vector<float> acc(u * kLanes, 0.0f);
-             const auto add = [&](std::size_t k, std::size_t at) {
-               for (std::size_t l = 0; l < kLanes; ++l) {
-                 const float x = times_a ? a[at + l] : b[at + l],
-                             y = times_a ? b[at + l] : a[at + l];
-                 acc[k * kLanes + l] = std::fma(acc[k * kLanes + l], x, y);
-               }
-             };
-             std::size_t i = 0;
-             for (; i + u * kLanes <= n; i += u * kLanes)
-               for (std::size_t k = 0; k < u; ++k) add(k, i + k * kLanes);
-             for (; i + kLanes <= n; i += kLanes) add(0, i);
-             double s = 0;
-             for (const float v : acc) s += v;
-             for (; i < n; ++i) s += double(a[i]) * double(b[i]);
-             return s;
-           }});
-    }
+  // multiplies the running sum instead of adding its products to it.
+  for (const bool times_a : {true, false}) {
+    const auto factors = [a, b, times_a](std::size_t i) {
+      return times_a ? std::pair{a[i], b[i]} : std::pair{b[i], a[i]};
+    };
+    for (Mistake& m : unrolled_update(
+             a.size(), factors, [](float acc, float x, float y) { return std::fma(acc, x, y); },
+             [a, b](std::size_t i) { return double(a[i]) * double(b[i]); },
+             [](double s) { return s; },
+             std::string("fma(acc, ") + (times_a ? "a, b): acc * a + b" : "b, a): acc * b + a") +
+                 " for each batch, not a * b + acc",
+             "xsimd::fma(x, y, z) computes x * y + z: the accumulator is the third operand, "
+             "fma(a_batch, b_batch, acc). With acc first, each batch multiplies the running sum "
+             "instead of adding its products to it."))
+      list.push_back(std::move(m));
+  }
+  for (Mistake& m : wrong_fused_update(
+           a.size(),
+           [a, b](std::size_t i) {
+             return std::pair{a[i], b[i]};
+           },
+           [a, b](std::size_t i) { return double(a[i]) * double(b[i]); },
+           [](double s) { return s; }, "a * b"))
+    list.push_back(std::move(m));
   return list;
 }
 
@@ -526,6 +588,20 @@ inline std::vector<Mistake> euclidean_distance(std::span<const float> a, std::sp
            },
            [](double s) { return std::sqrt(std::max(s, 0.0)); }, "the difference", "the difference",
            true))
+    list.push_back(std::move(m));
+  // The square root of whatever the wrong update left, NaN where that is negative, as the
+  // kernel's std::sqrt gives.
+  for (Mistake& m : wrong_fused_update(
+           a.size(),
+           [a, b](std::size_t i) {
+             const float d = a[i] - b[i];
+             return std::pair{d, d};
+           },
+           [a, b](std::size_t i) {
+             const double d = double(a[i]) - double(b[i]);
+             return d * d;
+           },
+           [](double s) { return std::sqrt(s); }, "d * d"))
     list.push_back(std::move(m));
   // The scalar tail written apart from the SIMD loop, its difference not squared.
   const std::size_t n = a.size(), full = n - n % kLanes;
