@@ -869,13 +869,25 @@ std::string right_leading_block(const Outcome& o) {
       if ((by_column ? i % o.cols : i / o.cols) >= first) ++past, wrong += o.bad[i];
     if (2 * wrong < past) return "";
     const std::string noun = by_column ? "column" : "row";
-    return noun + "s 0 to " + std::to_string(first - 1) + " are right" +
-           (by_column ? " in every row" : "") + ", and every wrong element lies in " +
-           (first + 1 == extent
-                ? noun + " " + std::to_string(first)
-                : noun + "s " + std::to_string(first) + " to " + std::to_string(extent - 1)) +
-           " (" + count(o.bad_count, "element") + " of " + std::to_string(o.n) +
-           "): what computes the " + noun + "s from " + std::to_string(first) +
+    const std::string where =
+        (first == 1 ? noun + " 0 is" : noun + "s 0 to " + std::to_string(first - 1) + " are") +
+        " right" + (by_column ? " in every row" : "") + ", and every wrong element lies in " +
+        (first + 1 == extent
+             ? noun + " " + std::to_string(first)
+             : noun + "s " + std::to_string(first) + " to " + std::to_string(extent - 1)) +
+        " (" + count(o.bad_count, "element") + " of " + std::to_string(o.n) + ")";
+    // Every wrong element exactly 0 (and none of them 0 in the answer): the computation that
+    // fills them ran for the first ones only.
+    bool zeros = true;
+    for (std::size_t i = 0; i < o.n && zeros; ++i)
+      zeros = !o.bad[i] || (o.got(i) == 0 && o.want(i) != 0);
+    if (zeros)
+      return where + ", each of them exactly 0: what computes an element ran for the " +
+             (first == 1 ? "first " + noun : "first " + std::to_string(first) + " " + noun + "s") +
+             " only. Look for a loop index or a running value declared outside the loop over " +
+             noun + "s (so not reset for each " + (by_column ? "element" : "row") +
+             "), or a loop that ends after its first pass. Start from the first mismatch below.";
+    return where + ": what computes the " + noun + "s from " + std::to_string(first) +
            " on is wrong (a block or tile of " + noun +
            "s after the first: its start, its offset into a buffer, its " +
            (by_column ? "width" : "height") + "). Start from the first mismatch below.";
@@ -1766,6 +1778,13 @@ CheckResult check_reduction(double got, const ReductionOracle& oracle, const Whe
     r.diagnosis =
         "returned NaN for finite inputs: an uninitialised accumulator, or a read past "
         "the end of the input.";
+  } else if (std::isinf(got) && std::isfinite(want) && std::isfinite(sums.magnitude)) {
+    r.specificity = Specificity::observed;
+    r.diagnosis =
+        "returned " + fmt(got) +
+        " where every term, and their sum, is finite (sum|terms| = " + fmt(sums.magnitude) +
+        "): a value computed on the way passed float's largest, 3.4e38 (a square or a product "
+        "of large values, or the same terms added again and again).";
   } else if (got == 0 && want != 0) {
     r.specificity = Specificity::observed;
     r.diagnosis =

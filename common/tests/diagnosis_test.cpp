@@ -308,6 +308,19 @@ TEST(Region, ARightLeadingBlockOfColumnsIsSaidWithTheColumnsAfterIt) {
                                      "element lies in columns 64 to 199"));
 }
 
+TEST(Region, ALeadingColumnRightAndEveryLaterOneExactlyZeroIsALoopThatRanOnce) {
+  // 10 rows of 50: column 0 right, every other element exactly 0 (an index not reset per element).
+  auto y = filled(500, answer);
+  for (std::size_t i = 0; i < 500; ++i)
+    if (i % 50 != 0) y[i] = 0.0f;
+  const CheckResult r = check(y, Model::simd, {}, {}, {.rows = 10, .cols = 50});
+  EXPECT_THAT(r.diagnosis, HasSubstr("column 0 is right in every row, and every wrong element lies "
+                                     "in columns 1 to 49"));
+  EXPECT_THAT(r.diagnosis, HasSubstr("each of them exactly 0: what computes an element ran for "
+                                     "the first column only"));
+  EXPECT_THAT(r.diagnosis, Not(HasSubstr("a block or tile")));
+}
+
 TEST(Region, IntegersBitPatternsReadAsFloatsAreSaid) {
   // Each answer's rounded value, as an int32, reinterpreted as a float.
   auto y = filled(300, answer);

@@ -192,6 +192,13 @@ inline workbook::CheckResult check_symmetric_scale(std::span<const float> x, flo
         " is not 0: your max|x| / 127 came out 0 before that special case. Look for a division "
         "in integers: 1 / 127 is 0 in int (also as the initialiser of a float constant), and so "
         "is max / 127 where max was stored in an int.";
+  else if (std::isinf(got) && std::isfinite(largest))
+    // Every input is finite and so is the answer: something computed on the way overflowed.
+    r.diagnosis = "returned " + show(got) + ", though every input is finite (the largest |x| is " +
+                  show(largest) +
+                  "): a value computed on the way passed float's largest, 3.4e38. A square "
+                  "does once |x| passes 1.8e19, as does a product or a sum of large values: "
+                  "compare the magnitudes themselves (std::fabs, xsimd::abs), not their squares.";
   else
     r.diagnosis = "not max|x| / 127: check the reduction over every element (tail included).";
   return r;
