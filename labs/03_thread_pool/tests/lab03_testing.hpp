@@ -232,8 +232,9 @@ inline std::string describe(const ThreadState& s, const WatchedPool* pool) {
 
 // The one cause the state shows, or "" when it shows none of those this lab knows. `throws`: the
 // scope makes a task or chunk throw on purpose.
+// `caller_at`: where the test's thread waits in the lab's code (Watchdog::waits_at), or "".
 inline std::string cause(const WatchedPool& p, const std::vector<ThreadState>& workers,
-                         const ThreadState& caller, bool throws) {
+                         const ThreadState& caller, const std::string& caller_at, bool throws) {
   long alive = 0, on_condition = 0, running = 0, waiting_elsewhere = 0;
   const ThreadState* self_locked = nullptr;
   const ThreadState* locked = nullptr;
@@ -268,6 +269,23 @@ inline std::string cause(const WatchedPool& p, const std::vector<ThreadState>& w
            std::to_string(mutex_owner(locked->arg0)) +
            "). Every lock must be released on every path: use std::lock_guard or "
            "std::unique_lock, never mutex.lock() without its unlock().";
+  // The test's own call sleeps on the pool's condition variable (a submit that waits), with every
+  // worker asleep too: nothing will make its wait's predicate true. (Before the count of tasks
+  // submitted, which the test counts as it calls submit: that call never queued its task.)
+  if (!p.destroying() && alive > 0 && on_condition == alive &&
+      caller.waits_inside(&p.pool(), sizeof(ThreadPool)) && caller.futex_is_condition_wait()) {
+    // "It waits at labs/.../thread_pool.cpp:62, in ThreadPool::submit (inside ...": the function.
+    std::string function = "a function of the pool";
+    if (const auto at = caller_at.find(", in "); at != std::string::npos)
+      function = caller_at.substr(at + 5, caller_at.find_first_of(" (\n", at + 5) - at - 5);
+    return "the test's thread sleeps on the pool's condition variable inside " + function +
+           (caller_at.empty() ? "" : " (the line below)") + ", and " +
+           (alive == 1 ? std::string("the pool's worker sleeps") : "all its workers sleep") +
+           " too: no thread will make that wait's predicate true and notify it. Whatever makes "
+           "the predicate true must notify the condition variable it waits on: if it waits for "
+           "room in the queue, a worker must notify each time it takes a task (with notify_all, "
+           "or on a condition variable of its own: the workers wait on the same one)";
+  }
   if (p.destroying() && alive > 0 && on_condition == alive && pending == 0) {
     const std::string wake_all =
         "Set stopping_ = true while holding the mutex, then work_available_.notify_all(), then "
@@ -520,7 +538,8 @@ class Watchdog {
       for (const WatchedPool* p : detail::registry().pools) {
         std::vector<ThreadState> workers;
         for (pid_t tid : p->workers()) workers.push_back(thread_state(tid));
-        if (cause.empty()) cause = detail::cause(*p, workers, caller, throws_ == Throws::yes);
+        if (cause.empty())
+          cause = detail::cause(*p, workers, caller, waits_at(caller.tid), throws_ == Throws::yes);
         state += "  a pool of " + std::to_string(p->size()) + " (" +
                  (p->destroying() ? "being destroyed" : "in use") +
                  "): of the tasks the test submitted itself, " + std::to_string(p->submitted()) +
