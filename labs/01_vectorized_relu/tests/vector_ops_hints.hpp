@@ -102,6 +102,15 @@ inline std::string reduction(const std::string& function, std::size_t n, double 
            ": yours is about as fast as the scalar loop, so it adds one element at a time (a "
            "float32 sum in order is never vectorised by the compiler). Use xsimd::fma on whole "
            "batches.";
+  // Vectorised, yet well behind a chain that waits on every FMA: something else costs each batch.
+  if (per_ns < 0.7 * one_accumulator_per_ns)
+    return measured + ": yours handles whole batches, yet is " +
+           num(one_accumulator_per_ns / per_ns) +
+           " times slower than one accumulator, which waits for every FMA: each batch costs more "
+           "than its FMA. Look for what the loop adds per batch: a call the compiler cannot "
+           "inline (a std::function, a function pointer, a virtual call), which also sends the "
+           "accumulators through memory, or a copy or conversion. Pass the step as a template "
+           "parameter or an auto lambda, so that it inlines.";
   if (per_ns < 1.3 * one_accumulator_per_ns)
     return measured +
            ": yours is about as fast as one accumulator, whose every FMA waits for the previous "

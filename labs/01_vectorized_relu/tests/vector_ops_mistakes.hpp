@@ -100,6 +100,20 @@ inline std::vector<Mistake> elementwise_loop(std::size_t n,
              return i < tail ? right(full + i) : (i < full ? right(i) : kNaN);
            }});
   }
+  // A batch made from one float (Batch v = a[i]; xsimd's constructor from a scalar broadcasts it)
+  // where a load is meant: every lane of a whole batch holds the result of the batch's first
+  // element; the tail, a float at a time, is right.
+  if (full > 0)
+    list.push_back(
+        {"every lane of each batch holding the result of its first element: out[i] "
+         "from element i - i % " +
+             std::to_string(kLanes) + " in the whole batches",
+         "a batch made from one float (Batch v = a[i], or xsimd::broadcast(a[i])) "
+         "copies that float into all " +
+             std::to_string(kLanes) +
+             " lanes; to take the batch's elements from memory, load them: "
+             "Batch::load_unaligned(&a[i]).",
+         [=](std::size_t i) { return right(i < full ? i - i % kLanes : i); }});
   // A step larger than the batch (a lane count hard-coded for wider registers, or a loop unrolled
   // by two that stores one batch): each step leaves elements unwritten.
   for (std::size_t step : {2 * kLanes, 4 * kLanes}) {
