@@ -589,6 +589,25 @@ bool empty_case(const char* context) {
          (context[5] == '\0' || context[5] == ',');
 }
 
+// Whether the statement shown where it crashed (the source lines of the crash's own frame in
+// `location`, before any "called from") hands a whole range to something that needs an element
+// (max, min, front, back) and holds no loop of its own. Signal-safe.
+bool crash_line_needs_an_element(const char* location) {
+  if (location == nullptr || std::strstr(location, " | ") == nullptr) return false;
+  const char* end = std::strstr(location, "called from");
+  const auto shown = [&](const char* word) {
+    const char* at = std::strstr(location, word);
+    return at != nullptr && (end == nullptr || at < end);
+  };
+  for (const char* loop : {"for (", "for(", "while (", "while(", "do {"})
+    if (shown(loop)) return false;
+  // (std::max(a, b) of two elements is no such call: a loop's body may hold it.)
+  for (const char* call : {"ranges::max(", "ranges::min(", "max_element", "min_element", "minmax",
+                           "front()", "back()", "[0]"})
+    if (shown(call)) return true;
+  return false;
+}
+
 void explain_segv(Text& t, const CrashFacts& f) {
   // x86 reports a general-protection fault (an aligned access to an unaligned address, or a
   // non-canonical pointer) as SI_KERNEL with no address.
@@ -610,7 +629,13 @@ void explain_segv(Text& t, const CrashFacts& f) {
     t << ", near 0: a null pointer was read or written (an empty span's data(), or a pointer "
          "never set), at an offset of "
       << static_cast<std::size_t>(f.address) << " bytes.\n";
-    if (empty_case(f.case_context))
+    if (empty_case(f.case_context) && crash_line_needs_an_element(f.location))
+      t << "  The case is n = 0, whose spans are empty (data() may be null), and the line that "
+           "crashed, with no loop of its own, gives the empty range to something that needs an "
+           "element (std::ranges::max or min, *std::max_element, front(), back() or [0] of an "
+           "empty range read an element that is not there). Handle n = 0 before it: the handout "
+           "says what an empty input gives.\n";
+    else if (empty_case(f.case_context))
       t << "  The case is n = 0, whose spans are empty (data() may be null): nothing may be read "
            "or written, so a loop ran that must not. Its bound lets it run at n = 0: i <= n, or "
            "i <= n - k / i < n - k with an unsigned n, where n - k wraps around to a huge number "

@@ -600,6 +600,23 @@ TEST(CrashReport, ANullPointerAtNZeroNamesTheLoopBoundThatRan) {
   auto other = facts(SIGSEGV, SEGV_MAPERR, 0x0, nullptr);
   other.case_context = "n = 0..3";
   EXPECT_THAT(report(other), Not(HasSubstr("The case is n = 0")));
+  // A line with no loop that hands the empty range to std::ranges::max; a loop's body that
+  // indexes is the loop bound's fault still.
+  auto max_of_none = empty;
+  max_of_none.location =
+      "  It crashed at labs/04_int8_quantization/quantize.cpp:70, in symmetric_scale:\n"
+      "      70 |     const float largest = std::ranges::max(magnitudes);\n";
+  EXPECT_THAT(report(max_of_none), HasSubstr("gives the empty range to something that needs an "
+                                             "element (std::ranges::max"));
+  EXPECT_THAT(report(max_of_none), Not(HasSubstr("n - k wraps around")));
+  auto body = empty;
+  body.location =
+      "  It crashed at labs/01_vectorized_relu/relu.cpp:12, in relu:\n"
+      "      12 |   y[i] = std::max(x[i], 0.0f);\n"
+      "  called from main at labs/01_vectorized_relu/relu.cpp:40:\n"
+      "      40 | for (std::size_t i = 0; i <= n; ++i)\n";
+  EXPECT_THAT(report(body), Not(HasSubstr("gives the empty range")));
+  EXPECT_THAT(report(body), HasSubstr("n - k wraps around"));
 }
 
 TEST(CrashReport, OutsideACasesItNamesTheLabFolderAndSaysWhatFailedBefore) {
