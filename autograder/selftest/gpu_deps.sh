@@ -7,6 +7,8 @@
 #     hashes) and cmark-gfm with its extensions (the grader renders its reports' Markdown with it):
 #     their headers, and the shared libraries with every library they load, in .deps/runtime/
 #     (installed there by `gpu_deps.sh --install`);
+#   - GNU patch (it loads only the C runtime), in .deps/bin/: the self-test's submissions are stored
+#     as patches (selftest/materialise.cmake), and a machine without apt may lack it;
 #   - with --baselines, the benches' library baselines too: OpenBLAS and oneDNN, their headers, and
 #     their shared libraries with what they load, compressed (.deps/runtime/baselines.tar.xz, 8 MB
 #     instead of 80: a device run carries at most 64 MiB).
@@ -52,7 +54,8 @@ baselines=false
 [ "${1:-}" = "--baselines" ] && baselines=true
 
 rm -rf "$dest"
-mkdir -p "$dest/include" "$dest/$lib/cmake" "$dest/share/cmake" "$dest/runtime"
+mkdir -p "$dest/include" "$dest/$lib/cmake" "$dest/share/cmake" "$dest/runtime" "$dest/bin"
+cp /usr/bin/patch "$dest/bin/"
 for d in xtensor xtl xsimd nlohmann CLI gtest gmock; do cp -r "/usr/include/$d" "$dest/include/"; done
 cp /usr/include/archive.h /usr/include/archive_entry.h "$dest/include/"
 cp -r /usr/include/nettle "$dest/include/"  # nettle-dev; found by cmake/FindNettle.cmake
