@@ -35,6 +35,8 @@ if [ -n "$deps" ]; then
   # Runtime libraries gathered by gpu_deps.sh (libarchive, cmark-gfm and what they load), where
   # missing here.
   if [ -d "$deps/runtime" ]; then "$root/autograder/selftest/gpu_deps.sh" --install "$deps" || exit 1; fi
+  # GNU patch, for the self-test's submissions, where the machine has none of its own (last in PATH).
+  export PATH=$PATH:$deps/bin
 fi
 step() { echo; echo "=== $* ($(date +%T))"; }
 results=()
@@ -51,6 +53,12 @@ cmake -S . -B "$build" -G Ninja -DWORKBOOK_IMPL=solutions "-DWORKBOOK_LABS=05;06
   -DWORKBOOK_BENCH=ON -DWORKBOOK_HARNESS_TESTS=ON -DWORKBOOK_GPU_MISTAKES=ON -DWORKBOOK_REGISTER_LAST_BUILD=OFF > "$build/configure.log" 2>&1 || { cat "$build/configure.log"; exit 1; }
 cmake --build "$build" -j "$(nproc)" 2>&1 | grep -E "error|FAILED" | head -40
 G=$build/autograder/workbook-grade
+# The self-test's submissions, whole (one that is the reference or the stub with one mistake is
+# stored as a patch: selftest/materialise.cmake), under $build/selftest/.
+for d in submissions gpu_submissions; do
+  cmake "-DSUBMISSIONS=autograder/selftest/$d" -DTRUSTED=. "-DOUT=$build/selftest/$d" \
+    -P autograder/selftest/materialise.cmake || { echo "the self-test's $d could not be made (see above)"; exit 1; }
+done
 cache=$build/grade-cache
 work=$build/work
 common=(--cache "$cache" --work "$work" --no-prepare --seed 20261123)
@@ -91,7 +99,7 @@ fi
 if want 4; then
   step "4. hostile GPU submissions, the GPU usable after each"
   for s in ${GPU_CHECK_SUBMISSIONS:-gpu_submissions/spin gpu_submissions/oom gpu_submissions/fault submissions/lab05_link_error submissions/lab05_skip_when_timed}; do
-    dir=autograder/selftest/$s
+    dir=$build/selftest/$s
     s=$(basename "$s")
     start=$(date +%s)
     # expected.gpu.json: a submission that needs a GPU for what it checks, left out of CI.
@@ -117,7 +125,7 @@ if want 5; then
   cp solutions/05_cuda_square/square.cu solutions/05_cuda_square/square_kernels.cuh "$class/reference/labs/05_cuda_square/"
   cp solutions/06_cuda_normalize/normalize.cu solutions/06_cuda_normalize/*.cuh "$class/reference/labs/06_cuda_normalize/"
   cp -r labs/05_cuda_square labs/06_cuda_normalize "$class/stub/labs/"
-  cp -r autograder/selftest/gpu_submissions/fault "$class/fault"
+  cp -r "$build/selftest/gpu_submissions/fault" "$class/fault"
   check "batch" $G batch "$class" --out "$build/batch" --labs 05,06 --jobs 1 --cache "$cache" --work "$work" --no-prepare
   cat "$build/batch/gradebook.csv" | cut -d, -f1-4
   check "batch: reference 200, stub 0" python3 - "$build/batch/gradebook.csv" <<'EOF'

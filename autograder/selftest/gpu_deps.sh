@@ -3,9 +3,12 @@
 # run the labs and the grader, into the ignored folder .deps/ (carry it to that machine):
 #   - header-only libraries and their CMake packages: xtensor, xtl, xsimd, nlohmann-json, CLI11;
 #   - GoogleTest's static libraries, headers and CMake package;
-#   - libarchive (the grader reads submissions with it) and cmark-gfm with its extensions (the
-#     grader renders its reports' Markdown with it): their headers, and the shared libraries with
-#     every library they load, in .deps/runtime/ (installed there by `gpu_deps.sh --install`);
+#   - libarchive (the grader reads submissions with it), Nettle (its SHA-256: cache keys, file
+#     hashes) and cmark-gfm with its extensions (the grader renders its reports' Markdown with it):
+#     their headers, and the shared libraries with every library they load, in .deps/runtime/
+#     (installed there by `gpu_deps.sh --install`);
+#   - GNU patch (it loads only the C runtime), in .deps/bin/: the self-test's submissions are stored
+#     as patches (selftest/materialise.cmake), and a machine without apt may lack it;
 #   - with --baselines, the benches' library baselines too: OpenBLAS and oneDNN, their headers, and
 #     their shared libraries with what they load, compressed (.deps/runtime/baselines.tar.xz, 8 MB
 #     instead of 80: a device run carries at most 64 MiB).
@@ -51,9 +54,11 @@ baselines=false
 [ "${1:-}" = "--baselines" ] && baselines=true
 
 rm -rf "$dest"
-mkdir -p "$dest/include" "$dest/$lib/cmake" "$dest/share/cmake" "$dest/runtime"
+mkdir -p "$dest/include" "$dest/$lib/cmake" "$dest/share/cmake" "$dest/runtime" "$dest/bin"
+cp /usr/bin/patch "$dest/bin/"
 for d in xtensor xtl xsimd nlohmann CLI gtest gmock; do cp -r "/usr/include/$d" "$dest/include/"; done
 cp /usr/include/archive.h /usr/include/archive_entry.h "$dest/include/"
+cp -r /usr/include/nettle "$dest/include/"  # nettle-dev; found by cmake/FindNettle.cmake
 cp /usr/include/cmark-gfm*.h "$dest/include/"  # Debian ships no CMake package: cmake/FindCmarkGfm.cmake
 for d in xtensor xsimd GTest; do cp -r "/usr/$lib/cmake/$d" "$dest/$lib/cmake/"; done
 for d in xtl nlohmann_json CLI11; do cp -r "/usr/share/cmake/$d" "$dest/share/cmake/"; done
@@ -68,6 +73,11 @@ copy_with_dependencies() {
 copy_with_dependencies "/usr/$lib/libarchive.so.13" "$dest/runtime"
 ln -s ../../runtime/libarchive.so.13 "$dest/$lib/libarchive.so"
 ln -s ../runtime/libarchive.so.13 "$dest/lib/libarchive.so"
+# Nettle: libarchive loads it, so it is there already; it loads only the C runtime. The name the
+# linker seeks, for the grader's own SHA-256.
+[ -e "$dest/runtime/libnettle.so.8" ] || cp -L "/usr/$lib/libnettle.so.8" "$dest/runtime/"
+ln -s ../../runtime/libnettle.so.8 "$dest/$lib/libnettle.so"
+ln -s ../runtime/libnettle.so.8 "$dest/lib/libnettle.so"
 # cmark-gfm's extensions load its core: both land in runtime/, each with the name the linker seeks.
 copy_with_dependencies "$(ls /usr/$lib/libcmark-gfm-extensions.so.0.* | head -1)" "$dest/runtime"
 for name in cmark-gfm cmark-gfm-extensions; do

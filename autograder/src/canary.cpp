@@ -2,6 +2,7 @@
 #include <grade/canary.hpp>
 
 #include <grade/grade.hpp>
+#include <grade/hash.hpp>
 #include <grade/prepare.hpp>
 #include <grade/util.hpp>
 

@@ -3,6 +3,7 @@
 
 #include <grade/archive.hpp>
 #include <grade/gpu_access.hpp>
+#include <grade/hash.hpp>
 
 #include <algorithm>
 #include <cerrno>

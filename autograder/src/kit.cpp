@@ -2,6 +2,7 @@
 // perf feedback works from the reference profiles alone).
 #include <grade/kit.hpp>
 
+#include <grade/hash.hpp>
 #include <grade/package.hpp>
 #include <grade/prepare.hpp>
 #include <grade/util.hpp>

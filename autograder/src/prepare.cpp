@@ -2,6 +2,7 @@
 // submission's files (CMake's File API), the tests, the perf cases.
 #include <grade/prepare.hpp>
 
+#include <grade/hash.hpp>
 #include <grade/package.hpp>
 #include <grade/sandbox.hpp>
 

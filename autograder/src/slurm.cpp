@@ -2,6 +2,7 @@
 // this writes to OUT/slurm/; this file submits them, watches the queue and merges the results.
 #include <grade/slurm.hpp>
 
+#include <grade/hash.hpp>
 #include <grade/report.hpp>
 #include <grade/util.hpp>
 

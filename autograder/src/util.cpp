@@ -58,17 +58,6 @@ void write_json(const fs::path& path, const nlohmann::json& value) {
   write_text_atomic(path, valid_json(value).dump(2) + "\n");
 }
 
-std::string hash_hex(std::string_view data) {
-  std::uint64_t h = 0xcbf29ce484222325ull;
-  for (unsigned char c : data) {
-    h ^= c;
-    h *= 0x100000001b3ull;
-  }
-  char text[17];
-  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(h));
-  return text;
-}
-
 std::vector<std::string> split_command(std::string_view line) {
   std::vector<std::string> words;
   std::string word;

@@ -311,7 +311,7 @@ TEST_F(EndToEnd, NoProcessOfTheSandboxUserOutlivesAGradeOrAKilledGrader) {
   if (geteuid() != 0)
     GTEST_SKIP() << "not root: the sandbox runs as the grader's own user, whose other processes "
                     "cannot be told apart";
-  const fs::path slow = fs::path(WORKBOOK_TRUSTED) / "autograder/selftest/submissions/slow_relu";
+  const fs::path slow = fs::path(WORKBOOK_SELFTEST_SUBMISSIONS) / "slow_relu";
   const std::vector<std::string> common = {
       "--cache", WORKBOOK_SELFTEST_CACHE, "--no-prepare", "--labs", "01", "--no-perf",
       "--work",  (dir / "work").string()};

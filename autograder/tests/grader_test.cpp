@@ -1,5 +1,6 @@
 // The grader's parts that need no build: rubrics and perf tiers, command lines and patterns, and
 // the outputs (Gradescope, PrairieLearn, CSV) of a made-up result.
+#include <grade/hash.hpp>
 #include <grade/package.hpp>
 #include <grade/prepare.hpp>
 #include <grade/report.hpp>
@@ -119,6 +120,17 @@ TEST(Util, MatchesGlobs) {
   EXPECT_TRUE(glob_match("Matmul.[LP]*", "Matmul.PrimeShapes"));
   EXPECT_FALSE(glob_match("Matmul.[LP]*", "Matmul.TinyShapes"));
   EXPECT_TRUE(glob_match("labs/*.cpp", "labs/01_vectorized_relu/vector_ops.cpp"));
+}
+
+TEST(Hash, IsSha256InHex) {
+  // FIPS 180-2's test vectors: a real SHA-256, not a look-alike (the cache key and the records'
+  // file hashes depend on it).
+  EXPECT_EQ(hash_hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  EXPECT_EQ(hash_hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(hash_hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
+            "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+  // Bytes past a NUL count (a file's contents are hashed, not a C string).
+  EXPECT_NE(hash_hex(std::string_view("a\0b", 3)), hash_hex("a"));
 }
 
 TEST(Package, ListsAndCopiesATreeWhoseBuildFolderIsASymlinkElsewhere) {

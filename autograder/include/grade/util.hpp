@@ -1,6 +1,6 @@
 #pragma once
 /// \file util.hpp
-/// \brief Small helpers of the grader: files, hashes, command lines, patterns, escaping.
+/// \brief Small helpers of the grader: files, command lines, patterns, escaping.
 
 #include <cstdint>
 #include <filesystem>
@@ -22,9 +22,6 @@ nlohmann::json read_json(const fs::path& path);
 /// j[key] when j has it, else an empty array: a reference, to loop over (also over .items()).
 const nlohmann::json& items_of(const nlohmann::json& j, const char* key);
 void write_json(const fs::path& path, const nlohmann::json& value);
-
-/// FNV-1a, 64 bits, as 16 hex digits: identifies file contents in records (not a security hash).
-std::string hash_hex(std::string_view data);
 
 /// Splits a command line the way /bin/sh would for the plain words CMake and Ninja write
 /// (single and double quotes, backslashes). No expansion of any kind.

@@ -7,7 +7,7 @@ export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends cmake ninja-build g++ binutils googletest libgtest-dev \
   libxtensor-dev xtl-dev libxsimd-dev nlohmann-json3-dev libcli11-dev libarchive-dev \
-  libcmark-gfm-dev libcmark-gfm-extensions-dev ca-certificates
+  nettle-dev libcmark-gfm-dev libcmark-gfm-extensions-dev ca-certificates
 cd /autograder/source
 # The grader itself, built from the trusted tree (solutions and hidden tests included).
 cmake -S . -B build/grader -G Ninja -DCMAKE_BUILD_TYPE=Release -DWORKBOOK_IMPL=solutions \
