@@ -144,8 +144,10 @@ LabSimilarity compare_lab(const std::string& lab, const std::vector<SourceSet>& 
       if (i < 0 || static_cast<std::size_t>(i) >= n) continue;
       const int from = first ? r.lines.a_first : r.lines.b_first;
       const int to = first ? r.lines.a_last : r.lines.b_last;
-      for (int l = from; l <= to && l <= static_cast<int>(text[i].size()); ++l)
+      for (int l = from; l <= to && l <= static_cast<int>(text[i].size()); ++l) {
         text[static_cast<std::size_t>(i)][static_cast<std::size_t>(l - 1)].clear();
+        result.handout_lines[submissions[static_cast<std::size_t>(i)].id].insert(l);
+      }
     }
   }
   for (std::size_t i = 0; i < n; ++i) {
@@ -238,13 +240,16 @@ LabSimilarity compare_lab(const std::string& lab, const std::vector<SourceSet>& 
 }
 
 std::string side_by_side_html(const std::string& lab, const SimilarPair& pair, const SourceSet& a,
-                              const SourceSet& b) {
+                              const SourceSet& b, const LabSimilarity& similarity) {
   // Each run a colour of its own (cycled), the same on both sides; a line in several runs shows the
-  // first.
+  // first. A run may span the handout's lines (blanked when compared): those stay grey.
   static const char* colours[] = {"#ffe066", "#a5d8ff", "#b2f2bb", "#ffc9c9",
                                   "#d0bfff", "#ffd8a8", "#99e9f2", "#eebefa"};
   auto column = [&](const SourceSet& s, bool left) {
     const std::vector<std::string> lines = lines_of(s.joined());
+    const auto found = similarity.handout_lines.find(s.id);
+    const std::set<int> none;
+    const std::set<int>& handout = found == similarity.handout_lines.end() ? none : found->second;
     std::vector<int> run_of(lines.size() + 1, -1);
     for (std::size_t r = 0; r < pair.runs.size(); ++r) {
       const MatchRun& m = pair.runs[r];
@@ -254,15 +259,26 @@ std::string side_by_side_html(const std::string& lab, const SimilarPair& pair, c
           run_of[static_cast<std::size_t>(l)] = static_cast<int>(r);
     }
     std::string html = "<div class=\"side\"><h2>" + html_escape(s.id) + "</h2><pre>";
+    std::string file;
     for (std::size_t l = 1; l <= lines.size(); ++l) {
+      // "vector_ops.cpp:12": the file once where it starts, then the line numbers.
+      const std::string where = s.where(static_cast<int>(l));
+      const std::size_t colon = where.rfind(':');
+      if (colon != std::string::npos && where.substr(0, colon) != file) {
+        file = where.substr(0, colon);
+        html += "<span class=\"file\">" + html_escape(file) + "</span>\n";
+      }
+      html += "<span class=\"ln\">" +
+              html_escape(colon == std::string::npos ? where : where.substr(colon + 1)) + "</span>";
       const int r = run_of[l];
-      const std::string number = s.where(static_cast<int>(l));
-      html += "<span class=\"ln\">" + html_escape(number) + "</span>";
-      if (r >= 0)
+      const bool theirs = handout.count(static_cast<int>(l)) > 0;
+      if (theirs)
+        html += "<span class=\"handout\" title=\"the handout's: not compared\">";
+      else if (r >= 0)
         html += "<span class=\"run\" style=\"background:" + std::string(colours[r % 8]) +
                 "\" title=\"run " + std::to_string(r + 1) + "\">";
       html += html_escape(lines[l - 1]);
-      if (r >= 0) html += "</span>";
+      if (theirs || r >= 0) html += "</span>";
       html += "\n";
     }
     return html + "</pre></div>";
@@ -283,14 +299,16 @@ std::string side_by_side_html(const std::string& lab, const SimilarPair& pair, c
          "</title><style>body{font-family:Helvetica,Arial,sans-serif;margin:1em}"
          ".pair{display:flex;gap:1em}.side{flex:1;min-width:0}"
          "pre{font-size:12px;background:#f8f9fa;padding:.5em;overflow-x:auto}"
-         ".ln{color:#868e96;display:inline-block;min-width:10em;user-select:none}"
+         ".ln{color:#868e96;display:inline-block;min-width:3em;user-select:none}"
+         ".file{font-weight:bold}.handout{color:#adb5bd}"
          "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 8px}"
          "</style></head><body><h1>" +
          html_escape(title) + "</h1><p>" + workbook::format_fixed(pair.a_in_b, 0) + "% of " +
          html_escape(pair.a) + "'s own code is found in " + html_escape(pair.b) + ", " +
          workbook::format_fixed(pair.b_in_a, 0) + "% of " + html_escape(pair.b) + "'s in " +
          html_escape(pair.a) +
-         " (sim_c++ tokens; what the handout's stub already had is left out). Matching runs are "
+         " (sim_c++ tokens; what the handout's stub already had is left out, and shown grey). "
+         "Matching runs are "
          "coloured alike on both sides; identifiers, comments and layout may differ within a "
          "run.</p>" +
          runs + "<div class=\"pair\">" + column(a, true) + column(b, false) +

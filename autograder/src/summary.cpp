@@ -239,7 +239,7 @@ std::string similarity_section(const std::vector<GradeResult>& results,
     for (std::size_t i = 0; i < s.pairs.size() && i < kPairsListed; ++i) {
       const SimilarPair& p = s.pairs[i];
       const std::string page = "summary/similarity/lab" + n + "/" + p.a + "--" + p.b + ".html";
-      write_text_atomic(out / page, side_by_side_html(n, p, *by_id[p.a], *by_id[p.b]));
+      write_text_atomic(out / page, side_by_side_html(n, p, *by_id[p.a], *by_id[p.b], s));
       md += "| `" + p.a + "` | `" + p.b + "` | " + fixed(p.a_in_b, 0) + "% | " +
             fixed(p.b_in_a, 0) + "% | " + std::to_string(p.runs.size()) + " | [view](" + page +
             ") |\n";

@@ -8,6 +8,8 @@
 
 #include <grade/util.hpp>
 
+#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -50,6 +52,8 @@ struct LabSimilarity {
   double threshold = 0;
   std::vector<SimilarPair> pairs;                  ///< by percent, highest first
   std::vector<std::vector<std::string>> clusters;  ///< three or more linked by pairs, each sorted
+  /// Per submission, the lines (of its joined() text) taken out as the handout's.
+  std::map<std::string, std::set<int>> handout_lines;
   double seconds = 0;
 };
 
@@ -68,8 +72,9 @@ LabSimilarity compare_lab(const std::string& lab, const std::vector<SourceSet>& 
                           const SourceSet& handout, const SimilarityOptions& options);
 
 /// A self-contained HTML page: both submissions side by side, each matching run coloured and
-/// numbered on both sides, with a table of the runs (lines in each file, tokens).
+/// numbered on both sides, with a table of the runs (lines in each file, tokens); the lines taken
+/// out as the handout's (LabSimilarity::handout_lines) greyed.
 std::string side_by_side_html(const std::string& lab, const SimilarPair& pair, const SourceSet& a,
-                              const SourceSet& b);
+                              const SourceSet& b, const LabSimilarity& similarity);
 
 }  // namespace workbook::grade
