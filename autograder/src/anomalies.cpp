@@ -60,12 +60,14 @@ std::vector<Anomaly> find_anomalies(const std::vector<GradeResult>& results,
                    " of the roofline this machine allows, at " + x(ratio) +
                    " the reference's time" +
                    (i.details.value("implausible", false) ? " (not credited: implausible)" : "")});
+        // The first measurement against the re-measurement's rounds (both in the rounds' terms).
         const double q1 = i.details.value("ratio_q1", 0.0), q3 = i.details.value("ratio_q3", 0.0);
-        if (i.details.contains("first_attempt_ratio") && q1 > 0 && q3 > 0) {
+        const double median = i.details.value("ratio_median", 0.0);
+        if (i.details.contains("first_attempt_ratio") && q1 > 0 && q3 > 0 && median > 0) {
           const double first = i.details.value("first_attempt_ratio", 0.0);
           if (first < q1 || first > q3)
             out.push_back({r.id, l.number, "changed on re-measurement",
-                           i.test + " measured " + x(first) + " first and " + x(ratio) +
+                           i.test + " measured " + x(first) + " first and " + x(median) +
                                " when measured again (the rounds' interval " + x(q1) + " to " +
                                x(q3) + ")"});
         }

@@ -87,10 +87,13 @@ LabLeaderboard lab_leaderboard(const std::string& lab, const std::vector<GradeRe
         const double ratio = i.details.value("ratio", 0.0);
         e.cases.emplace_back(i.test, ratio);
         log_ratio += std::log(ratio);
+        // The rounds' spread, relative to their median, around the graded ratio (the grader's
+        // clock over the whole comparison, which the rounds' median need not equal).
         const double q1 = i.details.value("ratio_q1", 0.0), q3 = i.details.value("ratio_q3", 0.0);
-        if (q1 > 0 && q3 > 0) {
-          log_low += std::log(q1);
-          log_high += std::log(q3);
+        const double median = i.details.value("ratio_median", 0.0);
+        if (q1 > 0 && q3 > 0 && median > 0) {
+          log_low += std::log(ratio * q1 / median);
+          log_high += std::log(ratio * q3 / median);
         } else {
           interval = false;
         }
