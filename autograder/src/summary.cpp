@@ -122,8 +122,9 @@ std::string rescore_section(std::vector<GradeResult>& results, const std::vector
   if (!regrade.empty()) {
     md +=
         "### Changes a re-score cannot follow\n\nThese change what a run would find, not only "
-        "what it is worth: the scores above leave them out until the submissions are graded "
-        "again (`workbook-grade batch SUBMISSIONS --out OUT --regrade`, or `--only ID,ID` for "
+        "what it is worth: the scores above are what the last run found (a new test or perf "
+        "case counts for nothing) until the submissions are graded again (`workbook-grade batch "
+        "SUBMISSIONS --out OUT --regrade`, or `--only ID,ID` for "
         "those named).\n\n";
     for (const auto& [why, ids] : regrade) {
       md += "- " + why + ": ";
@@ -445,9 +446,10 @@ void write_summary(const fs::path& out, const SummaryOptions& o, std::ostream& l
       }
     }
   }
-  summary.add(md + "\n" + rescored);
+  summary.add(md + "\n");
   for (const auto& [n, svg] : lab_plots)
     summary.add_figure("lab " + n + " roofline", "summary/lab" + n + "-roofline.svg", svg);
+  summary.add(rescored);
   std::string flagged;
   for (const GradeResult& r : results)
     for (const std::string& f : flags(r)) flagged += "- " + r.id + ": " + f + "\n";
