@@ -73,7 +73,8 @@ std::string run_sim(const std::string& program, const std::vector<std::string>& 
   const ToolOutput r = run_tool(argv);
   if (r.exit_code != 0 || !fs::exists(out))
     throw std::runtime_error(program + " failed (exit " + std::to_string(r.exit_code) +
-                             "): " + first_errors(r.output, 5));
+                             ") on the files in " + out.parent_path().string() + ": " +
+                             first_errors(r.output, 5));
   return read_text(out);
 }
 

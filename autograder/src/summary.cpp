@@ -34,6 +34,12 @@ std::string fixed(double v, int digits = 1) {
   return workbook::format_fixed(v, digits);
 }
 
+// A student's text (a leaderboard name) in the summary's Markdown: inline code, shown as it is.
+std::string code_span(std::string text) {
+  text.erase(std::remove(text.begin(), text.end(), '`'), text.end());
+  return "`" + text + "`";
+}
+
 // At most this many similar pairs per lab are listed, each with its side-by-side page; the CSV
 // beside the summary has them all (a class copying from one source makes many pairs: its cluster
 // names them all).
@@ -195,7 +201,16 @@ std::string similarity_section(const std::vector<GradeResult>& results,
     so.threshold = o.similarity_threshold;
     so.runs_for = kPairsListed;
     so.scratch = out / "summary" / (".sim-" + std::to_string(getpid()));
-    const LabSimilarity s = compare_lab(n, sets, handout, so);
+    // sim failing on one lab's files costs that lab's similarity, not the summary.
+    LabSimilarity s;
+    try {
+      s = compare_lab(n, sets, handout, so);
+    } catch (const std::exception& e) {
+      md += "### Lab " + n + "\n\nNot compared: " + e.what() + " (its input files are kept in " +
+            so.scratch.string() + "; run `workbook-grade summary OUT` again once it is fixed).\n\n";
+      log << "  lab " << n << ": similarity failed: " << e.what() << "\n";
+      continue;
+    }
     if (!s.checked) {
       not_checked.push_back(s.not_checked);
       break;  // the same sentence for every lab
@@ -308,7 +323,7 @@ std::string leaderboard_section(const std::vector<GradeResult>& results,
     for (const auto& [machine, entries] : board.boards) {
       md += " " + machine + ": ";
       for (std::size_t k = 0; k < entries.size() && k < 3; ++k)
-        md += (k ? ", " : "") + std::to_string(k + 1) + ". " + entries[k].name + " " +
+        md += (k ? ", " : "") + std::to_string(k + 1) + ". " + code_span(entries[k].name) + " " +
               fixed(entries[k].ratio, 2) + "x";
       md += ".";
     }
