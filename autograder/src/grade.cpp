@@ -12,6 +12,7 @@
 
 #include <grade/cgroup.hpp>
 #include <grade/report.hpp>
+#include <grade/rescore.hpp>
 #include <grade/sandbox.hpp>
 
 #include "build_stage.hpp"
@@ -59,6 +60,7 @@ LabResult grade_lab(Context& c, const LabRecipe& lab, bool submitted, const std:
   }
   const Rubric rubric = c.cache.rubric(lab);
   result.title = rubric.title;
+  result.graded_with = outcome_settings(rubric);
   std::vector<Item> items = all_items(lab, rubric);
   if (!c.options.perf) {
     // Graded without perf: the perf cases leave the maximum for every submission alike.
@@ -209,6 +211,7 @@ GradeResult grade(const GradeOptions& o, std::ostream& log) {
 
   // The submission: a folder, an archive, or the trusted tree's own reference or stub files.
   const fs::path root = submission_root(c);
+  result.leaderboard_name = leaderboard_name(root);
 
   // Which basenames are unambiguous across labs (for flat uploads).
   std::map<std::string, int> name_count;
@@ -223,6 +226,13 @@ GradeResult grade(const GradeOptions& o, std::ostream& log) {
     if (!o.labs.empty() && std::find(o.labs.begin(), o.labs.end(), n) == o.labs.end()) continue;
     const Rubric lab_rubric = lab.available ? cache->rubric(lab) : Rubric::default_for(n);
     LabIntake taken = take_lab_files(c, root, lab, lab_rubric, name_count);
+    // A copy of what was taken, for the class's similarity check after the deadline (summary).
+    if (!o.out.empty())
+      for (const SubmittedFile& f : taken.files) {
+        fs::create_directories((o.out / "sources" / f.path).parent_path());
+        fs::copy_file(ws.src() / f.path, o.out / "sources" / f.path,
+                      fs::copy_options::overwrite_existing);
+      }
     result.files.insert(result.files.end(), taken.files.begin(), taken.files.end());
     LabResult lr;
     try {

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <sstream>
 #include <stdexcept>
 
 #include <fcntl.h>
@@ -158,6 +159,31 @@ fs::path submission_root(const Context& c) {
                                 " is neither a folder nor an archive (.zip, .tar, .tar.gz, .tgz)");
   }
   return root;
+}
+
+std::string leaderboard_name(const fs::path& root) {
+  const std::optional<fs::path> file = locate(root, "leaderboard.txt", true);
+  if (!file) return "";
+  std::string text;
+  try {
+    text = read_submitted(*file, 4096);
+  } catch (const std::invalid_argument&) {
+    return "";  // a link or a huge file: no name, as if there were no file
+  }
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    const std::size_t key = line.find("leaderboard_name");
+    if (key == std::string::npos) continue;
+    const std::size_t sep = line.find_first_of(":=", key);
+    if (sep == std::string::npos) continue;
+    std::string name;
+    for (const char ch : line.substr(sep + 1))
+      if (ch >= 0x20 && ch < 0x7f && name.size() < 40) name += ch;
+    const std::size_t first = name.find_first_not_of(' ');
+    if (first == std::string::npos) return "";
+    return name.substr(first, name.find_last_not_of(' ') - first + 1);
+  }
+  return "";
 }
 
 LabIntake take_lab_files(const Context& c, const fs::path& root, const LabRecipe& lab,

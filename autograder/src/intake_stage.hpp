@@ -35,6 +35,11 @@ std::string trimmed_id(const fs::path& submission);
 /// Throws std::invalid_argument when the submission is none of these.
 fs::path submission_root(const Context& c);
 
+/// The name a student asked to appear under on the class leaderboard (opt-in): a line
+/// `leaderboard_name: NAME` (or `= NAME`) in a leaderboard.txt anywhere in the submission. Empty
+/// when there is none; printable ASCII only, at most 40 characters (the rest is dropped).
+std::string leaderboard_name(const fs::path& root);
+
 /// What intake found of one lab.
 struct LabIntake {
   bool submitted = true;  ///< every required file found and taken

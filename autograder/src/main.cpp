@@ -45,8 +45,9 @@ struct Options {
   std::optional<int> jobs;  // absent: each command's own default
   bool force = false, allow_dirty = false, no_prepare = false, regrade = false, no_verify = false,
        no_perf = false, no_perf_lock = false, allow_slow_reference = false;
-  GradeOptions grade;  // grade's own settings, bound directly
-  bool slurm = false;  // batch --slurm
+  GradeOptions grade;      // grade's own settings, bound directly
+  SummaryOptions summary;  // batch's and summary's
+  bool slurm = false;      // batch --slurm
   SlurmOptions cluster;
 };
 
@@ -127,6 +128,16 @@ void add_prepare(CLI::App* c, Options& a, const std::string& jobs_help) {
   c->add_option("--jobs", a.jobs, jobs_help);
   c->add_option("--overlay", a.overlay,
                 "a folder laid over the trusted tree (the self-test's extra lab)");
+}
+// The class summary's settings, of `batch` and `summary`.
+void add_summary(CLI::App* c, Options& a) {
+  c->add_option("--similarity-threshold", a.summary.similarity_threshold,
+                "list pairs where at least this % of a submission's own code (the handout's "
+                "left out) is found in the other (default 60)")
+      ->check(CLI::Range(0.0, 100.0));
+  c->add_flag(
+      "--no-similarity", [&a](std::int64_t) { a.summary.similarity = false; },
+      "leave the similarity check (sim_c++) out of the summary");
 }
 void add_no_prepare(CLI::App* c, Options& a) {
   c->add_flag("--no-prepare", a.no_prepare,
@@ -373,6 +384,9 @@ int cmd_batch(const Options& a, const CLI::App& command) {
   o.jobs = a.jobs.value_or(1);
   o.labs = split_list(a.labs);
   o.regrade = a.regrade;
+  o.summary = a.summary;
+  o.summary.cache = cache_of(a);
+  o.summary.trusted = trusted_of(a);
   {
     std::stringstream ids(a.only);
     for (std::string id; std::getline(ids, id, ',');)
@@ -549,6 +563,7 @@ int main(int argc, char** argv) {
               "submissions graded at once (default 1; the prepare's build jobs: default 2)");
   add_no_prepare(batch_command, a);
   add_grading(batch_command, a);
+  add_summary(batch_command, a);
   batch_command->add_flag("--regrade", a.regrade,
                           "grade again even the submissions already graded");
   batch_command
@@ -603,9 +618,19 @@ int main(int argc, char** argv) {
         "--prepared-cache", "--time", "--max-parallel", "--poll-seconds", "--no-wait"})
     batch_command->get_option(option)->needs("--slurm");
 
-  CLI::App* summary_command =
-      app.add_subcommand("summary", "Rewrite a batch's gradebook and summary from its records.");
+  CLI::App* summary_command = app.add_subcommand(
+      "summary",
+      "Rewrite a batch's gradebook and summary from its records, nothing run again: anomalies, "
+      "similar submissions, leaderboards. --rescore scores every record again under the rubrics "
+      "of the prepared cache (points, weights, gates, perf tiers) and names the changes that need "
+      "a re-grade instead (new tests or perf cases, limits, timing budgets).");
   summary_command->add_option("out", a.out, "the batch's folder (its --out)")->required();
+  add_cache(summary_command, a);
+  add_trusted(summary_command, a);
+  add_summary(summary_command, a);
+  summary_command->add_flag("--rescore", a.summary.rescore,
+                            "score every record again under the cache's rubrics, and rewrite "
+                            "each submission's results and reports");
 
   CLI::App* kit_command = app.add_subcommand("kit",
                                              "Export the student repository (no solutions, hidden "
@@ -723,7 +748,18 @@ int main(int argc, char** argv) {
     if (*grade_command) return cmd_grade(a);
     if (*batch_command) return cmd_batch(a, *batch_command);
     if (*summary_command) {
-      write_summary(real_path(a.out), std::cerr);
+      if (!fs::is_directory(real_path(a.out) / "submissions")) {
+        std::cerr
+            << "workbook-grade summary: " << real_path(a.out).string()
+            << " holds no submissions/ folder: it is not a batch's --out (run `workbook-grade "
+               "batch SUBMISSIONS --out "
+            << a.out << "` first)\n";
+        return 2;
+      }
+      SummaryOptions s = a.summary;
+      s.cache = cache_of(a);
+      s.trusted = trusted_of(a);
+      write_summary(real_path(a.out), s, std::cerr);
       return 0;
     }
     if (*kit_command) return cmd_kit(a);

@@ -1,5 +1,6 @@
 #include <grade/report.hpp>
 
+#include <grade/leaderboard.hpp>
 #include <grade/markdown_html.hpp>
 #include <grade/util.hpp>
 
@@ -184,7 +185,7 @@ nlohmann::json gradescope_results(const GradeResult& r) {
       tests.push_back(t);
     }
   }
-  return {
+  json results = {
       {"score", r.score},
       {"output", summary_markdown(r)},
       {"output_format", "md"},
@@ -194,6 +195,10 @@ nlohmann::json gradescope_results(const GradeResult& r) {
       {"execution_time", static_cast<int>(r.seconds)},
       {"tests", tests},
       {"extra_data", {{"seed", r.seed}, {"max_score", r.max_score}, {"grader", "workbook-grade"}}}};
+  // Gradescope's leaderboard (shown where the assignment enables it, under each student's
+  // pseudonym): the perf cases' times over the reference's.
+  if (json board = gradescope_leaderboard(r); !board.empty()) results["leaderboard"] = board;
+  return results;
 }
 
 // PrairieLearn's external-grader results, as https://prairielearn.readthedocs.io/en/latest/

@@ -105,6 +105,7 @@ void to_json(json& j, const LabResult& l) {
        {"seconds", l.seconds},
        {"notes", l.notes},
        {"plots", plots},
+       {"graded_with", l.graded_with},
        {"items", l.items}};
 }
 
@@ -119,6 +120,7 @@ void from_json(const json& l, LabResult& r) {
   r.seconds = l.value("seconds", 0.0);
   r.notes = l.value("notes", std::vector<std::string>{});
   r.items = l.value("items", std::vector<Item>{});
+  r.graded_with = l.value("graded_with", json());
 }
 
 nlohmann::json GradeResult::to_json() const {
@@ -135,7 +137,8 @@ nlohmann::json GradeResult::to_json() const {
           {"ceilings", ceilings},
           {"files", files},
           {"labs", labs},
-          {"warnings", warnings}};
+          {"warnings", warnings},
+          {"leaderboard_name", leaderboard_name}};
 }
 
 GradeResult GradeResult::from_json(const nlohmann::json& j) {
@@ -153,6 +156,7 @@ GradeResult GradeResult::from_json(const nlohmann::json& j) {
   g.files = j.value("files", std::vector<SubmittedFile>{});
   g.labs = j.value("labs", std::vector<LabResult>{});
   g.warnings = j.value("warnings", std::vector<std::string>{});
+  g.leaderboard_name = j.value("leaderboard_name", "");
   return g;
 }
 

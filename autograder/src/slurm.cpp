@@ -475,7 +475,7 @@ int batch_slurm(const BatchOptions& b, const SlurmOptions& s, std::ostream& log)
     log << "; " << failed_submissions << " not graded (see above and "
         << (b.out / "errors.log").string() << "): run the same command again to retry them";
   log << "\n";
-  write_summary(b.out, log);
+  write_summary(b.out, b.summary, log);
   if (failed_submissions > 0) return kExitSubmissionsNotGraded;
   return ungraded_labs > 0 ? kExitLabsNotGraded : 0;
 }

@@ -507,6 +507,26 @@ TEST(PlatformFormats, GradescopeResultsFollowGradescopesSpecification) {
   }
 }
 
+// Gradescope's leaderboards page (docs/leaderboards.md of gradescope/autograder_samples): a
+// top-level array of {name, value, order?}, "asc" for a time, where lower ranks higher.
+TEST(PlatformFormats, TheGradescopeLeaderboardHoldsTheCreditedTimesInItsFormat) {
+  const json j = gradescope_results(perf_with_plot());
+  ASSERT_TRUE(j.contains("leaderboard"));
+  EXPECT_THAT(gradescope_problems(j), IsEmpty()) << joined(gradescope_problems(j));
+  ASSERT_EQ(j["leaderboard"].size(), 1u) << j["leaderboard"].dump();
+  EXPECT_EQ(j["leaderboard"][0]["name"], "lab01 relu (time / reference)");
+  EXPECT_EQ(j["leaderboard"][0]["value"], 2.6);
+  EXPECT_EQ(j["leaderboard"][0]["order"], "asc");
+  GradeResult flagged = perf_with_plot();
+  flagged.labs[0].items[1].details["implausible"] = true;
+  EXPECT_FALSE(gradescope_results(flagged).contains("leaderboard"))
+      << "an implausible time is not credited, and not on the board";
+  json wrong = j;
+  wrong["leaderboard"][0]["order"] = "ascending";
+  wrong["leaderboard"][0]["rank"] = 1;
+  EXPECT_EQ(gradescope_problems(wrong).size(), 2u) << joined(gradescope_problems(wrong));
+}
+
 TEST(PlatformFormats, TheGradescopeCheckCatchesWhatTheSpecificationRules) {
   json j = gradescope_results(all_passed());
   j["outputformat"] = "md";                  // a typo
@@ -655,7 +675,7 @@ TEST(Reports, TheClassSummaryIsTheMarkdownRenderedWithItsPlotsInline) {
     write_json(out / "submissions" / r.id / "record.json", r.to_json());
   }
   std::ostringstream log;
-  write_summary(out, log);
+  write_summary(out, {}, log);
   const std::string html = read_text(out / "summary.html");
   const std::string md = read_text(out / "summary.md");
   EXPECT_THAT(html, HasSubstr("<h1>Class summary</h1>"));
@@ -665,6 +685,11 @@ TEST(Reports, TheClassSummaryIsTheMarkdownRenderedWithItsPlotsInline) {
   EXPECT_THAT(html, HasSubstr(">score (% of the maximum)</text>"));
   EXPECT_THAT(html, HasSubstr(">submissions</text>")) << "the histogram's y axis";
   EXPECT_THAT(html, HasSubstr("<title>Lab 01: the class on the roofline</title>"));
+  EXPECT_THAT(html, HasSubstr("<h2>Anomalies worth a look</h2>"));
+  EXPECT_THAT(html, HasSubstr("<h2>Leaderboards</h2>"));
+  EXPECT_THAT(read_text(out / "summary" / "leaderboard-lab01.html"),
+              HasSubstr("No one on the board yet"))
+      << "no one opted in";
   EXPECT_THAT(md, HasSubstr("![score distribution](summary/scores.svg)\n\n"));
   EXPECT_THAT(md, HasSubstr("![lab 01 roofline](summary/lab01-roofline.svg)\n\n"));
   const std::string scores = read_text(out / "summary" / "scores.svg");

@@ -6,6 +6,7 @@
 /// CSV and a class summary (score distribution, class roofline scatter per lab).
 
 #include <grade/grade.hpp>
+#include <grade/summary.hpp>
 
 #include <iosfwd>
 #include <string>
@@ -27,6 +28,7 @@ struct BatchOptions {
   /// rewritten with every submission's result. Empty: every submission not graded yet.
   std::vector<std::string> only;
   std::vector<std::string> grade_arguments;  ///< passed on to each `workbook-grade grade`
+  SummaryOptions summary;                    ///< the summary written at the end
 };
 
 /// The submissions of a folder, by id (a submission's name in the gradebook: its file or folder
@@ -49,8 +51,5 @@ void publish_result(const fs::path& partial, const fs::path& final_dir);
 /// and kExitSubmissionsNotGraded when some submissions could not be graded (grader errors, or an
 /// interrupted batch; they are retried on the next run).
 int batch(const BatchOptions& options, std::ostream& log);
-
-/// Rewrites out/gradebook.csv and out/summary.{md,html} and out/summary/*.svg from the records.
-void write_summary(const fs::path& out, std::ostream& log);
 
 }  // namespace workbook::grade

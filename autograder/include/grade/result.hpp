@@ -90,6 +90,9 @@ struct LabResult {
   double seconds = 0;
   std::vector<std::string> notes;
   std::vector<std::pair<std::string, std::string>> plots;  ///< perf case -> SVG roofline
+  /// The rubric's settings that decide outcomes (limits, timing budget; see rescore.hpp), as the
+  /// lab was graded: a later re-score compares them with the rubric of the day.
+  nlohmann::json graded_with;
 };
 
 struct SubmittedFile {
@@ -113,6 +116,8 @@ struct GradeResult {
   std::vector<SubmittedFile> files;
   std::vector<LabResult> labs;
   std::vector<std::string> warnings;  ///< for the instructor (not for the student)
+  /// The student's name for the class leaderboard (leaderboard.txt); empty: not on it.
+  std::string leaderboard_name;
 
   nlohmann::json to_json() const;
   static GradeResult from_json(const nlohmann::json& j);
