@@ -485,6 +485,8 @@ TEST(CheckReduction, DiagnosesZeroTwiceNaNAndMissingFinalStep) {
   EXPECT_THAT(reduce_check(0.0, n).diagnosis, HasSubstr("returned 0"));
   EXPECT_THAT(reduce_check(2 * s, n).diagnosis, HasSubstr("twice the answer"));
   EXPECT_THAT(reduce_check(NAN, n).diagnosis, HasSubstr("returned NaN"));
+  EXPECT_THAT(reduce_check(INFINITY, n).diagnosis,
+              HasSubstr("where every term, and their sum, is finite"));
   const workbook::ReductionOracle root{
       .terms = n, .term = term, .finish = [](double v) { return std::sqrt(v); }};
   EXPECT_TRUE(workbook::check_reduction(std::sqrt(s), root, kWhere).ok);

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -58,6 +59,12 @@ TEST(Lab04Mistakes, SymmetricScale) {
   expect_named(
       lab04::oracle::check_symmetric_scale(std::vector<float>{v, -0.5f}, v * (1.0f / 127.0f)),
       "max |x| * (1 / 127), one unit in the last place off");
+
+  // inf for finite inputs: a square (or product) on the way overflowed, not a reduction's range.
+  const workbook::CheckResult squared = lab04::oracle::check_symmetric_scale(
+      std::vector<float>{3.0e38f, -1.0f}, std::numeric_limits<float>::infinity());
+  EXPECT_THAT(squared.diagnosis, ::testing::HasSubstr("passed float's largest, 3.4e38"));
+  EXPECT_THAT(squared.diagnosis, ::testing::Not(::testing::HasSubstr("tail included")));
 }
 
 TEST(Lab04Mistakes, RowScales) {
