@@ -416,8 +416,11 @@ GradeScope::GradeScope(const GradeLimits& limits, const std::string& mounted_wor
       if (getppid() != grader) break;  // the grader is gone
     }
     cgroup_remove(path_);
-    // The grader is gone: nobody else will unmount its work folder (a tmpfs holds memory).
-    if (!ended_in_order && !mounted_work.empty()) {
+    // The work folder's tmpfs goes here, whether the grader ended the scope or was killed: past
+    // its byte nothing of the grade uses it, and a grader killed between that byte and its own
+    // unmount (a batch killed halfway) would leave it mounted. (The grader's later unmount of the
+    // same folder finds nothing to do.)
+    if (!mounted_work.empty()) {
       umount2(mounted_work.c_str(), MNT_DETACH);
       rmdir(mounted_work.c_str());
     }
@@ -431,7 +434,7 @@ GradeScope::~GradeScope() {
   if (path_.empty()) return;
   cgroup_remove(path_);
   if (keepalive_ >= 0) {
-    const char done = 'x';  // in order: the grader unmounts its own work folder
+    const char done = 'x';  // in order: the grade is over, the reaper may clean up
     [[maybe_unused]] const ssize_t wrote = write(keepalive_, &done, 1);
     close(keepalive_);
   }
