@@ -22,20 +22,22 @@ using lab02::oracle::describe;
 using lab02::oracle::random_matrix;
 using workbook::testing::Cases;
 
-// What to do about elements of C that were added to (`added` of them, each still poisoned after
-// the call). Where every row was written up to one column and added to from there on, whatever
-// sets C up stops at that column; at a quarter of the row, it counted bytes, not floats.
-std::string why_added(const workbook::GuardedBuffer<float>& c, const MatmulShape& s,
-                      std::size_t added) {
+// What to do about elements of C that were added to (each one still poisoned after the call was).
+// Where every row was written up to one column and added to from there on, whatever sets C up
+// stops at that column; at a quarter of the row, it counted bytes, not floats.
+std::string why_added(const workbook::GuardedBuffer<float>& c, const MatmulShape& s) {
   std::size_t width = 0;
   while (width < s.n && !c.is_poison(width)) ++width;
-  bool from_a_column = width > 0 && width < s.n && added == s.m * (s.n - width);
+  bool from_a_column = width > 0 && width < s.n;
   for (std::size_t i = 0; i < s.m && from_a_column; ++i)
     for (std::size_t j = 0; j < s.n; ++j)
       from_a_column = from_a_column && c.is_poison(i * s.ldc + j) == (j >= width);
-  const std::string written = "In every row columns 0 to " + std::to_string(width - 1) +
-                              " were written and every later one added to: whatever clears C (or "
-                              "writes its first sums) stops ";
+  const std::string written =
+      "In every row " +
+      (width == 1 ? std::string("column 0 was")
+                  : "columns 0 to " + std::to_string(width - 1) + " were") +
+      " written and every later one added to: whatever clears C (or writes its first sums) "
+      "stops ";
   // (n bytes clear n / 4 floats and part of the next, which is then neither poison nor right.)
   const std::size_t quarter = s.n / sizeof(float);
   if (from_a_column && s.n >= 4 && (width == quarter || width == quarter + 1))
@@ -87,7 +89,7 @@ workbook::CheckResult multiply_and_check(const MatmulShape& s, workbook::Rng& rn
     r.diagnosis = std::to_string(added) + (added == 1 ? " element" : " elements") +
                   " of C held the poison after the call, and the right answer when C held zeros "
                   "before it: your code adds to them (C += ...) instead of writing them. " +
-                  why_added(c, s, poisoned) + " (What the check saw: " + r.diagnosis + ")";
+                  why_added(c, s) + " (What the check saw: " + r.diagnosis + ")";
     r.specificity = workbook::Specificity::mistake;
     return r;
   }

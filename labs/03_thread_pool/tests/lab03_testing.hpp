@@ -532,6 +532,8 @@ class Watchdog {
     for (pid_t tid : thread_ids())
       if (tid != self_) all.push_back(thread_state(tid));
     const ThreadState caller = thread_state(getpid());
+    // Read once (a signal to the thread and a stack walk): the cause and the listing both use it.
+    const std::string caller_at = waits_at(caller.tid);
     std::string cause, state;
     {
       std::lock_guard lock(detail::registry().mutex);
@@ -539,7 +541,7 @@ class Watchdog {
         std::vector<ThreadState> workers;
         for (pid_t tid : p->workers()) workers.push_back(thread_state(tid));
         if (cause.empty())
-          cause = detail::cause(*p, workers, caller, waits_at(caller.tid), throws_ == Throws::yes);
+          cause = detail::cause(*p, workers, caller, caller_at, throws_ == Throws::yes);
         state += "  a pool of " + std::to_string(p->size()) + " (" +
                  (p->destroying() ? "being destroyed" : "in use") +
                  "): of the tasks the test submitted itself, " + std::to_string(p->submitted()) +
@@ -554,7 +556,7 @@ class Watchdog {
       const WatchedPool* first =
           detail::registry().pools.empty() ? nullptr : detail::registry().pools.front();
       state += "  the test's thread " + std::to_string(caller.tid) + " " +
-               detail::describe(caller, first) + "\n" + waits_at(caller.tid);
+               detail::describe(caller, first) + "\n" + caller_at;
       for (const ThreadState& s : all) {
         bool known = s.tid == caller.tid;
         for (const WatchedPool* p : detail::registry().pools)
